@@ -1,0 +1,118 @@
+# libbackoff: build, test and quality gates.  `make help` lists the targets.
+
+VERSION := 0.1.0
+PREFIX ?= /usr/local
+DESTDIR ?=
+LIBDIR = $(PREFIX)/lib/libbackoff
+BINDIR = $(PREFIX)/bin
+MANDIR = $(PREFIX)/share/man/man1
+
+CC ?= cc
+BUILD ?= build
+OPT ?= -O2 -g
+WARN := -std=c11 -D_GNU_SOURCE -Wall -Wextra -Wpedantic -Wshadow -Wconversion \
+	-Wstrict-prototypes -Wmissing-prototypes -Wformat=2 -Wvla -Werror
+CFLAGS_ALL = $(WARN) $(OPT) -Isrc -DBACKOFF_VERSION='"$(VERSION)"' $(EXTRA_CFLAGS)
+LIB_CFLAGS = -fPIC -fvisibility=hidden
+LIB_LDFLAGS = -shared -Wl,--version-script=src/exports.map -Wl,-z,relro -Wl,-z,now \
+	-Wl,--no-undefined $(EXTRA_LDFLAGS)
+LIBS = -ldl -lpthread
+
+CORE_SRC := $(wildcard src/core/*.c)
+SYS_SRC := $(wildcard src/sys/*.c)
+INTERCEPT_SRC := $(wildcard src/intercept/*.c)
+LIB_SRC := src/init.c $(INTERCEPT_SRC) $(CORE_SRC) $(SYS_SRC)
+LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/obj/%.o)
+# The pure core and the system layer without the hooks: for the tool and the unit tests.
+CORE_OBJ := $(CORE_SRC:%.c=$(BUILD)/obj/%.o) $(SYS_SRC:%.c=$(BUILD)/obj/%.o)
+
+HELPER_SRC := $(wildcard tests/helpers/*.c)
+HELPERS := $(HELPER_SRC:tests/helpers/%.c=$(BUILD)/helpers/%)
+UNIT_SRC := $(wildcard tests/unit/*.c)
+UNITS := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/unit/%)
+
+LIBRARY := $(BUILD)/libbackoff.so
+TOOL := $(BUILD)/backoff-schedule
+
+SHELL_SCRIPTS := scripts/backoff .ci/run $(wildcard tests/*.bash tests/bench/*.sh)
+BATS ?= bats
+BATS_FLAGS ?=
+
+.PHONY: all check test unit demo install uninstall clean check-exports format format-check \
+	shellcheck help
+
+all: $(LIBRARY) $(TOOL) $(HELPERS) $(UNITS)
+
+$(BUILD)/obj/%.o: %.c $(wildcard src/*.h src/*/*.h) Makefile
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) $(LIB_CFLAGS) -c -o $@ $<
+
+$(LIBRARY): $(LIB_OBJ) src/exports.map
+	$(CC) $(CFLAGS_ALL) $(LIB_CFLAGS) $(LIB_LDFLAGS) -o $@ $(LIB_OBJ) $(LIBS)
+
+$(TOOL): src/tool/schedule.c $(CORE_OBJ)
+	$(CC) $(CFLAGS_ALL) -o $@ $^ $(LIBS)
+
+$(BUILD)/helpers/%: tests/helpers/%.c Makefile
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) -o $@ $< -lpthread -ldl
+
+$(BUILD)/unit/%: tests/unit/%.c $(CORE_OBJ)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) -o $@ $^ $(LIBS)
+
+## check: build, then run the whole test suite (bats)
+check: all check-exports
+	$(BATS) $(BATS_FLAGS) tests/
+
+test: check
+
+## unit: run only the unit tests of the pure core
+unit: $(UNITS)
+	@set -e; for u in $(UNITS); do echo "$$u"; $$u; done
+
+## demo: a stock client started before its server, connecting on retry
+demo: $(LIBRARY) $(TOOL)
+	@sh tests/demo.sh
+
+## check-exports: the library exports exactly the symbols of src/exports.map
+check-exports: $(LIBRARY)
+	@nm -D --defined-only $(LIBRARY) | awk '$$2 ~ /^[TWi]$$/ { print $$3 }' | sed 's/@.*//' \
+		| sort -u > $(BUILD)/exports.actual
+	@sed -n 's/^[[:space:]]*\([a-z_0-9]*\);$$/\1/p' src/exports.map | sort -u > $(BUILD)/exports.expected
+	@if diff -u $(BUILD)/exports.expected $(BUILD)/exports.actual; then \
+		echo "check-exports: $$(wc -l < $(BUILD)/exports.actual) symbols, as in src/exports.map"; \
+	else echo "check-exports: exported symbols differ from src/exports.map" >&2; exit 1; fi
+
+install: $(LIBRARY) $(TOOL)
+	install -d $(DESTDIR)$(LIBDIR) $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)
+	install -m 0755 $(LIBRARY) $(DESTDIR)$(LIBDIR)/libbackoff.so
+	install -m 0755 $(TOOL) $(DESTDIR)$(LIBDIR)/backoff-schedule
+	sed -e 's|@LIBDIR@|$(LIBDIR)|g' scripts/backoff > $(DESTDIR)$(BINDIR)/backoff
+	chmod 0755 $(DESTDIR)$(BINDIR)/backoff
+	install -m 0644 scripts/backoff.1 $(DESTDIR)$(MANDIR)/backoff.1
+
+uninstall:
+	rm -f $(DESTDIR)$(LIBDIR)/libbackoff.so $(DESTDIR)$(LIBDIR)/backoff-schedule \
+		$(DESTDIR)$(BINDIR)/backoff $(DESTDIR)$(MANDIR)/backoff.1
+	-rmdir $(DESTDIR)$(LIBDIR)
+
+FORMAT_FILES = $(shell find src tests -name '*.[ch]')
+
+## format: rewrite the C sources with clang-format
+format:
+	clang-format -i $(FORMAT_FILES)
+
+## format-check: fail if a C source is not clang-format clean
+format-check:
+	clang-format --dry-run --Werror $(FORMAT_FILES)
+
+## shellcheck: lint the launcher, CI script and test helpers
+shellcheck:
+	shellcheck -S style $(SHELL_SCRIPTS)
+
+clean:
+	rm -rf $(BUILD)
+
+help:
+	@grep -h '^## ' $(MAKEFILE_LIST) | sed 's/^## /  /'

@@ -1,0 +1,515 @@
+/* Configuration: parsing and validating the BACKOFF_* variables, presets included. */
+#include "core/config.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+
+const char *const config_variables[] = {
+	"BACKOFF", "BACKOFF_POLICY", "BACKOFF_BASE", "BACKOFF_MULTIPLIER", "BACKOFF_CAP",
+	"BACKOFF_JITTER", "BACKOFF_RETRIES", "BACKOFF_TIMEOUT", "BACKOFF_ERRORS",
+	"BACKOFF_TARGETS", "BACKOFF_NONBLOCK", "BACKOFF_SEND", "BACKOFF_DNS", "BACKOFF_LOG",
+	"BACKOFF_LOG_FILE", "BACKOFF_LOG_FORMAT", "BACKOFF_SEED", "BACKOFF_STATS",
+	"BACKOFF_STRICT", NULL,
+};
+
+#define SEC 1000ULL
+#define MIN (60 * SEC)
+
+struct preset {
+	const char *name;
+	struct policy policy;
+	uint64_t retries;
+	uint64_t timeout_ms;
+};
+
+/* Each row is a documented algorithm, reproducible by name. */
+static const struct preset presets[] = {
+	{ "default", { 100, 10 * SEC, 2000, POLICY_JITTER_FULL, 200 }, CONFIG_INFINITE, 60 * SEC },
+	/* Google Cloud: 2^n s + U(0, 1000 ms), 5 retries, about 32 s in all. */
+	{ "google", { 1 * SEC, 32 * SEC, 2000, POLICY_JITTER_ADDITIVE, 200 }, 5, 60 * SEC },
+	/* ClearBlade IoT: the same growth up to 64 s, then retrying at the cap. */
+	{ "clearblade", { 1 * SEC, 64 * SEC, 2000, POLICY_JITTER_ADDITIVE, 200 }, CONFIG_INFINITE,
+	  10 * MIN },
+	/* FreeRTOS backoffAlgorithm demos: full jitter, 500 ms base, 5 s cap, 5 attempts. */
+	{ "aws", { 500, 5 * SEC, 2000, POLICY_JITTER_FULL, 200 }, 5, 60 * SEC },
+	/* gRPC connection backoff: 1 s, x1.6, +-20 %, 120 s. */
+	{ "grpc", { 1 * SEC, 120 * SEC, 1600, POLICY_JITTER_PROPORTIONAL, 200 }, CONFIG_INFINITE,
+	  60 * SEC },
+	{ "none", { 100, 10 * SEC, 1000, POLICY_JITTER_NONE, 200 }, CONFIG_INFINITE, 60 * SEC },
+};
+
+static const int default_inet_errors[] = { ECONNREFUSED, ETIMEDOUT, ENETUNREACH, EHOSTUNREACH };
+static const int default_unix_errors[] = { ENOENT, ECONNREFUSED, EAGAIN };
+
+/* Errors that say the call must not be repeated as it was (see DESIGN section 2). */
+static const int never_retried[] = { EINTR,  EINPROGRESS, EALREADY, EISCONN,	EACCES,
+				     EPERM,  EINVAL,	  EBADF,    ENOTSOCK,	EFAULT,
+				     EAFNOSUPPORT, EPROTOTYPE, EADDRINUSE, EOPNOTSUPP };
+
+#define N(a) (sizeof(a) / sizeof((a)[0]))
+
+bool config_errset_has(const struct config_errset *set, int err)
+{
+	if (err <= 0 || err >= CONFIG_ERRNO_MAX)
+		return false;
+	return (set->bits[err / 64] >> (err % 64)) & 1;
+}
+
+static void errset_put(struct config_errset *set, int err, bool on)
+{
+	uint64_t bit = 1ULL << (err % 64);
+
+	if (on)
+		set->bits[err / 64] |= bit;
+	else
+		set->bits[err / 64] &= ~bit;
+}
+
+static void errset_from(struct config_errset *set, const int *errs, size_t n)
+{
+	size_t i;
+
+	memset(set, 0, sizeof(*set));
+	for (i = 0; i < n; i++)
+		errset_put(set, errs[i], true);
+}
+
+/* A printable excerpt of @value: control and non-ASCII bytes as \xNN, long values cut. */
+static void excerpt(char *out, size_t size, const char *value)
+{
+	static const char hex[] = "0123456789abcdef";
+	size_t len = strlen(value), i, o = 0;
+
+	for (i = 0; i < len; i++) {
+		unsigned char c = (unsigned char)value[i];
+		size_t need = (c >= 0x20 && c < 0x7f && c != '\\' && c != '"') ? 1 : 4;
+
+		if (o + need + 4 >= size) {
+			memcpy(out + o, "...", 3);
+			o += 3;
+			break;
+		}
+		if (need == 1) {
+			out[o++] = (char)c;
+		} else {
+			out[o++] = '\\';
+			out[o++] = 'x';
+			out[o++] = hex[c >> 4];
+			out[o++] = hex[c & 15];
+		}
+	}
+	out[o] = '\0';
+}
+
+static void add_problem(struct config_problems *problems, const char *name, const char *value,
+			const char *message)
+{
+	struct config_problem *p;
+
+	if (problems->count == CONFIG_PROBLEMS_MAX)
+		return;
+	p = &problems->item[problems->count++];
+	snprintf(p->variable, sizeof(p->variable), "%s", name);
+	excerpt(p->value, sizeof(p->value), value);
+	snprintf(p->message, sizeof(p->message), "%s", message);
+}
+
+size_t config_problem_format(const struct config_problem *p, char *buf, size_t size)
+{
+	int n = snprintf(buf, size, "backoff: %s=\"%s\": %s", p->variable, p->value, p->message);
+
+	if (n < 0)
+		return 0;
+	return (size_t)n < size ? (size_t)n : size - 1;
+}
+
+static bool is_digit(char c)
+{
+	return c >= '0' && c <= '9';
+}
+
+/*
+ * A non-negative decimal with at most @frac_digits digits after the point,
+ * scaled by 10^frac_digits into @out; at most @max.  Returns the first byte
+ * after the number, or NULL if there is no number or it is out of range.
+ */
+static const char *parse_fixed(const char *s, unsigned frac_digits, uint64_t max, uint64_t *out)
+{
+	uint64_t v = 0, full = 1, scale;
+	unsigned i;
+
+	for (i = 0; i < frac_digits; i++)
+		full *= 10;
+	if (!is_digit(*s))
+		return NULL;
+	for (; is_digit(*s); s++) {
+		v = v * 10 + (uint64_t)(*s - '0');
+		if (v > max)
+			return NULL;
+	}
+	v *= full;
+	scale = full;
+	if (*s == '.') {
+		s++;
+		if (!is_digit(*s))
+			return NULL;
+		for (; is_digit(*s); s++) {
+			if (scale == 1)
+				return NULL;
+			scale /= 10;
+			v += (uint64_t)(*s - '0') * scale;
+		}
+	}
+	if (v > max * full)
+		return NULL;
+	*out = v;
+	return s;
+}
+
+/* "250ms", "2s", "1.5m", "1h", or a bare number of milliseconds. */
+static int parse_duration(const char *s, uint64_t min_ms, uint64_t max_ms, uint64_t *out)
+{
+	static const struct {
+		const char *suffix;
+		uint64_t ms;
+	} units[] = { { "", 1 }, { "ms", 1 }, { "s", SEC }, { "m", MIN }, { "h", 60 * MIN } };
+	uint64_t milli;
+	const char *end = parse_fixed(s, 3, POLICY_MAX_DELAY_MS, &milli);
+	size_t i;
+
+	if (!end)
+		return -1;
+	for (i = 0; i < N(units); i++) {
+		if (strcmp(end, units[i].suffix) == 0) {
+			/* milli <= 8.64e10 and ms <= 3.6e6: the product stays below 2^59. */
+			uint64_t ms = milli * units[i].ms / 1000;
+
+			if (milli * units[i].ms % 1000 != 0 || ms < min_ms || ms > max_ms)
+				return -1;
+			*out = ms;
+			return 0;
+		}
+	}
+	return -1;
+}
+
+static bool is_inf(const char *s)
+{
+	return strcasecmp(s, "inf") == 0 || strcasecmp(s, "infinity") == 0;
+}
+
+static int parse_bool(const char *s, bool *out)
+{
+	static const char *const yes[] = { "1", "on", "yes", "true" };
+	static const char *const no[] = { "0", "off", "no", "false" };
+	size_t i;
+
+	for (i = 0; i < N(yes); i++) {
+		if (strcasecmp(s, yes[i]) == 0) {
+			*out = true;
+			return 0;
+		}
+		if (strcasecmp(s, no[i]) == 0) {
+			*out = false;
+			return 0;
+		}
+	}
+	return -1;
+}
+
+static int parse_jitter(const char *s, struct policy *p)
+{
+	static const char *const names[] = { "none", "full", "equal", "decorrelated", "additive" };
+	static const enum policy_jitter kinds[] = { POLICY_JITTER_NONE, POLICY_JITTER_FULL,
+						    POLICY_JITTER_EQUAL, POLICY_JITTER_DECORRELATED,
+						    POLICY_JITTER_ADDITIVE };
+	uint64_t r;
+	const char *end;
+	size_t i;
+
+	for (i = 0; i < N(names); i++) {
+		if (strcmp(s, names[i]) == 0) {
+			p->jitter = kinds[i];
+			return 0;
+		}
+	}
+	if (strcmp(s, "proportional") == 0) {
+		p->jitter = POLICY_JITTER_PROPORTIONAL;
+		p->ratio_milli = 200;
+		return 0;
+	}
+	if (strncmp(s, "proportional:", 13) != 0)
+		return -1;
+	end = parse_fixed(s + 13, 3, 1, &r);
+	if (!end || *end != '\0' || r > POLICY_MAX_RATIO_MILLI)
+		return -1;
+	p->jitter = POLICY_JITTER_PROPORTIONAL;
+	p->ratio_milli = (uint32_t)r;
+	return 0;
+}
+
+static int errno_by_name(const char *s, size_t n)
+{
+	int e;
+
+	for (e = 1; e < CONFIG_ERRNO_MAX; e++) {
+		const char *name = strerrorname_np(e);
+
+		if (name && strlen(name) == n && strncmp(name, s, n) == 0)
+			return e;
+	}
+	return 0;
+}
+
+static bool is_never_retried(int err)
+{
+	size_t i;
+
+	for (i = 0; i < N(never_retried); i++)
+		if (never_retried[i] == err)
+			return true;
+	return false;
+}
+
+/*
+ * "E1,E2" replaces both default sets; "+E1,-E2" edits them.  On error @why
+ * says what was wrong and the sets are left as they were.
+ */
+static int parse_errors(const char *s, struct config *cfg, char *why, size_t why_size)
+{
+	struct config_errset inet = cfg->errors_inet, unix_set = cfg->errors_unix;
+	int mode = 0; /* 1 full list, 2 edits */
+
+	for (;;) {
+		const char *end = strchr(s, ',');
+		size_t n = end ? (size_t)(end - s) : strlen(s);
+		int sign = 0, err;
+
+		while (n > 0 && *s == ' ') {
+			s++;
+			n--;
+		}
+		while (n > 0 && s[n - 1] == ' ')
+			n--;
+		if (n > 0 && (*s == '+' || *s == '-')) {
+			sign = *s == '+' ? 1 : -1;
+			s++;
+			n--;
+		}
+		if ((sign ? 2 : 1) != mode) {
+			if (mode != 0) {
+				snprintf(why, why_size,
+					 "give either a full list (ECONNREFUSED,ETIMEDOUT) or edits "
+					 "(+EADDRNOTAVAIL,-ETIMEDOUT), not both");
+				return -1;
+			}
+			mode = sign ? 2 : 1;
+			if (mode == 1) {
+				memset(&inet, 0, sizeof(inet));
+				memset(&unix_set, 0, sizeof(unix_set));
+			}
+		}
+		err = errno_by_name(s, n);
+		if (err == 0) {
+			snprintf(why, why_size,
+				 "expected errno names such as ECONNREFUSED, ETIMEDOUT, ENOENT, "
+				 "as a list or as +NAME/-NAME edits");
+			return -1;
+		}
+		if (sign >= 0 && is_never_retried(err)) {
+			snprintf(why, why_size, "%s cannot be retried safely", strerrorname_np(err));
+			return -1;
+		}
+		errset_put(&inet, err, sign >= 0);
+		errset_put(&unix_set, err, sign >= 0);
+		if (!end)
+			break;
+		s = end + 1;
+	}
+	cfg->errors_inet = inet;
+	cfg->errors_unix = unix_set;
+	return 0;
+}
+
+static int parse_choice(const char *s, const char *const *names, size_t n, int *out)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		if (strcmp(s, names[i]) == 0) {
+			*out = (int)i;
+			return 0;
+		}
+	}
+	return -1;
+}
+
+/* Apply one explicit variable; returns 0, or -1 with the reason in @why. */
+static int apply(struct config *cfg, const char *name, const char *v, char *why, size_t why_size)
+{
+	static const char *const levels[] = { "off", "error", "warn", "info", "debug" };
+	static const char *const formats[] = { "text", "json" };
+	const char *msg = NULL;
+	uint64_t u;
+	int choice;
+
+	if (strcmp(name, "BACKOFF") == 0) {
+		if (parse_bool(v, &cfg->enabled) != 0)
+			msg = "expected on or off (also 1/0, yes/no, true/false)";
+	} else if (strcmp(name, "BACKOFF_BASE") == 0) {
+		if (parse_duration(v, 1, POLICY_MAX_DELAY_MS, &cfg->policy.base_ms) != 0)
+			msg = "expected a duration from 1ms to 24h, such as 250ms, 2s, 1m";
+	} else if (strcmp(name, "BACKOFF_CAP") == 0) {
+		if (parse_duration(v, 1, POLICY_MAX_DELAY_MS, &cfg->policy.cap_ms) != 0)
+			msg = "expected a duration from 1ms to 24h, such as 250ms, 2s, 1m";
+	} else if (strcmp(name, "BACKOFF_MULTIPLIER") == 0) {
+		const char *end = parse_fixed(v, 3, 10, &u);
+
+		if (!end || *end != '\0' || u < 1000 || u > POLICY_MAX_MULTIPLIER_MILLI)
+			msg = "expected a decimal from 1 to 10 such as 2 or 1.6";
+		else
+			cfg->policy.multiplier_milli = (uint32_t)u;
+	} else if (strcmp(name, "BACKOFF_JITTER") == 0) {
+		if (parse_jitter(v, &cfg->policy) != 0)
+			msg = "expected none, full, equal, decorrelated, additive or "
+			      "proportional[:R] with R from 0 to 1";
+	} else if (strcmp(name, "BACKOFF_RETRIES") == 0) {
+		const char *end = is_inf(v) ? NULL : parse_fixed(v, 0, CONFIG_MAX_RETRIES, &u);
+
+		if (is_inf(v))
+			cfg->retries = CONFIG_INFINITE;
+		else if (!end || *end != '\0')
+			msg = "expected a count from 0 to 1000000, or inf";
+		else
+			cfg->retries = u;
+	} else if (strcmp(name, "BACKOFF_TIMEOUT") == 0) {
+		if (is_inf(v))
+			cfg->timeout_ms = CONFIG_INFINITE;
+		else if (parse_duration(v, 0, POLICY_MAX_DELAY_MS, &cfg->timeout_ms) != 0)
+			msg = "expected a duration up to 24h such as 30s, 2m, or inf";
+	} else if (strcmp(name, "BACKOFF_ERRORS") == 0) {
+		if (parse_errors(v, cfg, why, why_size) != 0)
+			return -1;
+	} else if (strcmp(name, "BACKOFF_TARGETS") == 0) {
+		struct target_set set;
+
+		if (target_parse_list(v, &set, why, why_size) != 0)
+			return -1;
+		cfg->targets = set;
+	} else if (strcmp(name, "BACKOFF_NONBLOCK") == 0) {
+		if (parse_bool(v, &cfg->nonblock) != 0)
+			msg = "expected on or off";
+	} else if (strcmp(name, "BACKOFF_SEND") == 0) {
+		if (parse_bool(v, &cfg->send) != 0)
+			msg = "expected on or off";
+	} else if (strcmp(name, "BACKOFF_DNS") == 0) {
+		if (parse_bool(v, &cfg->dns) != 0)
+			msg = "expected on or off";
+	} else if (strcmp(name, "BACKOFF_LOG") == 0) {
+		if (parse_choice(v, levels, N(levels), &choice) != 0)
+			msg = "expected off, error, warn, info or debug";
+		else
+			cfg->log_level = (enum config_log_level)choice;
+	} else if (strcmp(name, "BACKOFF_LOG_FILE") == 0) {
+		size_t n = strlen(v);
+
+		if (n == 0 || n >= sizeof(cfg->log_file))
+			msg = "expected a file path";
+		else
+			memcpy(cfg->log_file, v, n + 1);
+	} else if (strcmp(name, "BACKOFF_LOG_FORMAT") == 0) {
+		if (parse_choice(v, formats, N(formats), &choice) != 0)
+			msg = "expected text or json";
+		else
+			cfg->log_json = choice == 1;
+	} else if (strcmp(name, "BACKOFF_SEED") == 0) {
+		const char *end = parse_fixed(v, 0, UINT64_MAX / 10 - 1, &u);
+
+		if (!end || *end != '\0')
+			msg = "expected an unsigned integer";
+		else {
+			cfg->seeded = true;
+			cfg->seed = u;
+		}
+	} else if (strcmp(name, "BACKOFF_STATS") == 0) {
+		if (parse_bool(v, &cfg->stats) != 0)
+			msg = "expected on or off";
+	} else if (strcmp(name, "BACKOFF_STRICT") == 0) {
+		if (parse_bool(v, &cfg->strict) != 0)
+			msg = "expected on or off";
+	}
+	if (msg) {
+		snprintf(why, why_size, "%s", msg);
+		return -1;
+	}
+	return 0;
+}
+
+static void apply_preset(struct config *cfg, const struct preset *p)
+{
+	cfg->policy_name = p->name;
+	cfg->policy = p->policy;
+	cfg->retries = p->retries;
+	cfg->timeout_ms = p->timeout_ms;
+}
+
+void config_parse(config_lookup_fn *lookup, void *ctx, struct config *cfg,
+		  struct config_problems *problems)
+{
+	const struct preset *preset = &presets[0];
+	char why[200];
+	const char *v;
+	size_t i;
+
+	memset(cfg, 0, sizeof(*cfg));
+	memset(problems, 0, sizeof(*problems));
+	cfg->enabled = true;
+	cfg->nonblock = cfg->send = cfg->dns = true;
+	cfg->log_level = CONFIG_LOG_WARN;
+	errset_from(&cfg->errors_inet, default_inet_errors, N(default_inet_errors));
+	errset_from(&cfg->errors_unix, default_unix_errors, N(default_unix_errors));
+
+	v = lookup("BACKOFF_POLICY", ctx);
+	if (v) {
+		for (i = 0; i < N(presets) && strcmp(v, presets[i].name) != 0; i++)
+			;
+		if (i < N(presets))
+			preset = &presets[i];
+		else
+			add_problem(problems, "BACKOFF_POLICY", v,
+				    "expected default, google, clearblade, aws, grpc or none");
+	}
+	apply_preset(cfg, preset);
+
+	for (i = 0; config_variables[i]; i++) {
+		const char *name = config_variables[i];
+
+		if (strcmp(name, "BACKOFF_POLICY") == 0)
+			continue;
+		v = lookup(name, ctx);
+		if (v && apply(cfg, name, v, why, sizeof(why)) != 0)
+			add_problem(problems, name, v, why);
+	}
+
+	/* Cross-check: the cap is the largest delay, so it cannot be below the base. */
+	if (cfg->policy.cap_ms < cfg->policy.base_ms) {
+		const char *cap = lookup("BACKOFF_CAP", ctx);
+
+		if (cap) {
+			add_problem(problems, "BACKOFF_CAP", cap, "must not be below BACKOFF_BASE");
+			cfg->policy.cap_ms = preset->policy.cap_ms;
+		}
+		if (cfg->policy.cap_ms < cfg->policy.base_ms) {
+			const char *base = lookup("BACKOFF_BASE", ctx);
+
+			if (!cap)
+				add_problem(problems, "BACKOFF_BASE", base ? base : "",
+					    "must not be above BACKOFF_CAP");
+			cfg->policy.base_ms = preset->policy.base_ms;
+			if (cfg->policy.cap_ms < cfg->policy.base_ms)
+				cfg->policy.cap_ms = preset->policy.cap_ms;
+		}
+	}
+}

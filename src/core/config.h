@@ -1,0 +1,82 @@
+/* Configuration: the BACKOFF_* variables parsed once into an immutable struct. */
+#ifndef BACKOFF_CORE_CONFIG_H
+#define BACKOFF_CORE_CONFIG_H
+
+#include <limits.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/policy.h"
+#include "core/target.h"
+
+#define CONFIG_INFINITE UINT64_MAX      /* timeout_ms, retries */
+#define CONFIG_MAX_RETRIES 1000000ULL
+#define CONFIG_PROBLEMS_MAX 24
+#define CONFIG_ERRNO_MAX 192            /* errno values a set can hold */
+
+enum config_log_level {
+	CONFIG_LOG_OFF,
+	CONFIG_LOG_ERROR,
+	CONFIG_LOG_WARN,
+	CONFIG_LOG_INFO,
+	CONFIG_LOG_DEBUG,
+};
+
+struct config_errset {
+	uint64_t bits[CONFIG_ERRNO_MAX / 64];
+};
+
+struct config {
+	bool enabled;                   /* BACKOFF */
+	const char *policy_name;        /* BACKOFF_POLICY, a static string */
+	struct policy policy;           /* BASE, CAP, MULTIPLIER, JITTER */
+	uint64_t retries;               /* most retries per call, or CONFIG_INFINITE */
+	uint64_t timeout_ms;            /* budget per call, or CONFIG_INFINITE */
+	struct config_errset errors_inet;  /* retryable connect errors, AF_INET/AF_INET6 */
+	struct config_errset errors_unix;  /* retryable connect errors, AF_UNIX */
+	struct target_set targets;
+	bool nonblock, send, dns;
+	enum config_log_level log_level;
+	char log_file[PATH_MAX];        /* empty: stderr */
+	bool log_json;
+	bool seeded;
+	uint64_t seed;
+	bool stats;
+	bool strict;
+};
+
+/* One invalid variable: what was wrong, for a single line of output. */
+struct config_problem {
+	char variable[24];
+	char value[100];                /* printable excerpt of the value */
+	char message[200];
+};
+
+struct config_problems {
+	unsigned count;
+	struct config_problem item[CONFIG_PROBLEMS_MAX];
+};
+
+/* Looks a variable up; returns NULL when it is unset. */
+typedef const char *config_lookup_fn(const char *name, void *ctx);
+
+/*
+ * Fill @cfg from the variables @lookup returns: defaults, then the preset of
+ * BACKOFF_POLICY, then each explicit variable.  An invalid value is recorded in
+ * @problems and leaves that field at its preset value.  Pure: reads nothing
+ * but @lookup; never fails.
+ */
+void config_parse(config_lookup_fn *lookup, void *ctx, struct config *cfg,
+		  struct config_problems *problems);
+
+/* Format @p as one line without a newline: backoff: NAME="value": message */
+size_t config_problem_format(const struct config_problem *p, char *buf, size_t size);
+
+/* Whether @err is in @set. */
+bool config_errset_has(const struct config_errset *set, int err);
+
+/* Every variable name, NULL-terminated, in the documented order. */
+extern const char *const config_variables[];
+
+#endif

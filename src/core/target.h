@@ -1,0 +1,69 @@
+/* Destinations: socket addresses normalised for matching, printing and patterns. */
+#ifndef BACKOFF_CORE_TARGET_H
+#define BACKOFF_CORE_TARGET_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/socket.h>
+
+#define TARGET_PATH_MAX 108   /* sizeof(sun_path) */
+#define TARGET_TEXT_MAX 720   /* "unix:" + a path with every byte escaped */
+#define TARGET_PATTERNS_MAX 32
+
+/* A destination; v4-mapped IPv6 addresses are stored as AF_INET. */
+struct target_addr {
+	int family;                   /* AF_INET, AF_INET6 or AF_UNIX */
+	uint16_t port;                /* host byte order; 0 for AF_UNIX */
+	unsigned char ip[16];         /* AF_INET uses the first 4 bytes */
+	char path[TARGET_PATH_MAX];   /* AF_UNIX: path, or abstract name after '@' */
+	size_t path_len;
+	bool abstract;
+};
+
+struct target_pattern {
+	bool exclude;
+	bool any;                    /* "*": every destination */
+	int family;                  /* AF_INET, AF_INET6, AF_UNIX, or 0 for "*:PORT" */
+	unsigned char ip[16];
+	unsigned prefix_bits;
+	bool any_port;
+	uint16_t port;
+	char glob[TARGET_PATH_MAX + 1];  /* AF_UNIX: '*' and '?' wildcards */
+};
+
+struct target_set {
+	unsigned count;              /* 0: everything matches */
+	bool has_include;            /* any pattern without '!' */
+	struct target_pattern pattern[TARGET_PATTERNS_MAX];
+};
+
+/*
+ * Fill @t from a socket address.  Returns false for families libbackoff does
+ * not handle or a length too short for the family.  Async-signal-safe.
+ */
+bool target_from_sockaddr(const struct sockaddr *sa, socklen_t len, struct target_addr *t);
+
+/* Whether two destinations are the same address (and port, unless either is 0). */
+bool target_same_address(const struct target_addr *a, const struct target_addr *b);
+
+/*
+ * Print @t as 127.0.0.1:80, [::1]:80, unix:/path or unix:@name into @buf,
+ * always terminated; bytes outside printable ASCII are written as \xNN.
+ * Returns the length written.  Async-signal-safe.
+ */
+size_t target_format(const struct target_addr *t, char *buf, size_t size);
+
+/*
+ * Parse a BACKOFF_TARGETS list.  Returns 0, or -1 with a reason in @why
+ * (static text, or written into @why_buf).  Pure.
+ */
+int target_parse_list(const char *text, struct target_set *set, char *why, size_t why_size);
+
+/*
+ * Whether @t is eligible under @set: the first matching pattern decides;
+ * with no match, eligible unless the list has an inclusive pattern.
+ */
+bool target_matches(const struct target_set *set, const struct target_addr *t);
+
+#endif

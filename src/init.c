@@ -1,0 +1,66 @@
+/* Load-time set-up: real symbols, configuration, logging, random seeding, fork and exit. */
+#include "init.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "core/retry.h"
+#include "sys/log.h"
+#include "sys/real.h"
+#include "sys/rng.h"
+
+atomic_bool init_done;
+struct config init_config;
+
+static pthread_once_t init_once = PTHREAD_ONCE_INIT;
+
+/* secure_getenv: under AT_SECURE (setuid, setgid, capabilities) nothing is read. */
+static const char *lookup_env(const char *name, void *ctx)
+{
+	(void)ctx;
+	return secure_getenv(name);
+}
+
+static void at_fork_child(void)
+{
+	rng_after_fork();
+}
+
+static void init_run(void)
+{
+	struct config_problems problems;
+	unsigned i;
+
+	real_resolve();
+	config_parse(lookup_env, NULL, &init_config, &problems);
+	log_configure(&init_config);
+	for (i = 0; i < problems.count; i++)
+		log_config_problem(&problems.item[i]);
+	if (problems.count > 0 && init_config.strict)
+		_exit(2);
+	rng_configure(init_config.seeded, init_config.seed);
+	pthread_atfork(NULL, NULL, at_fork_child);
+	atomic_store_explicit(&init_done, true, memory_order_release);
+}
+
+void init_run_once(void)
+{
+	pthread_once(&init_once, init_run);
+}
+
+__attribute__((constructor)) static void init_constructor(void)
+{
+	init_run_once();
+}
+
+__attribute__((destructor)) static void init_destructor(void)
+{
+	struct retry_stats s;
+
+	if (!atomic_load_explicit(&init_done, memory_order_acquire) || !init_config.stats ||
+	    !init_config.enabled)
+		return;
+	retry_stats_read(&s);
+	log_stats(s.calls, s.retries, s.giveups, s.waited_ms);
+}

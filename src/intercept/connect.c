@@ -1,0 +1,120 @@
+/* connect(): pass through at once on success; retry eligible blocking failures. */
+#include <errno.h>
+#include <fcntl.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+
+#include "core/addrlist.h"
+#include "core/retry.h"
+#include "init.h"
+#include "sys/clock.h"
+#include "sys/real.h"
+
+
+
+struct connect_ctx {
+	int fd;
+	const struct sockaddr *addr;
+	socklen_t len;
+};
+
+static int connect_again(void *ctx)
+{
+	const struct connect_ctx *c = ctx;
+
+	return real_connect(c->fd, c->addr, c->len) == 0 ? 0 : errno;
+}
+
+static bool is_stream(int fd)
+{
+	int type = 0;
+	socklen_t len = sizeof(type);
+
+	return getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &len) == 0 && type == SOCK_STREAM;
+}
+
+static bool is_blocking(int fd)
+{
+	int flags = fcntl(fd, F_GETFL);
+
+	return flags >= 0 && !(flags & O_NONBLOCK);
+}
+
+/* The program's own SO_SNDTIMEO bounds the budget, as it bounds a plain connect. */
+static uint64_t sndtimeo_ms(int fd)
+{
+	struct timeval tv = { 0, 0 };
+	socklen_t len = sizeof(tv);
+
+	if (getsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, &len) != 0 || (tv.tv_sec == 0 && tv.tv_usec == 0))
+		return CONFIG_INFINITE;
+	return (uint64_t)tv.tv_sec * 1000 + (uint64_t)tv.tv_usec / 1000;
+}
+
+/*
+ * Why a failed connect is not retried, or NULL if it is.  Checked only after
+ * a failure, so the success path makes no system call of its own.
+ */
+static const char *why_not(const struct config *cfg, int fd, const struct target_addr *t, int err)
+{
+	const struct config_errset *set = t->family == AF_UNIX ? &cfg->errors_unix
+								: &cfg->errors_inet;
+
+	if (!config_errset_has(set, err))
+		return "errno";
+	if (!is_stream(fd))
+		return "not-stream";
+	if (!is_blocking(fd))
+		return "nonblocking";
+	if (!target_matches(&cfg->targets, t))
+		return "excluded";
+	/* Programs that try several addresses move on at once, as without libbackoff. */
+	if (addrlist_find(t, clock_now_ms()) == ADDRLIST_NOT_LAST)
+		return "not-last-address";
+	return NULL;
+}
+
+/*
+ * Returns 0 with errno untouched on success, else -1 with the errno of the
+ * last real attempt.  Thread-safe; async-signal-safe as connect(2) is.
+ */
+EXPORT int connect(int fd, __CONST_SOCKADDR_ARG arg, socklen_t len)
+{
+	/* glibc declares a transparent union under _GNU_SOURCE; the hook must match. */
+	const struct sockaddr *addr = arg.__sockaddr__;
+	const struct config *cfg = init_config_get();
+	int saved = errno, err;
+	struct target_addr target;
+	const char *reason;
+
+	if (real_connect(fd, addr, len) == 0)
+		return 0;
+	err = errno;
+	if (!cfg->enabled || !target_from_sockaddr(addr, len, &target))
+		goto out_fail;
+	reason = why_not(cfg, fd, &target, err);
+	if (reason) {
+		retry_log_pass("connect", &target, err, reason);
+		goto out_fail;
+	}
+	{
+		struct connect_ctx ctx = { fd, addr, len };
+		struct retry_call call = {
+			.call = "connect",
+			.target = &target,
+			.retryable = target.family == AF_UNIX ? &cfg->errors_unix : &cfg->errors_inet,
+			.budget_ms = sndtimeo_ms(fd),
+			.attempt = connect_again,
+			.ctx = &ctx,
+		};
+
+		err = retry_blocking(cfg, &call, err);
+	}
+	if (err == 0) {
+		errno = saved;
+		return 0;
+	}
+out_fail:
+	errno = err;
+	return -1;
+}

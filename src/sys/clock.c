@@ -1,0 +1,68 @@
+/* Monotonic clock and the interruptible wait between attempts. */
+#include "sys/clock.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <time.h>
+
+static uint64_t read_ms(clockid_t id)
+{
+	struct timespec ts;
+	int saved = errno;
+
+	clock_gettime(id, &ts);
+	errno = saved;
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+uint64_t clock_now_ms(void)
+{
+	return read_ms(CLOCK_MONOTONIC);
+}
+
+uint64_t clock_wall_ms(void)
+{
+	return read_ms(CLOCK_REALTIME);
+}
+
+/*
+ * EINTR does not say which signal ran.  A blocking connect would have been
+ * restarted only under SA_RESTART, so the wait goes on only when every
+ * installed handler has SA_RESTART; otherwise the signal may have been one the
+ * program expects to cut the call short.
+ */
+static bool every_handler_restarts(void)
+{
+	struct sigaction sa;
+	int sig;
+
+	for (sig = 1; sig < NSIG; sig++) {
+		if (sigaction(sig, NULL, &sa) != 0)
+			continue;
+		if (sa.sa_handler == SIG_DFL || sa.sa_handler == SIG_IGN)
+			continue;
+		if (!(sa.sa_flags & SA_RESTART))
+			return false;
+	}
+	return true;
+}
+
+int clock_wait_until(uint64_t deadline_ms)
+{
+	struct timespec ts = {
+		.tv_sec = (time_t)(deadline_ms / 1000),
+		.tv_nsec = (long)(deadline_ms % 1000) * 1000000L,
+	};
+	int saved = errno, rc;
+
+	for (;;) {
+		rc = clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL);
+		if (rc != EINTR)
+			break;
+		if (!every_handler_restarts())
+			break;
+	}
+	errno = saved;
+	return rc == EINTR ? EINTR : 0;
+}

@@ -1,0 +1,21 @@
+/* Monotonic time in milliseconds and the wait between attempts. */
+#ifndef BACKOFF_SYS_CLOCK_H
+#define BACKOFF_SYS_CLOCK_H
+
+#include <stdint.h>
+
+/* Milliseconds on CLOCK_MONOTONIC.  Async-signal-safe; errno preserved. */
+uint64_t clock_now_ms(void);
+
+/* Milliseconds since the epoch on CLOCK_REALTIME, for log timestamps. */
+uint64_t clock_wall_ms(void);
+
+/*
+ * Sleep until CLOCK_MONOTONIC reaches @deadline_ms.  A signal whose handler
+ * could have been one without SA_RESTART ends the wait early: returns 0 when
+ * the deadline was reached, EINTR when cut short.  Holds nothing, so a
+ * siglongjmp out of a handler is safe.  errno preserved.
+ */
+int clock_wait_until(uint64_t deadline_ms);
+
+#endif

@@ -1,0 +1,279 @@
+/* Log lines: formatting without stdio and one write(2) per line. */
+#include "sys/log.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "sys/clock.h"
+#include "sys/text.h"
+
+static const struct config *log_cfg;
+
+static const char *const level_names[] = { "off", "error", "warn", "info", "debug" };
+
+void log_configure(const struct config *cfg)
+{
+	log_cfg = cfg;
+}
+
+bool log_enabled(enum config_log_level level)
+{
+	enum config_log_level limit = log_cfg ? log_cfg->log_level : CONFIG_LOG_WARN;
+
+	return level != CONFIG_LOG_OFF && level <= limit;
+}
+
+/*
+ * The file is opened for each line: no private fd survives to be closed
+ * under us (ssh runs close_range at start-up), and O_APPEND keeps lines of
+ * concurrent processes whole.  If it cannot be opened the line goes to stderr.
+ */
+static void emit(struct text *t)
+{
+	int fd = STDERR_FILENO;
+	ssize_t ignored;
+
+	if (t->len == t->size - 1)
+		t->buf[t->len - 1] = '\n';
+	else
+		text_put(t, "\n", 1);
+	if (log_cfg && log_cfg->log_file[0]) {
+		fd = open(log_cfg->log_file, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOCTTY,
+			  0644);
+		if (fd < 0)
+			fd = STDERR_FILENO;
+	}
+	ignored = write(fd, t->buf, t->len);
+	(void)ignored;
+	if (fd != STDERR_FILENO)
+		close(fd);
+}
+
+static bool json(void)
+{
+	return log_cfg && log_cfg->log_json;
+}
+
+/* 2026-11-21T23:59:59.123Z from milliseconds since the epoch (civil-from-days). */
+static void put_time(struct text *t, uint64_t ms)
+{
+	uint64_t secs = ms / 1000, days = secs / 86400, rem = secs % 86400;
+	int64_t z = (int64_t)days + 719468;
+	int64_t era = z / 146097;
+	int64_t doe = z - era * 146097;
+	int64_t yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
+	int64_t doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+	int64_t mp = (5 * doy + 2) / 153;
+	int64_t d = doy - (153 * mp + 2) / 5 + 1;
+	int64_t m = mp < 10 ? mp + 3 : mp - 9;
+	int64_t y = yoe + era * 400 + (m <= 2);
+
+	text_u64_pad(t, (uint64_t)y, 4);
+	text_put(t, "-", 1);
+	text_u64_pad(t, (uint64_t)m, 2);
+	text_put(t, "-", 1);
+	text_u64_pad(t, (uint64_t)d, 2);
+	text_put(t, "T", 1);
+	text_u64_pad(t, rem / 3600, 2);
+	text_put(t, ":", 1);
+	text_u64_pad(t, rem / 60 % 60, 2);
+	text_put(t, ":", 1);
+	text_u64_pad(t, rem % 60, 2);
+	text_put(t, ".", 1);
+	text_u64_pad(t, ms % 1000, 3);
+	text_put(t, "Z", 1);
+}
+
+static void json_key(struct text *t, const char *key)
+{
+	text_put(t, ",\"", 2);
+	text_str(t, key);
+	text_put(t, "\":", 2);
+}
+
+static void json_str(struct text *t, const char *key, const char *value)
+{
+	json_key(t, key);
+	text_json_string(t, value, strlen(value));
+}
+
+static void json_u64(struct text *t, const char *key, uint64_t value)
+{
+	json_key(t, key);
+	text_u64(t, value);
+}
+
+static void json_head(struct text *t, enum config_log_level level, const char *event)
+{
+	text_str(t, "{\"time\":\"");
+	put_time(t, clock_wall_ms());
+	text_put(t, "\"", 1);
+	json_u64(t, "mono_ms", clock_now_ms());
+	json_u64(t, "pid", (uint64_t)getpid());
+	json_u64(t, "tid", (uint64_t)gettid());
+	json_str(t, "level", level_names[level]);
+	json_str(t, "event", event);
+}
+
+static void text_head(struct text *t)
+{
+	text_str(t, "backoff[");
+	text_u64(t, (uint64_t)getpid());
+	text_str(t, "]: ");
+}
+
+static const char *errno_name(int err)
+{
+	const char *name = strerrorname_np(err);
+
+	return name ? name : "E?";
+}
+
+static const char *reason_text(const char *reason)
+{
+	if (strcmp(reason, "retries") == 0)
+		return "retries exhausted";
+	if (strcmp(reason, "timeout") == 0)
+		return "time budget spent";
+	if (strcmp(reason, "signal") == 0)
+		return "interrupted by a signal";
+	return reason;
+}
+
+static void format_json(struct text *t, enum config_log_level level, const struct log_event *ev,
+			const char *target)
+{
+	json_head(t, level, ev->event);
+	if (ev->call)
+		json_str(t, "call", ev->call);
+	if (ev->target)
+		json_str(t, "target", target);
+	if (ev->err)
+		json_str(t, "errno", errno_name(ev->err));
+	if (ev->attempt)
+		json_u64(t, "attempt", ev->attempt);
+	if (ev->delay_ms != LOG_NONE)
+		json_u64(t, "delay_ms", (uint64_t)ev->delay_ms);
+	if (ev->elapsed_ms != LOG_NONE)
+		json_u64(t, "elapsed_ms", (uint64_t)ev->elapsed_ms);
+	if (ev->reason)
+		json_str(t, "reason", ev->reason);
+	text_put(t, "}", 1);
+}
+
+static void format_text(struct text *t, const struct log_event *ev, const char *target)
+{
+	text_head(t);
+	text_str(t, ev->call ? ev->call : "?");
+	text_put(t, " ", 1);
+	text_str(t, target);
+	text_str(t, ": ");
+	if (strcmp(ev->event, "retry") == 0) {
+		text_str(t, errno_name(ev->err));
+		text_str(t, " (attempt ");
+		text_u64(t, ev->attempt);
+		text_str(t, "), retrying in ");
+		text_u64(t, (uint64_t)ev->delay_ms);
+		text_str(t, "ms");
+	} else if (strcmp(ev->event, "success") == 0) {
+		text_str(t, "succeeded on attempt ");
+		text_u64(t, ev->attempt);
+		text_str(t, " after ");
+		text_u64(t, (uint64_t)ev->elapsed_ms);
+		text_str(t, "ms");
+	} else if (strcmp(ev->event, "giveup") == 0) {
+		text_str(t, "giving up after ");
+		text_u64(t, ev->attempt);
+		text_str(t, ev->attempt == 1 ? " attempt in " : " attempts in ");
+		text_u64(t, (uint64_t)ev->elapsed_ms);
+		text_str(t, "ms: ");
+		text_str(t, errno_name(ev->err));
+		text_str(t, " (");
+		text_str(t, reason_text(ev->reason ? ev->reason : "?"));
+		text_str(t, ")");
+	} else {
+		if (ev->err) {
+			text_str(t, errno_name(ev->err));
+			text_put(t, " ", 1);
+		}
+		text_str(t, ev->event);
+		if (ev->reason) {
+			text_str(t, " (");
+			text_str(t, ev->reason);
+			text_str(t, ")");
+		}
+	}
+}
+
+void log_event(enum config_log_level level, const struct log_event *ev)
+{
+	char buf[2048], target[TARGET_TEXT_MAX];
+	struct text t;
+	int saved = errno;
+
+	if (!log_enabled(level))
+		return;
+	target[0] = '\0';
+	if (ev->target)
+		target_format(ev->target, target, sizeof(target));
+	text_init(&t, buf, sizeof(buf));
+	if (json())
+		format_json(&t, level, ev, target);
+	else
+		format_text(&t, ev, target);
+	emit(&t);
+	errno = saved;
+}
+
+void log_config_problem(const struct config_problem *p)
+{
+	char buf[1024];
+	struct text t;
+	int saved = errno;
+
+	if (!log_enabled(CONFIG_LOG_WARN))
+		return;
+	text_init(&t, buf, sizeof(buf));
+	if (json()) {
+		json_head(&t, CONFIG_LOG_WARN, "config");
+		json_str(&t, "variable", p->variable);
+		json_str(&t, "value", p->value);
+		json_str(&t, "message", p->message);
+		text_put(&t, "}", 1);
+	} else {
+		t.len = config_problem_format(p, buf, sizeof(buf));
+	}
+	emit(&t);
+	errno = saved;
+}
+
+void log_stats(uint64_t calls, uint64_t retries, uint64_t giveups, uint64_t waited_ms)
+{
+	char buf[512];
+	struct text t;
+	int saved = errno;
+
+	text_init(&t, buf, sizeof(buf));
+	if (json()) {
+		json_head(&t, CONFIG_LOG_INFO, "stats");
+		json_u64(&t, "calls", calls);
+		json_u64(&t, "retries", retries);
+		json_u64(&t, "giveups", giveups);
+		json_u64(&t, "waited_ms", waited_ms);
+		text_put(&t, "}", 1);
+	} else {
+		text_head(&t);
+		text_str(&t, "stats: calls=");
+		text_u64(&t, calls);
+		text_str(&t, " retries=");
+		text_u64(&t, retries);
+		text_str(&t, " giveups=");
+		text_u64(&t, giveups);
+		text_str(&t, " waited_ms=");
+		text_u64(&t, waited_ms);
+	}
+	emit(&t);
+	errno = saved;
+}
