@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include "core/pending.h"
 #include "core/retry.h"
 #include "sys/log.h"
 #include "sys/real.h"
@@ -25,6 +26,7 @@ static const char *lookup_env(const char *name, void *ctx)
 static void at_fork_child(void)
 {
 	rng_after_fork();
+	pending_after_fork();
 }
 
 static void init_run(void)
@@ -62,5 +64,8 @@ __attribute__((destructor)) static void init_destructor(void)
 	    !init_config.enabled)
 		return;
 	retry_stats_read(&s);
+	/* Processes of a tree that retried nothing stay quiet. */
+	if (s.calls == 0)
+		return;
 	log_stats(s.calls, s.retries, s.giveups, s.waited_ms);
 }

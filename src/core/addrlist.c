@@ -6,12 +6,12 @@
 #include <string.h>
 
 struct addrlist_slot {
-	atomic_uint seq;                  /* odd while being written */
-	atomic_bool busy;                 /* one writer per slot */
+	atomic_uint seq;  /* odd while being written */
+	atomic_bool busy; /* one writer per slot */
 	uint64_t stamp_ms;
-	uint64_t order;                   /* larger is more recent */
+	uint64_t order; /* larger is more recent */
 	unsigned count;
-	bool truncated;                   /* more addresses than kept: none is last */
+	bool truncated; /* more addresses than kept: none is last */
 	struct target_addr addr[ADDRLIST_ADDRS];
 };
 
@@ -103,8 +103,9 @@ enum addrlist_place addrlist_find(const struct target_addr *t, uint64_t now_ms)
 		for (i = 0; i < copy.count; i++) {
 			if (target_same_address(&copy.addr[i], t)) {
 				best = copy.order;
-				place = (i + 1 == copy.count && !copy.truncated) ? ADDRLIST_LAST
-										 : ADDRLIST_NOT_LAST;
+				place = (i + 1 == copy.count && !copy.truncated)
+						? ADDRLIST_LAST
+						: ADDRLIST_NOT_LAST;
 				break;
 			}
 		}

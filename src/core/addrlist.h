@@ -7,14 +7,14 @@
 
 #include "core/target.h"
 
-#define ADDRLIST_LISTS 32       /* lists remembered, the oldest replaced first */
-#define ADDRLIST_ADDRS 16       /* distinct addresses kept per list */
+#define ADDRLIST_LISTS 32 /* lists remembered, the oldest replaced first */
+#define ADDRLIST_ADDRS 16 /* distinct addresses kept per list */
 #define ADDRLIST_MAX_AGE_MS (10ULL * 60 * 1000)
 
 enum addrlist_place {
-	ADDRLIST_UNKNOWN,       /* in no recent list */
-	ADDRLIST_LAST,          /* the last address of the most recent list holding it */
-	ADDRLIST_NOT_LAST,      /* another address follows it in that list */
+	ADDRLIST_UNKNOWN,  /* in no recent list */
+	ADDRLIST_LAST,	   /* the last address of the most recent list holding it */
+	ADDRLIST_NOT_LAST, /* another address follows it in that list */
 };
 
 /*

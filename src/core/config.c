@@ -7,11 +7,11 @@
 #include <strings.h>
 
 const char *const config_variables[] = {
-	"BACKOFF", "BACKOFF_POLICY", "BACKOFF_BASE", "BACKOFF_MULTIPLIER", "BACKOFF_CAP",
-	"BACKOFF_JITTER", "BACKOFF_RETRIES", "BACKOFF_TIMEOUT", "BACKOFF_ERRORS",
-	"BACKOFF_TARGETS", "BACKOFF_NONBLOCK", "BACKOFF_SEND", "BACKOFF_DNS", "BACKOFF_LOG",
-	"BACKOFF_LOG_FILE", "BACKOFF_LOG_FORMAT", "BACKOFF_SEED", "BACKOFF_STATS",
-	"BACKOFF_STRICT", NULL,
+	"BACKOFF",	  "BACKOFF_POLICY",  "BACKOFF_BASE",	 "BACKOFF_MULTIPLIER",
+	"BACKOFF_CAP",	  "BACKOFF_JITTER",  "BACKOFF_RETRIES",	 "BACKOFF_TIMEOUT",
+	"BACKOFF_ERRORS", "BACKOFF_TARGETS", "BACKOFF_NONBLOCK", "BACKOFF_SEND",
+	"BACKOFF_DNS",	  "BACKOFF_LOG",     "BACKOFF_LOG_FILE", "BACKOFF_LOG_FORMAT",
+	"BACKOFF_SEED",	  "BACKOFF_STATS",   "BACKOFF_STRICT",	 NULL,
 };
 
 #define SEC 1000ULL
@@ -30,12 +30,16 @@ static const struct preset presets[] = {
 	/* Google Cloud: 2^n s + U(0, 1000 ms), 5 retries, about 32 s in all. */
 	{ "google", { 1 * SEC, 32 * SEC, 2000, POLICY_JITTER_ADDITIVE, 200 }, 5, 60 * SEC },
 	/* ClearBlade IoT: the same growth up to 64 s, then retrying at the cap. */
-	{ "clearblade", { 1 * SEC, 64 * SEC, 2000, POLICY_JITTER_ADDITIVE, 200 }, CONFIG_INFINITE,
+	{ "clearblade",
+	  { 1 * SEC, 64 * SEC, 2000, POLICY_JITTER_ADDITIVE, 200 },
+	  CONFIG_INFINITE,
 	  10 * MIN },
 	/* FreeRTOS backoffAlgorithm demos: full jitter, 500 ms base, 5 s cap, 5 attempts. */
 	{ "aws", { 500, 5 * SEC, 2000, POLICY_JITTER_FULL, 200 }, 5, 60 * SEC },
 	/* gRPC connection backoff: 1 s, x1.6, +-20 %, 120 s. */
-	{ "grpc", { 1 * SEC, 120 * SEC, 1600, POLICY_JITTER_PROPORTIONAL, 200 }, CONFIG_INFINITE,
+	{ "grpc",
+	  { 1 * SEC, 120 * SEC, 1600, POLICY_JITTER_PROPORTIONAL, 200 },
+	  CONFIG_INFINITE,
 	  60 * SEC },
 	{ "none", { 100, 10 * SEC, 1000, POLICY_JITTER_NONE, 200 }, CONFIG_INFINITE, 60 * SEC },
 };
@@ -44,9 +48,9 @@ static const int default_inet_errors[] = { ECONNREFUSED, ETIMEDOUT, ENETUNREACH,
 static const int default_unix_errors[] = { ENOENT, ECONNREFUSED, EAGAIN };
 
 /* Errors that say the call must not be repeated as it was (see DESIGN section 2). */
-static const int never_retried[] = { EINTR,  EINPROGRESS, EALREADY, EISCONN,	EACCES,
-				     EPERM,  EINVAL,	  EBADF,    ENOTSOCK,	EFAULT,
-				     EAFNOSUPPORT, EPROTOTYPE, EADDRINUSE, EOPNOTSUPP };
+static const int never_retried[] = { EINTR,	   EINPROGRESS, EALREADY,   EISCONN,   EACCES,
+				     EPERM,	   EINVAL,	EBADF,	    ENOTSOCK,  EFAULT,
+				     EAFNOSUPPORT, EPROTOTYPE,	EADDRINUSE, EOPNOTSUPP };
 
 #define N(a) (sizeof(a) / sizeof((a)[0]))
 
@@ -300,9 +304,10 @@ static int parse_errors(const char *s, struct config *cfg, char *why, size_t why
 		}
 		if ((sign ? 2 : 1) != mode) {
 			if (mode != 0) {
-				snprintf(why, why_size,
-					 "give either a full list (ECONNREFUSED,ETIMEDOUT) or edits "
-					 "(+EADDRNOTAVAIL,-ETIMEDOUT), not both");
+				snprintf(
+					why, why_size,
+					"give either a full list (ECONNREFUSED,ETIMEDOUT) or edits "
+					"(+EADDRNOTAVAIL,-ETIMEDOUT), not both");
 				return -1;
 			}
 			mode = sign ? 2 : 1;
@@ -319,7 +324,8 @@ static int parse_errors(const char *s, struct config *cfg, char *why, size_t why
 			return -1;
 		}
 		if (sign >= 0 && is_never_retried(err)) {
-			snprintf(why, why_size, "%s cannot be retried safely", strerrorname_np(err));
+			snprintf(why, why_size, "%s cannot be retried safely",
+				 strerrorname_np(err));
 			return -1;
 		}
 		errset_put(&inet, err, sign >= 0);

@@ -10,10 +10,10 @@
 #include "core/policy.h"
 #include "core/target.h"
 
-#define CONFIG_INFINITE UINT64_MAX      /* timeout_ms, retries */
+#define CONFIG_INFINITE UINT64_MAX /* timeout_ms, retries */
 #define CONFIG_MAX_RETRIES 1000000ULL
 #define CONFIG_PROBLEMS_MAX 24
-#define CONFIG_ERRNO_MAX 192            /* errno values a set can hold */
+#define CONFIG_ERRNO_MAX 192 /* errno values a set can hold */
 
 enum config_log_level {
 	CONFIG_LOG_OFF,
@@ -28,17 +28,17 @@ struct config_errset {
 };
 
 struct config {
-	bool enabled;                   /* BACKOFF */
-	const char *policy_name;        /* BACKOFF_POLICY, a static string */
-	struct policy policy;           /* BASE, CAP, MULTIPLIER, JITTER */
-	uint64_t retries;               /* most retries per call, or CONFIG_INFINITE */
-	uint64_t timeout_ms;            /* budget per call, or CONFIG_INFINITE */
-	struct config_errset errors_inet;  /* retryable connect errors, AF_INET/AF_INET6 */
-	struct config_errset errors_unix;  /* retryable connect errors, AF_UNIX */
+	bool enabled;			  /* BACKOFF */
+	const char *policy_name;	  /* BACKOFF_POLICY, a static string */
+	struct policy policy;		  /* BASE, CAP, MULTIPLIER, JITTER */
+	uint64_t retries;		  /* most retries per call, or CONFIG_INFINITE */
+	uint64_t timeout_ms;		  /* budget per call, or CONFIG_INFINITE */
+	struct config_errset errors_inet; /* retryable connect errors, AF_INET/AF_INET6 */
+	struct config_errset errors_unix; /* retryable connect errors, AF_UNIX */
 	struct target_set targets;
 	bool nonblock, send, dns;
 	enum config_log_level log_level;
-	char log_file[PATH_MAX];        /* empty: stderr */
+	char log_file[PATH_MAX]; /* empty: stderr */
 	bool log_json;
 	bool seeded;
 	uint64_t seed;
@@ -49,7 +49,7 @@ struct config {
 /* One invalid variable: what was wrong, for a single line of output. */
 struct config_problem {
 	char variable[24];
-	char value[100];                /* printable excerpt of the value */
+	char value[100]; /* printable excerpt of the value */
 	char message[200];
 };
 

@@ -28,8 +28,8 @@ static uint64_t clamp(uint64_t v, uint64_t hi)
 }
 
 /* The drawn range before the cap is applied: the strategy's own formula. */
-static void draw_range(const struct policy *p, uint64_t attempt, uint64_t prev_ms,
-		       uint64_t *lo, uint64_t *hi)
+static void draw_range(const struct policy *p, uint64_t attempt, uint64_t prev_ms, uint64_t *lo,
+		       uint64_t *hi)
 {
 	uint64_t w = policy_window_ms(p, attempt);
 	uint64_t spread;
@@ -66,8 +66,8 @@ static void draw_range(const struct policy *p, uint64_t attempt, uint64_t prev_m
 	}
 }
 
-void policy_bounds(const struct policy *p, uint64_t attempt, uint64_t prev_ms,
-		   uint64_t *min_ms, uint64_t *max_ms)
+void policy_bounds(const struct policy *p, uint64_t attempt, uint64_t prev_ms, uint64_t *min_ms,
+		   uint64_t *max_ms)
 {
 	uint64_t lo, hi;
 

@@ -19,11 +19,11 @@ enum policy_jitter {
 #define POLICY_MAX_RATIO_MILLI 1000U
 
 struct policy {
-	uint64_t base_ms;           /* first window, 1 .. POLICY_MAX_DELAY_MS */
-	uint64_t cap_ms;            /* largest delay, base_ms .. POLICY_MAX_DELAY_MS */
-	uint32_t multiplier_milli;  /* window growth per retry, 1000 (x1) .. 10000 (x10) */
+	uint64_t base_ms;	   /* first window, 1 .. POLICY_MAX_DELAY_MS */
+	uint64_t cap_ms;	   /* largest delay, base_ms .. POLICY_MAX_DELAY_MS */
+	uint32_t multiplier_milli; /* window growth per retry, 1000 (x1) .. 10000 (x10) */
 	enum policy_jitter jitter;
-	uint32_t ratio_milli;       /* proportional jitter R, 0 .. 1000 */
+	uint32_t ratio_milli; /* proportional jitter R, 0 .. 1000 */
 };
 
 /*
@@ -37,8 +37,8 @@ uint64_t policy_window_ms(const struct policy *p, uint64_t attempt);
  * @prev_ms (used by decorrelated jitter; pass base_ms before the first).
  * min <= max <= cap_ms always.
  */
-void policy_bounds(const struct policy *p, uint64_t attempt, uint64_t prev_ms,
-		   uint64_t *min_ms, uint64_t *max_ms);
+void policy_bounds(const struct policy *p, uint64_t attempt, uint64_t prev_ms, uint64_t *min_ms,
+		   uint64_t *max_ms);
 
 /*
  * The delay before retry @attempt, drawn with the caller's random number

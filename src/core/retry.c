@@ -1,4 +1,4 @@
-/* The blocking retry loop and its counters. */
+/* The retry decisions (count, budget, delay) and the blocking retry loop, with counters. */
 #include "core/retry.h"
 
 #include <stdatomic.h>
@@ -34,6 +34,7 @@ static void log_simple(enum config_log_level level, const char *event, const str
 		.err = err,
 		.attempt = attempt,
 		.delay_ms = delay_ms,
+		.wait_ms = LOG_NONE,
 		.elapsed_ms = elapsed_ms,
 		.reason = reason,
 	};
@@ -41,8 +42,7 @@ static void log_simple(enum config_log_level level, const char *event, const str
 	log_event(level, &ev);
 }
 
-void retry_log_pass(const char *call, const struct target_addr *target, int err,
-		    const char *reason)
+void retry_log_pass(const char *call, const struct target_addr *target, int err, const char *reason)
 {
 	struct retry_call c = { .call = call, .target = target };
 
@@ -50,53 +50,95 @@ void retry_log_pass(const char *call, const struct target_addr *target, int err,
 		log_simple(CONFIG_LOG_DEBUG, "pass", &c, err, 0, LOG_NONE, LOG_NONE, reason);
 }
 
+void retry_begin(const struct config *cfg, struct retry_progress *p, uint64_t budget_ms,
+		 uint64_t now_ms)
+{
+	uint64_t budget = budget_ms < cfg->timeout_ms ? budget_ms : cfg->timeout_ms;
+
+	p->attempt = 1;
+	p->prev_ms = cfg->policy.base_ms;
+	p->start_ms = now_ms;
+	p->deadline_ms = budget == CONFIG_INFINITE ? CONFIG_INFINITE : now_ms + budget;
+	count(&stat_calls, 1);
+}
+
+bool retry_allowed(const struct config *cfg, const struct retry_progress *p, uint64_t now_ms)
+{
+	return (cfg->retries == CONFIG_INFINITE || p->attempt <= cfg->retries) &&
+	       now_ms < p->deadline_ms;
+}
+
+bool retry_plan(const struct config *cfg, const struct retry_call *c, struct retry_progress *p,
+		int err, uint64_t now_ms, uint64_t *wake_ms)
+{
+	const char *reason;
+	uint64_t delay;
+
+	if (cfg->retries != CONFIG_INFINITE && p->attempt > cfg->retries) {
+		reason = "retries";
+		goto give_up;
+	}
+	if (now_ms >= p->deadline_ms) {
+		reason = "timeout";
+		goto give_up;
+	}
+	delay = policy_next_delay(&cfg->policy, p->attempt, p->prev_ms, rng_next());
+	p->prev_ms = delay;
+	/* A wait never runs past the budget: the last attempt is made at its end. */
+	*wake_ms = delay < p->deadline_ms - now_ms ? now_ms + delay : p->deadline_ms;
+	if (log_enabled(CONFIG_LOG_INFO)) {
+		struct log_event ev = {
+			.event = "retry",
+			.call = c->call,
+			.target = c->target,
+			.err = err,
+			.attempt = p->attempt,
+			.delay_ms = (int64_t)delay,
+			.wait_ms = (int64_t)(*wake_ms - now_ms),
+			.elapsed_ms = LOG_NONE,
+		};
+
+		log_event(CONFIG_LOG_INFO, &ev);
+	}
+	count(&stat_retries, 1);
+	count(&stat_waited_ms, *wake_ms - now_ms);
+	return true;
+give_up:
+	count(&stat_giveups, 1);
+	log_simple(CONFIG_LOG_WARN, "giveup", c, err, p->attempt, LOG_NONE,
+		   (int64_t)(now_ms - p->start_ms), reason);
+	return false;
+}
+
+void retry_succeeded(const struct retry_call *c, const struct retry_progress *p, uint64_t now_ms)
+{
+	if (p->attempt > 1)
+		log_simple(CONFIG_LOG_INFO, "success", c, 0, p->attempt, LOG_NONE,
+			   (int64_t)(now_ms - p->start_ms), NULL);
+}
+
 int retry_blocking(const struct config *cfg, const struct retry_call *c, int first_err)
 {
-	uint64_t start = clock_now_ms(), now, deadline = CONFIG_INFINITE;
-	uint64_t budget = c->budget_ms < cfg->timeout_ms ? c->budget_ms : cfg->timeout_ms;
-	uint64_t attempt = 1, prev = cfg->policy.base_ms;
-	const char *reason;
+	struct retry_progress p;
+	uint64_t wake;
 	int err = first_err;
 
-	if (budget != CONFIG_INFINITE)
-		deadline = start + budget;
-	count(&stat_calls, 1);
-	for (;;) {
-		uint64_t delay, wake;
-
-		if (cfg->retries != CONFIG_INFINITE && attempt > cfg->retries) {
-			reason = "retries";
-			break;
-		}
-		now = clock_now_ms();
-		if (now >= deadline) {
-			reason = "timeout";
-			break;
-		}
-		delay = policy_next_delay(&cfg->policy, attempt, prev, rng_next());
-		prev = delay;
-		/* A wait never runs past the budget: the last attempt is made at its end. */
-		wake = delay < deadline - now ? now + delay : deadline;
-		log_simple(CONFIG_LOG_INFO, "retry", c, err, attempt, (int64_t)delay, LOG_NONE, NULL);
-		count(&stat_retries, 1);
+	retry_begin(cfg, &p, c->budget_ms, clock_now_ms());
+	while (retry_plan(cfg, c, &p, err, clock_now_ms(), &wake)) {
 		if (clock_wait_until(wake) != 0) {
-			count(&stat_waited_ms, clock_now_ms() - now);
-			reason = "signal";
-			break;
+			count(&stat_giveups, 1);
+			log_simple(CONFIG_LOG_WARN, "giveup", c, err, p.attempt, LOG_NONE,
+				   (int64_t)(clock_now_ms() - p.start_ms), "signal");
+			return err;
 		}
-		count(&stat_waited_ms, wake - now);
-		attempt++;
+		p.attempt++;
 		err = c->attempt(c->ctx);
 		if (err == 0) {
-			log_simple(CONFIG_LOG_INFO, "success", c, 0, attempt, LOG_NONE,
-				   (int64_t)(clock_now_ms() - start), NULL);
+			retry_succeeded(c, &p, clock_now_ms());
 			return 0;
 		}
 		if (!config_errset_has(c->retryable, err))
 			return err;
 	}
-	count(&stat_giveups, 1);
-	log_simple(CONFIG_LOG_WARN, "giveup", c, err, attempt, LOG_NONE,
-		   (int64_t)(clock_now_ms() - start), reason);
 	return err;
 }

@@ -1,4 +1,4 @@
-/* The retry loop shared by every intercepted call: classify, budget, wait, log. */
+/* The retry logic shared by every intercepted call: classify, budget, plan, wait, log. */
 #ifndef BACKOFF_CORE_RETRY_H
 #define BACKOFF_CORE_RETRY_H
 
@@ -10,14 +10,41 @@
 
 /* One call being retried. */
 struct retry_call {
-	const char *call;                      /* "connect", ... for the log */
+	const char *call; /* "connect", ... for the log */
 	const struct target_addr *target;
 	const struct config_errset *retryable; /* errors worth another attempt */
-	uint64_t budget_ms;                    /* CONFIG_INFINITE or a time budget */
+	uint64_t budget_ms;		       /* CONFIG_INFINITE or a time budget */
 	/* Make one more attempt: 0 on success, else the errno it failed with. */
 	int (*attempt)(void *ctx);
 	void *ctx;
 };
+
+/* Where a call stands between attempts; plain data, owned by the caller. */
+struct retry_progress {
+	uint64_t attempt;     /* attempts made so far */
+	uint64_t prev_ms;     /* the previous delay (decorrelated jitter) */
+	uint64_t start_ms;    /* monotonic time of the first attempt */
+	uint64_t deadline_ms; /* CONFIG_INFINITE or start + budget */
+};
+
+/* Start counting after the first attempt failed; @budget_ms as in retry_call. */
+void retry_begin(const struct config *cfg, struct retry_progress *p, uint64_t budget_ms,
+		 uint64_t now_ms);
+
+/* Whether another attempt is allowed at @now_ms: retries left and budget not spent. */
+bool retry_allowed(const struct config *cfg, const struct retry_progress *p, uint64_t now_ms);
+
+/*
+ * Attempt p->attempt just failed with @err (0 if not known yet).  If another
+ * attempt is allowed, draw its delay, log the retry and return true with
+ * *wake_ms = when to make it (never past the deadline).  Otherwise log the
+ * give-up and return false.  Thread-safe; async-signal-safe.
+ */
+bool retry_plan(const struct config *cfg, const struct retry_call *c, struct retry_progress *p,
+		int err, uint64_t now_ms, uint64_t *wake_ms);
+
+/* Log and count the success of attempt p->attempt, if it was a retry. */
+void retry_succeeded(const struct retry_call *c, const struct retry_progress *p, uint64_t now_ms);
 
 /*
  * Retry @c after its first attempt failed with @first_err (retryable), with

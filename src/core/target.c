@@ -163,8 +163,8 @@ static bool pattern_matches(const struct target_pattern *p, const struct target_
 	}
 	if (t->family == AF_UNIX)
 		return false;
-	if (p->family != 0 && (p->family != t->family ||
-			       !prefix_match(p->ip, t->ip, p->prefix_bits)))
+	if (p->family != 0 &&
+	    (p->family != t->family || !prefix_match(p->ip, t->ip, p->prefix_bits)))
 		return false;
 	return p->any_port || p->port == t->port;
 }
@@ -303,7 +303,8 @@ static int parse_pattern(const char *s, size_t n, struct target_pattern *p, cons
 		size_t hn = colon ? (size_t)(colon - s) : n;
 
 		if (looks_like_name(s, hn)) {
-			*why = "names are not resolved: give addresses such as 127.0.0.1:5432 or [::1]:*";
+			*why = "names are not resolved: give addresses such as 127.0.0.1:5432 or "
+			       "[::1]:*";
 			return -1;
 		}
 		if (!(hn == 1 && s[0] == '*') && parse_host(s, hn, AF_INET, p) != 0)

@@ -7,34 +7,34 @@
 #include <stdint.h>
 #include <sys/socket.h>
 
-#define TARGET_PATH_MAX 108   /* sizeof(sun_path) */
-#define TARGET_TEXT_MAX 720   /* "unix:" + a path with every byte escaped */
+#define TARGET_PATH_MAX 108 /* sizeof(sun_path) */
+#define TARGET_TEXT_MAX 720 /* "unix:" + a path with every byte escaped */
 #define TARGET_PATTERNS_MAX 32
 
 /* A destination; v4-mapped IPv6 addresses are stored as AF_INET. */
 struct target_addr {
-	int family;                   /* AF_INET, AF_INET6 or AF_UNIX */
-	uint16_t port;                /* host byte order; 0 for AF_UNIX */
-	unsigned char ip[16];         /* AF_INET uses the first 4 bytes */
-	char path[TARGET_PATH_MAX];   /* AF_UNIX: path, or abstract name after '@' */
+	int family;		    /* AF_INET, AF_INET6 or AF_UNIX */
+	uint16_t port;		    /* host byte order; 0 for AF_UNIX */
+	unsigned char ip[16];	    /* AF_INET uses the first 4 bytes */
+	char path[TARGET_PATH_MAX]; /* AF_UNIX: path, or abstract name after '@' */
 	size_t path_len;
 	bool abstract;
 };
 
 struct target_pattern {
 	bool exclude;
-	bool any;                    /* "*": every destination */
-	int family;                  /* AF_INET, AF_INET6, AF_UNIX, or 0 for "*:PORT" */
+	bool any;   /* "*": every destination */
+	int family; /* AF_INET, AF_INET6, AF_UNIX, or 0 for "*:PORT" */
 	unsigned char ip[16];
 	unsigned prefix_bits;
 	bool any_port;
 	uint16_t port;
-	char glob[TARGET_PATH_MAX + 1];  /* AF_UNIX: '*' and '?' wildcards */
+	char glob[TARGET_PATH_MAX + 1]; /* AF_UNIX: '*' and '?' wildcards */
 };
 
 struct target_set {
-	unsigned count;              /* 0: everything matches */
-	bool has_include;            /* any pattern without '!' */
+	unsigned count;	  /* 0: everything matches */
+	bool has_include; /* any pattern without '!' */
 	struct target_pattern pattern[TARGET_PATTERNS_MAX];
 };
 

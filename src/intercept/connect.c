@@ -1,16 +1,15 @@
-/* connect(): pass through at once on success; retry eligible blocking failures. */
+/* connect(): pass through at once on success; retry eligible failures, blocking or not. */
 #include <errno.h>
 #include <fcntl.h>
 #include <sys/socket.h>
 #include <sys/time.h>
 
 #include "core/addrlist.h"
+#include "core/pending.h"
 #include "core/retry.h"
 #include "init.h"
 #include "sys/clock.h"
 #include "sys/real.h"
-
-
 
 struct connect_ctx {
 	int fd;
@@ -30,7 +29,7 @@ static bool is_stream(int fd)
 	int type = 0;
 	socklen_t len = sizeof(type);
 
-	return getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &len) == 0 && type == SOCK_STREAM;
+	return real_getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &len) == 0 && type == SOCK_STREAM;
 }
 
 static bool is_blocking(int fd)
@@ -46,7 +45,8 @@ static uint64_t sndtimeo_ms(int fd)
 	struct timeval tv = { 0, 0 };
 	socklen_t len = sizeof(tv);
 
-	if (getsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, &len) != 0 || (tv.tv_sec == 0 && tv.tv_usec == 0))
+	if (real_getsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, &len) != 0 ||
+	    (tv.tv_sec == 0 && tv.tv_usec == 0))
 		return CONFIG_INFINITE;
 	return (uint64_t)tv.tv_sec * 1000 + (uint64_t)tv.tv_usec / 1000;
 }
@@ -54,17 +54,22 @@ static uint64_t sndtimeo_ms(int fd)
 /*
  * Why a failed connect is not retried, or NULL if it is.  Checked only after
  * a failure, so the success path makes no system call of its own.
+ * @in_progress: the kernel said EINPROGRESS (a non-blocking attempt under way).
  */
-static const char *why_not(const struct config *cfg, int fd, const struct target_addr *t, int err)
+static const char *why_not(const struct config *cfg, int fd, const struct target_addr *t, int err,
+			   bool *blocking)
 {
-	const struct config_errset *set = t->family == AF_UNIX ? &cfg->errors_unix
-								: &cfg->errors_inet;
+	const struct config_errset *set =
+		t->family == AF_UNIX ? &cfg->errors_unix : &cfg->errors_inet;
 
-	if (!config_errset_has(set, err))
+	if (err != EINPROGRESS && !config_errset_has(set, err))
 		return "errno";
 	if (!is_stream(fd))
 		return "not-stream";
-	if (!is_blocking(fd))
+	*blocking = is_blocking(fd);
+	if (*blocking && err == EINPROGRESS)
+		return "errno"; /* SO_SNDTIMEO expired mid-attempt: never retried */
+	if (!*blocking && !cfg->nonblock)
 		return "nonblocking";
 	if (!target_matches(&cfg->targets, t))
 		return "excluded";
@@ -74,27 +79,69 @@ static const char *why_not(const struct config *cfg, int fd, const struct target
 	return NULL;
 }
 
+/* A second connect() on a managed fd: answered for a hidden attempt, else the kernel's. */
+static int connect_managed(int fd, const struct sockaddr *addr, socklen_t len, bool *done)
+{
+	int err = 0, rc;
+
+	*done = true;
+	switch (pending_connect_answer(fd, &err)) {
+	case PENDING_IN_PROGRESS:
+	case PENDING_FAILED:
+		errno = err;
+		return -1;
+	case PENDING_CONNECTING:
+		/* hiredis and perl check completion so: the kernel answers them. */
+		rc = real_connect(fd, addr, len);
+		if (rc == 0 || (errno != EALREADY && errno != EINPROGRESS)) {
+			err = errno;
+			pending_release(fd);
+			errno = err;
+		}
+		return rc;
+	default:
+		*done = false;
+		return 0;
+	}
+}
+
 /*
  * Returns 0 with errno untouched on success, else -1 with the errno of the
- * last real attempt.  Thread-safe; async-signal-safe as connect(2) is.
+ * last real attempt, or EINPROGRESS for a non-blocking connect whose retry is
+ * scheduled.  Thread-safe; async-signal-safe as connect(2) is for blocking
+ * sockets.
  */
 EXPORT int connect(int fd, __CONST_SOCKADDR_ARG arg, socklen_t len)
 {
 	/* glibc declares a transparent union under _GNU_SOURCE; the hook must match. */
 	const struct sockaddr *addr = arg.__sockaddr__;
 	const struct config *cfg = init_config_get();
-	int saved = errno, err;
+	int saved = errno, err, rc;
 	struct target_addr target;
+	bool blocking = true, done;
 	const char *reason;
 
+	if (__builtin_expect(pending_any(), 0)) {
+		rc = connect_managed(fd, addr, len, &done);
+		if (done)
+			return rc;
+	}
 	if (real_connect(fd, addr, len) == 0)
 		return 0;
 	err = errno;
 	if (!cfg->enabled || !target_from_sockaddr(addr, len, &target))
 		goto out_fail;
-	reason = why_not(cfg, fd, &target, err);
+	reason = why_not(cfg, fd, &target, err, &blocking);
 	if (reason) {
-		retry_log_pass("connect", &target, err, reason);
+		if (err != EINPROGRESS)
+			retry_log_pass("connect", &target, err, reason);
+		goto out_fail;
+	}
+	if (!blocking) {
+		/* A synchronous failure becomes an attempt in progress, retried in the event loop.
+		 */
+		if (pending_manage(cfg, fd, addr, len, &target, err == EINPROGRESS ? 0 : err))
+			err = EINPROGRESS;
 		goto out_fail;
 	}
 	{
@@ -102,7 +149,8 @@ EXPORT int connect(int fd, __CONST_SOCKADDR_ARG arg, socklen_t len)
 		struct retry_call call = {
 			.call = "connect",
 			.target = &target,
-			.retryable = target.family == AF_UNIX ? &cfg->errors_unix : &cfg->errors_inet,
+			.retryable =
+				target.family == AF_UNIX ? &cfg->errors_unix : &cfg->errors_inet,
 			.budget_ms = sndtimeo_ms(fd),
 			.attempt = connect_again,
 			.ctx = &ctx,

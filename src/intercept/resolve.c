@@ -6,8 +6,6 @@
 #include "sys/clock.h"
 #include "sys/real.h"
 
-
-
 /* Returns what the real getaddrinfo returns; errno as it left it. */
 EXPORT int getaddrinfo(const char *node, const char *service, const struct addrinfo *hints,
 		       struct addrinfo **res)

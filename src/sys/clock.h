@@ -7,6 +7,9 @@
 /* Milliseconds on CLOCK_MONOTONIC.  Async-signal-safe; errno preserved. */
 uint64_t clock_now_ms(void);
 
+/* Nanoseconds on CLOCK_MONOTONIC, for the program's own wait deadlines. */
+uint64_t clock_now_ns(void);
+
 /* Milliseconds since the epoch on CLOCK_REALTIME, for log timestamps. */
 uint64_t clock_wall_ms(void);
 

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "sys/clock.h"
+#include "sys/real.h"
 #include "sys/text.h"
 
 static const struct config *log_cfg;
@@ -45,10 +46,11 @@ static void emit(struct text *t)
 		if (fd < 0)
 			fd = STDERR_FILENO;
 	}
-	ignored = write(fd, t->buf, t->len);
+	/* The real calls: the hooks may hold libbackoff's lock around this line. */
+	ignored = real_write ? real_write(fd, t->buf, t->len) : write(fd, t->buf, t->len);
 	(void)ignored;
 	if (fd != STDERR_FILENO)
-		close(fd);
+		real_close ? real_close(fd) : close(fd);
 }
 
 static bool json(void)
@@ -156,6 +158,8 @@ static void format_json(struct text *t, enum config_log_level level, const struc
 		json_u64(t, "attempt", ev->attempt);
 	if (ev->delay_ms != LOG_NONE)
 		json_u64(t, "delay_ms", (uint64_t)ev->delay_ms);
+	if (ev->wait_ms != LOG_NONE)
+		json_u64(t, "wait_ms", (uint64_t)ev->wait_ms);
 	if (ev->elapsed_ms != LOG_NONE)
 		json_u64(t, "elapsed_ms", (uint64_t)ev->elapsed_ms);
 	if (ev->reason)
@@ -175,8 +179,13 @@ static void format_text(struct text *t, const struct log_event *ev, const char *
 		text_str(t, " (attempt ");
 		text_u64(t, ev->attempt);
 		text_str(t, "), retrying in ");
-		text_u64(t, (uint64_t)ev->delay_ms);
+		text_u64(t, (uint64_t)(ev->wait_ms != LOG_NONE ? ev->wait_ms : ev->delay_ms));
 		text_str(t, "ms");
+		if (ev->wait_ms != LOG_NONE && ev->wait_ms != ev->delay_ms) {
+			text_str(t, " (the end of the time budget; drawn ");
+			text_u64(t, (uint64_t)ev->delay_ms);
+			text_str(t, "ms)");
+		}
 	} else if (strcmp(ev->event, "success") == 0) {
 		text_str(t, "succeeded on attempt ");
 		text_u64(t, ev->attempt);
@@ -189,7 +198,8 @@ static void format_text(struct text *t, const struct log_event *ev, const char *
 		text_str(t, ev->attempt == 1 ? " attempt in " : " attempts in ");
 		text_u64(t, (uint64_t)ev->elapsed_ms);
 		text_str(t, "ms: ");
-		text_str(t, errno_name(ev->err));
+		/* A non-blocking give-up leaves the error pending for the program, unread. */
+		text_str(t, ev->err ? errno_name(ev->err) : "connection failed");
 		text_str(t, " (");
 		text_str(t, reason_text(ev->reason ? ev->reason : "?"));
 		text_str(t, ")");

@@ -12,12 +12,13 @@
 
 /* One thing that happened; fields set to NULL or LOG_NONE are left out. */
 struct log_event {
-	const char *event;               /* retry, success, giveup, pass */
-	const char *call;                /* connect, ... */
+	const char *event; /* retry, success, giveup, pass */
+	const char *call;  /* connect, ... */
 	const struct target_addr *target;
-	int err;                         /* 0: none */
-	uint64_t attempt;                /* 0: none */
-	int64_t delay_ms;
+	int err;	  /* 0: none */
+	uint64_t attempt; /* 0: none */
+	int64_t delay_ms; /* the delay the policy drew */
+	int64_t wait_ms;  /* the wait made, shorter at the end of the budget */
 	int64_t elapsed_ms;
 	const char *reason;
 };

@@ -3,16 +3,59 @@
 #define BACKOFF_SYS_REAL_H
 
 #include <netdb.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/epoll.h>
+#include <sys/select.h>
 #include <sys/socket.h>
+#include <sys/uio.h>
 
-extern int (*real_connect)(int fd, const struct sockaddr *addr, socklen_t len);
-extern int (*real_getaddrinfo)(const char *node, const char *service,
-			       const struct addrinfo *hints, struct addrinfo **res);
+/*
+ * libbackoff's own code calls these, never the hooked names, so that it
+ * neither recurses into its hooks nor takes its own locks twice.
+ */
+extern int (*real_connect)(int, const struct sockaddr *, socklen_t);
+extern int (*real_getaddrinfo)(const char *, const char *, const struct addrinfo *,
+			       struct addrinfo **);
+extern int (*real_getsockopt)(int, int, int, void *, socklen_t *);
+extern int (*real_poll)(struct pollfd *, nfds_t, int);
+extern int (*real_ppoll)(struct pollfd *, nfds_t, const struct timespec *, const sigset_t *);
+extern int (*real___poll_chk)(struct pollfd *, nfds_t, int, size_t);
+extern int (*real___ppoll_chk)(struct pollfd *, nfds_t, const struct timespec *, const sigset_t *,
+			       size_t);
+extern int (*real_select)(int, fd_set *, fd_set *, fd_set *, struct timeval *);
+extern int (*real_pselect)(int, fd_set *, fd_set *, fd_set *, const struct timespec *,
+			   const sigset_t *);
+extern int (*real_epoll_ctl)(int, int, int, struct epoll_event *);
+extern int (*real_epoll_wait)(int, struct epoll_event *, int, int);
+extern int (*real_epoll_pwait)(int, struct epoll_event *, int, int, const sigset_t *);
+extern int (*real_epoll_pwait2)(int, struct epoll_event *, int, const struct timespec *,
+				const sigset_t *);
+extern ssize_t (*real_read)(int, void *, size_t);
+extern ssize_t (*real_readv)(int, const struct iovec *, int);
+extern ssize_t (*real_recv)(int, void *, size_t, int);
+extern ssize_t (*real_recvfrom)(int, void *, size_t, int, struct sockaddr *, socklen_t *);
+extern ssize_t (*real_recvmsg)(int, struct msghdr *, int);
+extern ssize_t (*real_write)(int, const void *, size_t);
+extern ssize_t (*real_writev)(int, const struct iovec *, int);
+extern ssize_t (*real_send)(int, const void *, size_t, int);
+extern ssize_t (*real_sendto)(int, const void *, size_t, int, const struct sockaddr *, socklen_t);
+extern ssize_t (*real_sendmsg)(int, const struct msghdr *, int);
+extern int (*real_close)(int);
+extern int (*real_close_range)(unsigned, unsigned, int);
+extern void (*real_closefrom)(int);
+extern int (*real_dup2)(int, int);
+extern int (*real_dup3)(int, int, int);
+
+/* The fortified poll entry points have no public declaration. */
+int __poll_chk(struct pollfd *fds, nfds_t nfds, int timeout, size_t fdslen);
+int __ppoll_chk(struct pollfd *fds, nfds_t nfds, const struct timespec *timeout, const sigset_t *ss,
+		size_t fdslen);
 
 /*
  * Resolve every real_* pointer with dlsym(RTLD_NEXT).  Aborts with a message
- * if a symbol is missing or resolves to libbackoff's own hook.  Called once,
- * under the init once-guard.
+ * if a required symbol is missing or resolves to libbackoff's own hook.
+ * Called once, under the init once-guard.
  */
 void real_resolve(void);
 

@@ -8,7 +8,7 @@
 
 struct rng_thread {
 	uint64_t state;
-	unsigned generation;   /* rng_generation when seeded; 0 = never */
+	unsigned generation; /* rng_generation when seeded; 0 = never */
 };
 
 static bool rng_seeded;

@@ -7,7 +7,7 @@
 
 struct text {
 	char *buf;
-	size_t size;   /* > 0 */
+	size_t size; /* > 0 */
 	size_t len;
 };
 

@@ -83,7 +83,8 @@ static void print_schedule(const struct config *cfg, uint64_t rows)
 		       (unsigned long long)sum, (unsigned long long)worst);
 	}
 	if (cfg->retries == CONFIG_INFINITE || cfg->retries > rows)
-		printf("# stopped after %llu rows (--attempts N for more)\n", (unsigned long long)rows);
+		printf("# stopped after %llu rows (--attempts N for more)\n",
+		       (unsigned long long)rows);
 }
 
 int main(int argc, char **argv)
@@ -109,12 +110,15 @@ int main(int argc, char **argv)
 			rows = strtoull(argv[++i], &end, 10);
 			if (*argv[i] == '\0' || *argv[i] == '-' || *end != '\0' || rows == 0 ||
 			    rows > CONFIG_MAX_RETRIES) {
-				fprintf(stderr, "backoff-schedule: --attempts \"%s\": expected a count "
-						"from 1 to 1000000\n", argv[i]);
+				fprintf(stderr,
+					"backoff-schedule: --attempts \"%s\": expected a count "
+					"from 1 to 1000000\n",
+					argv[i]);
 				return 2;
 			}
 		} else {
-			fprintf(stderr, "backoff-schedule: unknown argument \"%s\"\n%s", argv[i], usage);
+			fprintf(stderr, "backoff-schedule: unknown argument \"%s\"\n%s", argv[i],
+				usage);
 			return 2;
 		}
 	}

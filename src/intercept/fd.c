@@ -1,0 +1,46 @@
+/* close/close_range/closefrom/dup2/dup3: a closed or replaced fd is no longer managed. */
+#include <limits.h>
+#include <unistd.h>
+
+#include "core/pending.h"
+#include "init.h"
+#include "sys/real.h"
+
+#ifndef CLOSE_RANGE_CLOEXEC
+#define CLOSE_RANGE_CLOEXEC (1U << 2)
+#endif
+
+/* State is dropped before the real call: the number may be reused at once after it. */
+EXPORT int close(int fd)
+{
+	if (fd >= 0)
+		pending_forget((unsigned)fd, (unsigned)fd);
+	return real_close(fd);
+}
+
+EXPORT int close_range(unsigned lo, unsigned hi, int flags)
+{
+	if (lo <= hi && !((unsigned)flags & CLOSE_RANGE_CLOEXEC))
+		pending_forget(lo, hi);
+	return real_close_range(lo, hi, flags);
+}
+
+EXPORT void closefrom(int lo)
+{
+	pending_forget(lo < 0 ? 0 : (unsigned)lo, UINT_MAX);
+	real_closefrom(lo);
+}
+
+EXPORT int dup2(int old, int new)
+{
+	if (new >= 0 && old != new)
+		pending_forget((unsigned)new, (unsigned)new);
+	return real_dup2(old, new);
+}
+
+EXPORT int dup3(int old, int new, int flags)
+{
+	if (new >= 0 && old != new)
+		pending_forget((unsigned)new, (unsigned)new);
+	return real_dup3(old, new, flags);
+}

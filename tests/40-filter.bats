@@ -1,0 +1,60 @@
+#!/usr/bin/env bats
+# What is not eligible makes exactly the system calls it makes without the library.
+
+load helper
+
+setup() {
+	require_build
+	require_strace
+	LOG_ENV=(BACKOFF_RETRIES=3 BACKOFF_BASE=10ms BACKOFF_LOG=debug BACKOFF_LOG_FORMAT=json
+		BACKOFF_LOG_FILE="$T/log.json")
+}
+
+@test "a target included by BACKOFF_TARGETS is retried" {
+	closed_port server
+	run traced "$T/strace" env "${LOG_ENV[@]}" BACKOFF_TARGETS="127.0.0.1:$PORT" \
+		"$HELPERS/probe" "127.0.0.1:$PORT"
+	assert_eq "$output" ECONNREFUSED "probe output"
+	assert_eq "$(strace_connects "$T/strace" "htons($PORT)")" 4 "connect calls"
+	assert_eq "$(count_lines "$(json_events "$T/log.json" retry)")" 3 "retry events"
+}
+
+@test "a target excluded by BACKOFF_TARGETS is not retried" {
+	closed_port server
+	run traced "$T/strace" env "${LOG_ENV[@]}" BACKOFF_TARGETS="!127.0.0.1:$PORT" \
+		"$HELPERS/probe" "127.0.0.1:$PORT"
+	assert_eq "$output" ECONNREFUSED "probe output"
+	assert_eq "$(strace_connects "$T/strace" "htons($PORT)")" 1 "connect calls"
+	assert_eq "$(json_events "$T/log.json" retry)" "" "retry events"
+}
+
+@test "a UDP connect makes one system call" {
+	closed_port server
+	run traced "$T/strace" env "${LOG_ENV[@]}" "$HELPERS/probe" --type dgram "127.0.0.1:$PORT"
+	assert_eq "$output" OK "probe output"
+	assert_eq "$(strace_connects "$T/strace" "htons($PORT)")" 1 "connect calls"
+}
+
+@test "a UDP connect failing with ENETUNREACH is not retried" {
+	require_unshare -n
+	run traced "$T/strace" "${UNSHARE[@]}" env "${LOG_ENV[@]}" "$HELPERS/probe" --type dgram 127.0.0.1:9
+	assert_eq "$output" ENETUNREACH "probe output"
+	assert_eq "$(strace_connects "$T/strace" "htons(9)")" 1 "connect calls"
+	assert_eq "$(json_events "$T/log.json" retry)" "" "retry events"
+}
+
+@test "a unix datagram connect failing with ENOENT is not retried" {
+	run traced "$T/strace" env "${LOG_ENV[@]}" "$HELPERS/probe" --type dgram "unix:$T/missing.sock"
+	assert_eq "$output" ENOENT "probe output"
+	assert_eq "$(strace_connects "$T/strace" "$T/missing.sock")" 1 "connect calls"
+	assert_eq "$(json_events "$T/log.json" retry)" "" "retry events"
+}
+
+@test "a successful connect makes one system call" {
+	start_listener server 0
+	wait_for_line "$T/server.out" '^listening' 5
+	run traced "$T/strace" env "${LOG_ENV[@]}" "$HELPERS/probe" "127.0.0.1:$PORT"
+	assert_eq "$output" OK "probe output"
+	assert_eq "$(strace_connects "$T/strace" "htons($PORT)")" 1 "connect calls"
+	assert_eq "$(json_events "$T/log.json" success)" "" "success events (no retry happened)"
+}

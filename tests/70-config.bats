@@ -1,0 +1,130 @@
+#!/usr/bin/env bats
+# Bad values in the environment or on the launcher's command line: one clear message, never a crash.
+# shellcheck disable=SC2154 # stderr is set by bats run --separate-stderr
+# shellcheck disable=SC2030,SC2031 # bats runs each test in a subshell
+
+load helper
+
+setup() {
+	require_build
+	LONG=$(printf 'x%.0s' {1..10240})
+	VALUES=('' abc -5 99999999999999999999999 "$LONG")
+	VALUE_NAMES=(empty abc -5 huge 10KB)
+}
+
+# Which values each variable must reject with exactly one message (1), and
+# which it may accept, such as any string as a log file path (0).  An empty
+# value may mean the default for every variable.
+#                     empty abc  -5  huge 10KB
+VALIDITY='
+BACKOFF               0     1    1   1    1
+BACKOFF_POLICY        0     1    1   1    1
+BACKOFF_BASE          0     1    1   1    1
+BACKOFF_MULTIPLIER    0     1    1   1    1
+BACKOFF_CAP           0     1    1   1    1
+BACKOFF_JITTER        0     1    1   1    1
+BACKOFF_RETRIES       0     1    1   1    1
+BACKOFF_TIMEOUT       0     1    1   1    1
+BACKOFF_ERRORS        0     1    1   1    1
+BACKOFF_TARGETS       0     1    1   1    1
+BACKOFF_NONBLOCK      0     1    1   1    1
+BACKOFF_SEND          0     1    1   1    1
+BACKOFF_DNS           0     1    1   1    1
+BACKOFF_LOG           0     1    1   1    1
+BACKOFF_LOG_FILE      0     0    0   0    0
+BACKOFF_LOG_FORMAT    0     1    1   1    1
+BACKOFF_SEED          0     1    1   1    1
+BACKOFF_STATS         0     1    1   1    1
+BACKOFF_STRICT        0     1    1   1    1
+'
+
+# run_program VAR=VALUE...: a shell printing "out" and exiting 3 under the
+# library, in the test's directory (a log file path lands there); sets
+# prog_status, prog_out (stdout) and prog_err (stderr).
+run_program() {
+	prog_status=0
+	prog_out=$(cd "$T" && timeout 20 env LD_PRELOAD="$LIB" "$@" sh -c 'echo out; exit 3' \
+		2>"$T/stderr") || prog_status=$?
+	prog_err=$(<"$T/stderr")
+}
+
+# names_variable LINE VAR: LINE mentions VAR as a whole word.
+names_variable() {
+	[[ $1 =~ (^|[^A-Z_])$2([^A-Z_]|$) ]]
+}
+
+@test "the validity table covers every variable" {
+	assert_eq "$(awk 'NF { print $1 }' <<<"$VALIDITY" | tr '\n' ' ')" "${BACKOFF_VARIABLES[*]} "
+}
+
+@test "a bad value never stops the program and gets at most one message naming its variable" {
+	local var flags i problems=()
+	while read -r var flags; do
+		[[ -n $var ]] || continue
+		read -ra flags <<<"$flags"
+		for i in "${!VALUES[@]}"; do
+			local what="$var=${VALUE_NAMES[i]}"
+			run_program "$var=${VALUES[i]}"
+			[[ $prog_status == 3 && $prog_out == out ]] ||
+				problems+=("$what: status $prog_status, output '$prog_out'")
+			local lines
+			lines=$(count_lines "$prog_err")
+			if ((flags[i])); then
+				((lines == 1)) && names_variable "$prog_err" "$var" ||
+					problems+=("$what: expected one message naming $var, got: ${prog_err:0:200}")
+			else
+				((lines == 0)) || { ((lines == 1)) && names_variable "$prog_err" "$var"; } ||
+					problems+=("$what: expected nothing or one message naming $var, got: ${prog_err:0:200}")
+			fi
+		done
+	done <<<"$VALIDITY"
+	printf '%s\n' "${problems[@]}" >&2
+	assert_eq "${#problems[@]}" 0 "problems"
+}
+
+@test "with BACKOFF_STRICT=1 a bad value ends the program with status 2" {
+	local var flags i problems=()
+	while read -r var flags; do
+		[[ -n $var && $var != BACKOFF_STRICT ]] || continue
+		read -ra flags <<<"$flags"
+		for i in "${!VALUES[@]}"; do
+			((flags[i])) || continue
+			local what="$var=${VALUE_NAMES[i]}"
+			run_program BACKOFF_STRICT=1 "$var=${VALUES[i]}"
+			[[ $prog_status == 2 && -z $prog_out ]] ||
+				problems+=("$what: status $prog_status, output '$prog_out'")
+			[[ $(count_lines "$prog_err") == 1 ]] && names_variable "$prog_err" "$var" ||
+				problems+=("$what: expected one message naming $var, got: ${prog_err:0:200}")
+		done
+	done <<<"$VALIDITY"
+	printf '%s\n' "${problems[@]}" >&2
+	assert_eq "${#problems[@]}" 0 "problems"
+}
+
+@test "with BACKOFF_STRICT=1 a good configuration runs the program" {
+	run_program BACKOFF_STRICT=1 BACKOFF_CAP=5s BACKOFF_JITTER=proportional:0.5
+	assert_eq "$prog_status" 3 "program status"
+	assert_eq "$prog_out" out "program output"
+	assert_eq "$prog_err" "" "messages"
+}
+
+# check_launcher_usage BAD ARGS...: the launcher rejects ARGS with status 2, a
+# usage line and a message quoting BAD, without running the command.
+check_launcher_usage() {
+	local bad=$1
+	shift
+	[[ -x $LAUNCHER ]] || fail "$LAUNCHER is missing" || return
+	run --separate-stderr timeout 20 "$LAUNCHER" "$@" -- sh -c 'echo ran'
+	assert_eq "$status" 2 "launcher status"
+	assert_eq "$output" "" "launcher stdout"
+	assert_match "$stderr" '(^|'$'\n'')[Uu]sage: ' "launcher stderr"
+	[[ $stderr == *"$bad"* ]] || fail "launcher stderr does not quote '$bad': $stderr"
+}
+
+@test "the launcher rejects an unknown option with status 2" {
+	check_launcher_usage --bogus --bogus
+}
+
+@test "the launcher rejects a malformed duration with status 2" {
+	check_launcher_usage 10x --cap 10x
+}

@@ -1,0 +1,316 @@
+/* Unit tests of core/config: every variable, presets, units, cross-checks, messages. */
+#include "core/config.h"
+
+#include <errno.h>
+#include <stdlib.h>
+
+#include "unit.h"
+
+/* An environment as NAME=VALUE strings, NULL-terminated. */
+static const char *lookup(const char *name, void *ctx)
+{
+	const char *const *env = ctx;
+	size_t n = strlen(name);
+
+	for (; *env; env++)
+		if (strncmp(*env, name, n) == 0 && (*env)[n] == '=')
+			return *env + n + 1;
+	return NULL;
+}
+
+static unsigned parse(struct config *cfg, const char *const *env)
+{
+	struct config_problems problems;
+
+	config_parse(lookup, (void *)env, cfg, &problems);
+	return problems.count;
+}
+
+static void test_defaults(void)
+{
+	const char *env[] = { NULL };
+	struct config cfg;
+
+	CHECK_U64(parse(&cfg, env), 0);
+	CHECK(cfg.enabled && cfg.nonblock && cfg.send && cfg.dns);
+	CHECK_STR(cfg.policy_name, "default");
+	CHECK_U64(cfg.policy.base_ms, 100);
+	CHECK_U64(cfg.policy.cap_ms, 10000);
+	CHECK_U64(cfg.policy.multiplier_milli, 2000);
+	CHECK(cfg.policy.jitter == POLICY_JITTER_FULL);
+	CHECK_U64(cfg.retries, CONFIG_INFINITE);
+	CHECK_U64(cfg.timeout_ms, 60000);
+	CHECK(cfg.log_level == CONFIG_LOG_WARN && !cfg.log_json && cfg.log_file[0] == '\0');
+	CHECK(!cfg.seeded && !cfg.stats && !cfg.strict);
+	CHECK(config_errset_has(&cfg.errors_inet, ECONNREFUSED));
+	CHECK(config_errset_has(&cfg.errors_inet, ETIMEDOUT));
+	CHECK(config_errset_has(&cfg.errors_inet, ENETUNREACH));
+	CHECK(config_errset_has(&cfg.errors_inet, EHOSTUNREACH));
+	CHECK(!config_errset_has(&cfg.errors_inet, ENOENT));
+	CHECK(config_errset_has(&cfg.errors_unix, ENOENT));
+	CHECK(config_errset_has(&cfg.errors_unix, EAGAIN));
+	CHECK(config_errset_has(&cfg.errors_unix, ECONNREFUSED));
+	CHECK(!config_errset_has(&cfg.errors_unix, ETIMEDOUT));
+	CHECK(!config_errset_has(&cfg.errors_unix, 0));
+	CHECK(!config_errset_has(&cfg.errors_unix, -1));
+	CHECK(!config_errset_has(&cfg.errors_unix, 100000));
+}
+
+static void test_durations(void)
+{
+	struct {
+		const char *value;
+		uint64_t ms;
+	} good[] = { { "250ms", 250 }, { "2s", 2000 },	 { "1m", 60000 },    { "1h", 3600000 },
+		     { "750", 750 },   { "1.5s", 1500 }, { "0.25m", 15000 }, { "24h", 86400000 } };
+	const char *bad[] = { "",
+			      "10x",
+			      "-5",
+			      "s",
+			      "1.5ms",
+			      "1.",
+			      ".5s",
+			      "25h",
+			      "0",
+			      "1 s",
+			      "99999999999999999999999",
+			      "2S",
+			      "1.0001s" };
+	size_t i;
+
+	for (i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
+		char var[64];
+		const char *env[] = { var, "BACKOFF_CAP=24h", NULL };
+		struct config cfg;
+
+		snprintf(var, sizeof(var), "BACKOFF_BASE=%s", good[i].value);
+		CHECK_U64(parse(&cfg, env), 0);
+		CHECK_U64(cfg.policy.base_ms, good[i].ms);
+	}
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		char var[64];
+		const char *env[] = { var, NULL };
+		struct config cfg;
+
+		snprintf(var, sizeof(var), "BACKOFF_BASE=%s", bad[i]);
+		CHECK_U64(parse(&cfg, env), 1);
+		CHECK_U64(cfg.policy.base_ms, 100);
+	}
+}
+
+static void test_timeout_and_retries(void)
+{
+	const char *inf[] = { "BACKOFF_TIMEOUT=inf", "BACKOFF_RETRIES=INF", NULL };
+	const char *zero[] = { "BACKOFF_TIMEOUT=0", "BACKOFF_RETRIES=0", NULL };
+	const char *big[] = { "BACKOFF_RETRIES=1000001", NULL };
+	const char *max[] = { "BACKOFF_RETRIES=1000000", NULL };
+	struct config cfg;
+
+	CHECK_U64(parse(&cfg, inf), 0);
+	CHECK_U64(cfg.timeout_ms, CONFIG_INFINITE);
+	CHECK_U64(cfg.retries, CONFIG_INFINITE);
+	CHECK_U64(parse(&cfg, zero), 0);
+	CHECK_U64(cfg.timeout_ms, 0);
+	CHECK_U64(cfg.retries, 0);
+	CHECK_U64(parse(&cfg, big), 1);
+	CHECK_U64(cfg.retries, CONFIG_INFINITE);
+	CHECK_U64(parse(&cfg, max), 0);
+	CHECK_U64(cfg.retries, 1000000);
+}
+
+static void test_multiplier_and_jitter(void)
+{
+	const char *ok[] = { "BACKOFF_MULTIPLIER=1.6", "BACKOFF_JITTER=proportional:0.5", NULL };
+	const char *plain[] = { "BACKOFF_JITTER=proportional", NULL };
+	const char *bad_m[] = { "BACKOFF_MULTIPLIER=0.5", NULL };
+	const char *bad_m2[] = { "BACKOFF_MULTIPLIER=11", NULL };
+	const char *bad_m3[] = { "BACKOFF_MULTIPLIER=1.0005", NULL };
+	const char *bad_j[] = { "BACKOFF_JITTER=proportional:1.5", NULL };
+	const char *bad_j2[] = { "BACKOFF_JITTER=Full", NULL };
+	const char *names[] = { "none", "full", "equal", "decorrelated", "additive" };
+	struct config cfg;
+	size_t i;
+
+	CHECK_U64(parse(&cfg, ok), 0);
+	CHECK_U64(cfg.policy.multiplier_milli, 1600);
+	CHECK(cfg.policy.jitter == POLICY_JITTER_PROPORTIONAL);
+	CHECK_U64(cfg.policy.ratio_milli, 500);
+	CHECK_U64(parse(&cfg, plain), 0);
+	CHECK_U64(cfg.policy.ratio_milli, 200);
+	CHECK_U64(parse(&cfg, bad_m), 1);
+	CHECK_U64(cfg.policy.multiplier_milli, 2000);
+	CHECK_U64(parse(&cfg, bad_m2), 1);
+	CHECK_U64(parse(&cfg, bad_m3), 1);
+	CHECK_U64(parse(&cfg, bad_j), 1);
+	CHECK(cfg.policy.jitter == POLICY_JITTER_FULL);
+	CHECK_U64(parse(&cfg, bad_j2), 1);
+	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		char var[64];
+		const char *env[] = { var, NULL };
+
+		snprintf(var, sizeof(var), "BACKOFF_JITTER=%s", names[i]);
+		CHECK_U64(parse(&cfg, env), 0);
+		CHECK_STR(policy_jitter_name(cfg.policy.jitter), names[i]);
+	}
+}
+
+static void test_presets(void)
+{
+	const char *google[] = { "BACKOFF_POLICY=google", NULL };
+	const char *grpc[] = { "BACKOFF_POLICY=grpc", "BACKOFF_CAP=30s", NULL };
+	const char *none[] = { "BACKOFF_POLICY=none", NULL };
+	const char *bad[] = { "BACKOFF_POLICY=fast", NULL };
+	const char *presets[] = { "default", "google", "clearblade", "aws", "grpc", "none" };
+	struct config cfg;
+	size_t i;
+
+	CHECK_U64(parse(&cfg, google), 0);
+	CHECK(cfg.policy.jitter == POLICY_JITTER_ADDITIVE);
+	CHECK_U64(cfg.policy.base_ms, 1000);
+	CHECK_U64(cfg.retries, 5);
+	/* Explicit variables override the preset's fields, the rest stay. */
+	CHECK_U64(parse(&cfg, grpc), 0);
+	CHECK_U64(cfg.policy.cap_ms, 30000);
+	CHECK_U64(cfg.policy.multiplier_milli, 1600);
+	CHECK_U64(cfg.policy.ratio_milli, 200);
+	CHECK_U64(parse(&cfg, none), 0);
+	CHECK(cfg.policy.jitter == POLICY_JITTER_NONE && cfg.policy.multiplier_milli == 1000);
+	CHECK_U64(parse(&cfg, bad), 1);
+	CHECK_STR(cfg.policy_name, "default");
+	for (i = 0; i < sizeof(presets) / sizeof(presets[0]); i++) {
+		char var[64];
+		const char *env[] = { var, NULL };
+
+		snprintf(var, sizeof(var), "BACKOFF_POLICY=%s", presets[i]);
+		CHECK_U64(parse(&cfg, env), 0);
+		CHECK_STR(cfg.policy_name, presets[i]);
+		CHECK(cfg.policy.base_ms <= cfg.policy.cap_ms);
+	}
+}
+
+static void test_cap_below_base(void)
+{
+	const char *cap[] = { "BACKOFF_BASE=2s", "BACKOFF_CAP=1s", NULL };
+	const char *base[] = { "BACKOFF_BASE=20s", NULL };
+	struct config_problems problems;
+	struct config cfg;
+
+	config_parse(lookup, (void *)cap, &cfg, &problems);
+	CHECK_U64(problems.count, 1);
+	CHECK_STR(problems.item[0].variable, "BACKOFF_CAP");
+	CHECK_U64(cfg.policy.base_ms, 2000);
+	CHECK_U64(cfg.policy.cap_ms, 10000);
+	config_parse(lookup, (void *)base, &cfg, &problems);
+	CHECK_U64(problems.count, 1);
+	CHECK_STR(problems.item[0].variable, "BACKOFF_BASE");
+	CHECK_U64(cfg.policy.base_ms, 100);
+}
+
+static void test_errors(void)
+{
+	const char *list[] = { "BACKOFF_ERRORS=ECONNREFUSED", NULL };
+	const char *edits[] = { "BACKOFF_ERRORS=+EADDRNOTAVAIL, -ETIMEDOUT", NULL };
+	const char *mixed[] = { "BACKOFF_ERRORS=ECONNREFUSED,+ENOENT", NULL };
+	const char *unknown[] = { "BACKOFF_ERRORS=ECONNREFUSEDX", NULL };
+	const char *never[] = { "BACKOFF_ERRORS=+EINTR", NULL };
+	const char *remove_never[] = { "BACKOFF_ERRORS=-EINTR", NULL };
+	const char *empty_item[] = { "BACKOFF_ERRORS=ECONNREFUSED,,ENOENT", NULL };
+	struct config cfg;
+
+	CHECK_U64(parse(&cfg, list), 0);
+	CHECK(config_errset_has(&cfg.errors_inet, ECONNREFUSED));
+	CHECK(!config_errset_has(&cfg.errors_inet, ETIMEDOUT));
+	CHECK(config_errset_has(&cfg.errors_unix, ECONNREFUSED));
+	CHECK(!config_errset_has(&cfg.errors_unix, ENOENT));
+	CHECK_U64(parse(&cfg, edits), 0);
+	CHECK(config_errset_has(&cfg.errors_inet, EADDRNOTAVAIL));
+	CHECK(!config_errset_has(&cfg.errors_inet, ETIMEDOUT));
+	CHECK(config_errset_has(&cfg.errors_inet, ECONNREFUSED));
+	CHECK(config_errset_has(&cfg.errors_unix, ENOENT));
+	CHECK_U64(parse(&cfg, mixed), 1);
+	CHECK(config_errset_has(&cfg.errors_inet, ETIMEDOUT));
+	CHECK_U64(parse(&cfg, unknown), 1);
+	CHECK_U64(parse(&cfg, never), 1);
+	CHECK(!config_errset_has(&cfg.errors_inet, EINTR));
+	CHECK_U64(parse(&cfg, remove_never), 0);
+	CHECK_U64(parse(&cfg, empty_item), 1);
+}
+
+static void test_booleans_levels_and_seed(void)
+{
+	const char *on[] = { "BACKOFF=No",
+			     "BACKOFF_STATS=TRUE",
+			     "BACKOFF_STRICT=1",
+			     "BACKOFF_NONBLOCK=off",
+			     "BACKOFF_SEND=0",
+			     "BACKOFF_DNS=false",
+			     "BACKOFF_LOG=debug",
+			     "BACKOFF_LOG_FORMAT=json",
+			     "BACKOFF_LOG_FILE=/tmp/x.log",
+			     "BACKOFF_SEED=18446744073709551",
+			     NULL };
+	const char *bad[] = { "BACKOFF=maybe",
+			      "BACKOFF_LOG=loud",
+			      "BACKOFF_LOG_FORMAT=xml",
+			      "BACKOFF_LOG_FILE=",
+			      "BACKOFF_SEED=-1",
+			      "BACKOFF_STATS=",
+			      NULL };
+	struct config cfg;
+
+	CHECK_U64(parse(&cfg, on), 0);
+	CHECK(!cfg.enabled && cfg.stats && cfg.strict && !cfg.nonblock && !cfg.send && !cfg.dns);
+	CHECK(cfg.log_level == CONFIG_LOG_DEBUG && cfg.log_json);
+	CHECK_STR(cfg.log_file, "/tmp/x.log");
+	CHECK(cfg.seeded);
+	CHECK_U64(cfg.seed, 18446744073709551ULL);
+	CHECK_U64(parse(&cfg, bad), 6);
+	CHECK(cfg.enabled && cfg.log_level == CONFIG_LOG_WARN && !cfg.log_json && !cfg.seeded);
+}
+
+static void test_problem_messages(void)
+{
+	char huge[10240 + 32], line[512];
+	const char *env[] = { "BACKOFF_CAP=10x", huge, "BACKOFF_TARGETS=localhost:*", NULL };
+	struct config_problems problems;
+	struct config cfg;
+
+	memcpy(huge, "BACKOFF_SEED=", 13);
+	memset(huge + 13, '9', 10240);
+	huge[13 + 10240] = '\0';
+	config_parse(lookup, (void *)env, &cfg, &problems);
+	CHECK_U64(problems.count, 3);
+	config_problem_format(&problems.item[0], line, sizeof(line));
+	CHECK_STR(line, "backoff: BACKOFF_CAP=\"10x\": expected a duration from 1ms to 24h, such "
+			"as 250ms, 2s, 1m");
+	config_problem_format(&problems.item[2], line, sizeof(line));
+	CHECK(strstr(line, "BACKOFF_SEED=\"999") && strstr(line, "...\"") && strlen(line) < 300);
+	config_problem_format(&problems.item[1], line, sizeof(line));
+	CHECK(strstr(line, "BACKOFF_TARGETS=\"localhost:*\": names are not resolved") != NULL);
+}
+
+static void test_binary_bytes_are_escaped(void)
+{
+	const char *env[] = { "BACKOFF_LOG=\x01\x1b[31m\"\xff", NULL };
+	struct config_problems problems;
+	struct config cfg;
+
+	config_parse(lookup, (void *)env, &cfg, &problems);
+	CHECK_U64(problems.count, 1);
+	CHECK_STR(problems.item[0].value, "\\x01\\x1b[31m\\x22\\xff");
+}
+
+int main(void)
+{
+	test_defaults();
+	test_durations();
+	test_timeout_and_retries();
+	test_multiplier_and_jitter();
+	test_presets();
+	test_cap_below_base();
+	test_errors();
+	test_booleans_levels_and_seed();
+	test_problem_messages();
+	test_binary_bytes_are_escaped();
+	return unit_report("config");
+}

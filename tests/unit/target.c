@@ -1,0 +1,175 @@
+/* Unit tests of core/target: address normalisation, printing and patterns. */
+#include "core/target.h"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/un.h>
+
+#include "unit.h"
+
+static struct target_addr v4(const char *ip, uint16_t port)
+{
+	struct sockaddr_in in = { .sin_family = AF_INET, .sin_port = htons(port) };
+	struct target_addr t;
+
+	inet_pton(AF_INET, ip, &in.sin_addr);
+	target_from_sockaddr((struct sockaddr *)&in, sizeof(in), &t);
+	return t;
+}
+
+static struct target_addr v6(const char *ip, uint16_t port)
+{
+	struct sockaddr_in6 in6 = { .sin6_family = AF_INET6, .sin6_port = htons(port) };
+	struct target_addr t;
+
+	inet_pton(AF_INET6, ip, &in6.sin6_addr);
+	target_from_sockaddr((struct sockaddr *)&in6, sizeof(in6), &t);
+	return t;
+}
+
+static struct target_addr unix_path(const char *path, int abstract)
+{
+	struct sockaddr_un un = { .sun_family = AF_UNIX };
+	size_t n = strlen(path);
+	struct target_addr t;
+
+	memcpy(un.sun_path + (abstract ? 1 : 0), path, n);
+	target_from_sockaddr(
+		(struct sockaddr *)&un,
+		(socklen_t)(offsetof(struct sockaddr_un, sun_path) + n + (abstract ? 1 : 1)), &t);
+	return t;
+}
+
+static const char *fmt(struct target_addr t)
+{
+	static char buf[TARGET_TEXT_MAX];
+
+	target_format(&t, buf, sizeof(buf));
+	return buf;
+}
+
+static void test_format(void)
+{
+	CHECK_STR(fmt(v4("127.0.0.1", 5432)), "127.0.0.1:5432");
+	CHECK_STR(fmt(v6("::1", 80)), "[::1]:80");
+	CHECK_STR(fmt(v6("::ffff:10.1.2.3", 443)), "10.1.2.3:443");
+	CHECK_STR(fmt(unix_path("/run/pg/.s.PGSQL.5432", 0)), "unix:/run/pg/.s.PGSQL.5432");
+	CHECK_STR(fmt(unix_path("name", 1)), "unix:@name");
+	CHECK_STR(fmt(unix_path("/tmp/a\nb", 0)), "unix:/tmp/a\\x0ab");
+}
+
+static void test_from_sockaddr_rejects(void)
+{
+	struct sockaddr_in in = { .sin_family = AF_INET };
+	struct sockaddr sa = { .sa_family = AF_PACKET };
+	struct target_addr t;
+
+	CHECK(!target_from_sockaddr(NULL, 16, &t));
+	CHECK(!target_from_sockaddr((struct sockaddr *)&in, 4, &t));
+	CHECK(!target_from_sockaddr(&sa, sizeof(sa), &t));
+	CHECK(!target_from_sockaddr((struct sockaddr *)&in, 1, &t));
+}
+
+static int matches(const char *list, struct target_addr t)
+{
+	struct target_set set;
+	char why[200];
+
+	if (target_parse_list(list, &set, why, sizeof(why)) != 0)
+		return -1;
+	return target_matches(&set, &t);
+}
+
+static void test_patterns(void)
+{
+	struct target_set empty = { 0 };
+	struct target_addr pg = v4("127.0.0.1", 5432);
+
+	CHECK(target_matches(&empty, &pg));
+	CHECK(matches("127.0.0.1:5432", pg) == 1);
+	CHECK(matches("127.0.0.1:5433", pg) == 0);
+	CHECK(matches("*:5432", pg) == 1);
+	CHECK(matches("*:5432", v6("::1", 5432)) == 1);
+	CHECK(matches("*:5432", unix_path("/x", 0)) == 0);
+	CHECK(matches("127.0.0.0/8", pg) == 1);
+	CHECK(matches("10.0.0.0/8", pg) == 0);
+	CHECK(matches("127.0.0.1/32:*", pg) == 1);
+	CHECK(matches("0.0.0.0/0", pg) == 1);
+	CHECK(matches("[::1]:*", v6("::1", 1)) == 1);
+	CHECK(matches("[::1]:*", pg) == 0);
+	CHECK(matches("[fd00::/8]:80", v6("fd12::1", 80)) == 1);
+	CHECK(matches("[fd00::/8]:80", v6("fe12::1", 80)) == 0);
+	CHECK(matches("[::ffff:127.0.0.1]:5432", pg) == 1);
+	CHECK(matches("[::ffff:127.0.0.1]:5432", v6("::ffff:127.0.0.1", 5432)) == 1);
+	CHECK(matches("unix:/run/*.sock", unix_path("/run/a.sock", 0)) == 1);
+	CHECK(matches("unix:/run/*.sock", unix_path("/run/a.socket", 0)) == 0);
+	CHECK(matches("unix:/run/?.sock", unix_path("/run/ab.sock", 0)) == 0);
+	CHECK(matches("unix:@*", unix_path("abs", 1)) == 1);
+	CHECK(matches("unix:*", pg) == 0);
+	CHECK(matches("*", unix_path("/x", 0)) == 1);
+	/* First match wins; exclusions alone leave the rest eligible. */
+	CHECK(matches("!127.0.0.1:5432,*", pg) == 0);
+	CHECK(matches("*,!127.0.0.1:5432", pg) == 1);
+	CHECK(matches("!*:22", pg) == 1);
+	CHECK(matches("!*:22", v4("127.0.0.1", 22)) == 0);
+	CHECK(matches("*:6379", pg) == 0);
+	CHECK(matches(" 127.0.0.1:5432 , *:1", pg) == 1);
+}
+
+static void test_bad_patterns(void)
+{
+	const char *bad[] = { "",	"localhost:*",	 "::1:80",     "[::1",
+			      "[::1]x", "1.2.3.4:99999", "1.2.3.4/33", "[::1/129]:1",
+			      "unix:",	"a,,b",		 "!",	       "1.2.3:80",
+			      "*:",	"*:-1",		 "[]:80" };
+	struct target_set set;
+	char why[200];
+	size_t i;
+
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		int rc = target_parse_list(bad[i], &set, why, sizeof(why));
+
+		CHECK(rc == -1);
+		if (rc != -1)
+			fprintf(stderr, "  accepted: \"%s\"\n", bad[i]);
+	}
+	target_parse_list("localhost:*", &set, why, sizeof(why));
+	CHECK(strstr(why, "names are not resolved") != NULL);
+	target_parse_list("::1:80", &set, why, sizeof(why));
+	CHECK(strstr(why, "brackets") != NULL);
+}
+
+static void test_too_many_patterns(void)
+{
+	char list[64 * 8] = "";
+	struct target_set set;
+	char why[200];
+	int i;
+
+	for (i = 0; i < TARGET_PATTERNS_MAX + 1; i++)
+		strcat(list, i ? ",*:1" : "*:1");
+	CHECK(target_parse_list(list, &set, why, sizeof(why)) == -1);
+	CHECK(strstr(why, "at most") != NULL);
+}
+
+static void test_same_address(void)
+{
+	struct target_addr a = v4("127.0.0.1", 80), b = v4("127.0.0.1", 0), c = v4("127.0.0.1", 81);
+	struct target_addr m = v6("::ffff:127.0.0.1", 80);
+
+	CHECK(target_same_address(&a, &b));
+	CHECK(!target_same_address(&a, &c));
+	CHECK(target_same_address(&a, &m));
+	CHECK(!target_same_address(&a, &(struct target_addr){ .family = AF_INET6 }));
+}
+
+int main(void)
+{
+	test_format();
+	test_from_sockaddr_rejects();
+	test_patterns();
+	test_bad_patterns();
+	test_too_many_patterns();
+	test_same_address();
+	return unit_report("target");
+}
