@@ -1,5 +1,6 @@
 /* epoll_ctl/epoll_wait/epoll_pwait/epoll_pwait2: records, hiding by deletion, replay. */
 #include <errno.h>
+#include <stdatomic.h>
 #include <string.h>
 #include <sys/epoll.h>
 
@@ -34,14 +35,21 @@ EXPORT int epoll_ctl(int epfd, int op, int fd, struct epoll_event *event)
 	return rc;
 }
 
-/* One real wait with a timespec timeout (NULL: unbounded), with or without pwait2. */
+/* Kernels before 5.11 have no epoll_pwait2: then waits are in milliseconds, rounded up. */
+static atomic_bool no_pwait2;
+
+/* One real wait with a timespec timeout (NULL: unbounded). */
 static int wait_once(int epfd, struct epoll_event *events, int max, const struct timespec *ts,
 		     const sigset_t *ss)
 {
-	int ms;
+	int ms, rc;
 
-	if (real_epoll_pwait2)
-		return real_epoll_pwait2(epfd, events, max, ts, ss);
+	if (!atomic_load_explicit(&no_pwait2, memory_order_relaxed)) {
+		rc = real_epoll_pwait2(epfd, events, max, ts, ss);
+		if (rc >= 0 || errno != ENOSYS)
+			return rc;
+		atomic_store_explicit(&no_pwait2, true, memory_order_relaxed);
+	}
 	if (!ts)
 		ms = -1;
 	else if (ts->tv_sec > 1000000)
@@ -110,10 +118,8 @@ EXPORT int epoll_pwait2(int epfd, struct epoll_event *events, int max,
 {
 	int64_t ns = -1;
 
-	if (!pending_any() || !real_epoll_pwait2 ||
-	    (timeout && (timeout->tv_sec < 0 || timeout->tv_nsec < 0)))
-		return real_epoll_pwait2 ? real_epoll_pwait2(epfd, events, max, timeout, ss)
-					 : (errno = ENOSYS, -1);
+	if (!pending_any() || (timeout && (timeout->tv_sec < 0 || timeout->tv_nsec < 0)))
+		return real_epoll_pwait2(epfd, events, max, timeout, ss);
 	if (timeout)
 		ns = (int64_t)timeout->tv_sec * 1000000000 + timeout->tv_nsec;
 	return epoll_managed(epfd, events, max, ns, ss);

@@ -80,6 +80,8 @@ static int poll_managed(struct pollfd *fds, nfds_t n, int64_t timeout_ns, const 
 			errno = err;
 			return rc;
 		}
+		/* Another thread may have started managing an fd meanwhile. */
+		nmanaged = pending_list(managed, hidden, PENDING_MAX);
 		for (k = 0; rc > 0 && k < n; k++) {
 			bool extra;
 
@@ -196,6 +198,7 @@ static int select_managed(int nfds, fd_set *r, fd_set *w, fd_set *e, int64_t tim
 			errno = err;
 			return rc;
 		}
+		nmanaged = pending_list(managed, hidden, PENDING_MAX);
 		for (i = 0; rc > 0 && i < nmanaged; i++) {
 			int fd = managed[i];
 			bool extra;

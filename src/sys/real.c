@@ -2,38 +2,166 @@
 #include "sys/real.h"
 
 #include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
-int (*real_connect)(int, const struct sockaddr *, socklen_t);
-int (*real_getaddrinfo)(const char *, const char *, const struct addrinfo *, struct addrinfo **);
-int (*real_getsockopt)(int, int, int, void *, socklen_t *);
-int (*real_poll)(struct pollfd *, nfds_t, int);
-int (*real_ppoll)(struct pollfd *, nfds_t, const struct timespec *, const sigset_t *);
-int (*real___poll_chk)(struct pollfd *, nfds_t, int, size_t);
-int (*real___ppoll_chk)(struct pollfd *, nfds_t, const struct timespec *, const sigset_t *, size_t);
-int (*real_select)(int, fd_set *, fd_set *, fd_set *, struct timeval *);
-int (*real_pselect)(int, fd_set *, fd_set *, fd_set *, const struct timespec *, const sigset_t *);
-int (*real_epoll_ctl)(int, int, int, struct epoll_event *);
-int (*real_epoll_wait)(int, struct epoll_event *, int, int);
-int (*real_epoll_pwait)(int, struct epoll_event *, int, int, const sigset_t *);
-int (*real_epoll_pwait2)(int, struct epoll_event *, int, const struct timespec *, const sigset_t *);
-ssize_t (*real_read)(int, void *, size_t);
-ssize_t (*real_readv)(int, const struct iovec *, int);
-ssize_t (*real_recv)(int, void *, size_t, int);
-ssize_t (*real_recvfrom)(int, void *, size_t, int, struct sockaddr *, socklen_t *);
-ssize_t (*real_recvmsg)(int, struct msghdr *, int);
-ssize_t (*real_write)(int, const void *, size_t);
-ssize_t (*real_writev)(int, const struct iovec *, int);
-ssize_t (*real_send)(int, const void *, size_t, int);
-ssize_t (*real_sendto)(int, const void *, size_t, int, const struct sockaddr *, socklen_t);
-ssize_t (*real_sendmsg)(int, const struct msghdr *, int);
-int (*real_close)(int);
-int (*real_close_range)(unsigned, unsigned, int);
-void (*real_closefrom)(int);
-int (*real_dup2)(int, int);
-int (*real_dup3)(int, int, int);
+/*
+ * Until the real symbols are resolved each pointer holds a stub that resolves
+ * them first: a hook may run before libbackoff's constructor (another
+ * library's constructor, a C++ static initialiser).  A call made from inside
+ * the resolution itself (an allocator reading a file while dlsym runs) cannot
+ * wait for it: it goes to the kernel directly, or fails with ENOSYS where no
+ * single system call does the job.
+ */
+static __thread bool resolving __attribute__((tls_model("initial-exec")));
+static pthread_once_t resolve_once = PTHREAD_ONCE_INIT;
+
+static void resolve_all(void);
+
+static void resolve_now(void)
+{
+	pthread_once(&resolve_once, resolve_all);
+}
+
+static long no_syscall(void)
+{
+	errno = ENOSYS;
+	return -1;
+}
+
+/* 8: the kernel's sigset size, which the raw calls take. */
+#define KSIGSET 8
+
+static int raw_ppoll(struct pollfd *fds, nfds_t n, const struct timespec *ts, const sigset_t *ss)
+{
+	struct timespec copy, *tp = NULL;
+
+	if (ts) {
+		copy = *ts; /* the kernel writes the time left back */
+		tp = &copy;
+	}
+	return (int)syscall(SYS_ppoll, fds, n, tp, ss, KSIGSET);
+}
+
+static int raw_poll(struct pollfd *fds, nfds_t n, int ms)
+{
+	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000L };
+
+	return raw_ppoll(fds, n, ms < 0 ? NULL : &ts, NULL);
+}
+
+#define STUB(ret, name, params, args, fallback) \
+	static ret first_##name params          \
+	{                                       \
+		if (resolving)                  \
+			return (ret)(fallback); \
+		resolve_now();                  \
+		return real_##name args;        \
+	}                                       \
+	ret(*real_##name) params = first_##name;
+
+STUB(int, connect, (int fd, const struct sockaddr *a, socklen_t l), (fd, a, l),
+     syscall(SYS_connect, fd, a, l))
+STUB(int, getaddrinfo,
+     (const char *node, const char *service, const struct addrinfo *hints, struct addrinfo **res),
+     (node, service, hints, res), (errno = ENOSYS, EAI_SYSTEM))
+STUB(int, getsockopt, (int fd, int level, int name, void *v, socklen_t *l), (fd, level, name, v, l),
+     syscall(SYS_getsockopt, fd, level, name, v, l))
+STUB(int, poll, (struct pollfd * fds, nfds_t n, int ms), (fds, n, ms), raw_poll(fds, n, ms))
+STUB(int, ppoll, (struct pollfd * fds, nfds_t n, const struct timespec *ts, const sigset_t *ss),
+     (fds, n, ts, ss), raw_ppoll(fds, n, ts, ss))
+STUB(int, __poll_chk, (struct pollfd * fds, nfds_t n, int ms, size_t len), (fds, n, ms, len),
+     raw_poll(fds, n, ms))
+STUB(int, __ppoll_chk,
+     (struct pollfd * fds, nfds_t n, const struct timespec *ts, const sigset_t *ss, size_t len),
+     (fds, n, ts, ss, len), raw_ppoll(fds, n, ts, ss))
+STUB(int, select, (int n, fd_set *r, fd_set *w, fd_set *e, struct timeval *tv), (n, r, w, e, tv),
+     no_syscall())
+STUB(int, pselect,
+     (int n, fd_set *r, fd_set *w, fd_set *e, const struct timespec *ts, const sigset_t *ss),
+     (n, r, w, e, ts, ss), no_syscall())
+STUB(int, epoll_ctl, (int epfd, int op, int fd, struct epoll_event *ev), (epfd, op, fd, ev),
+     syscall(SYS_epoll_ctl, epfd, op, fd, ev))
+STUB(int, epoll_wait, (int epfd, struct epoll_event *ev, int max, int ms), (epfd, ev, max, ms),
+     syscall(SYS_epoll_pwait, epfd, ev, max, ms, NULL, KSIGSET))
+STUB(int, epoll_pwait, (int epfd, struct epoll_event *ev, int max, int ms, const sigset_t *ss),
+     (epfd, ev, max, ms, ss), syscall(SYS_epoll_pwait, epfd, ev, max, ms, ss, KSIGSET))
+STUB(int, epoll_pwait2,
+     (int epfd, struct epoll_event *ev, int max, const struct timespec *ts, const sigset_t *ss),
+     (epfd, ev, max, ts, ss), syscall(SYS_epoll_pwait2, epfd, ev, max, ts, ss, KSIGSET))
+STUB(ssize_t, read, (int fd, void *b, size_t n), (fd, b, n), syscall(SYS_read, fd, b, n))
+STUB(ssize_t, readv, (int fd, const struct iovec *v, int n), (fd, v, n),
+     syscall(SYS_readv, fd, v, n))
+STUB(ssize_t, recv, (int fd, void *b, size_t n, int f), (fd, b, n, f),
+     syscall(SYS_recvfrom, fd, b, n, f, NULL, NULL))
+STUB(ssize_t, recvfrom, (int fd, void *b, size_t n, int f, struct sockaddr *a, socklen_t *l),
+     (fd, b, n, f, a, l), syscall(SYS_recvfrom, fd, b, n, f, a, l))
+STUB(ssize_t, recvmsg, (int fd, struct msghdr *m, int f), (fd, m, f),
+     syscall(SYS_recvmsg, fd, m, f))
+STUB(ssize_t, write, (int fd, const void *b, size_t n), (fd, b, n), syscall(SYS_write, fd, b, n))
+STUB(ssize_t, writev, (int fd, const struct iovec *v, int n), (fd, v, n),
+     syscall(SYS_writev, fd, v, n))
+STUB(ssize_t, send, (int fd, const void *b, size_t n, int f), (fd, b, n, f),
+     syscall(SYS_sendto, fd, b, n, f, NULL, 0))
+STUB(ssize_t, sendto,
+     (int fd, const void *b, size_t n, int f, const struct sockaddr *a, socklen_t l),
+     (fd, b, n, f, a, l), syscall(SYS_sendto, fd, b, n, f, a, l))
+STUB(ssize_t, sendmsg, (int fd, const struct msghdr *m, int f), (fd, m, f),
+     syscall(SYS_sendmsg, fd, m, f))
+STUB(int, close, (int fd), (fd), syscall(SYS_close, fd))
+STUB(int, close_range, (unsigned lo, unsigned hi, int f), (lo, hi, f),
+     syscall(SYS_close_range, lo, hi, f))
+STUB(int, dup2, (int old, int new), (old, new),
+     old == new ? fcntl(old, F_GETFD) < 0 ? -1 : new : syscall(SYS_dup3, old, new, 0))
+STUB(int, dup3, (int old, int new, int f), (old, new, f), syscall(SYS_dup3, old, new, f))
+
+static void first_closefrom(int lo)
+{
+	if (resolving) {
+		syscall(SYS_close_range, (unsigned)lo, ~0U, 0);
+		return;
+	}
+	resolve_now();
+	real_closefrom(lo);
+}
+
+void (*real_closefrom)(int) = first_closefrom;
+
+/* For the optional symbols of older C libraries: the same through the kernel. */
+static int fallback_poll_chk(struct pollfd *fds, nfds_t n, int ms, size_t len)
+{
+	(void)len;
+	return real_poll(fds, n, ms);
+}
+
+static int fallback_ppoll_chk(struct pollfd *fds, nfds_t n, const struct timespec *ts,
+			      const sigset_t *ss, size_t len)
+{
+	(void)len;
+	return real_ppoll(fds, n, ts, ss);
+}
+
+static int fallback_epoll_pwait2(int epfd, struct epoll_event *ev, int max,
+				 const struct timespec *ts, const sigset_t *ss)
+{
+	return (int)syscall(SYS_epoll_pwait2, epfd, ev, max, ts, ss, KSIGSET);
+}
+
+static int fallback_close_range(unsigned lo, unsigned hi, int flags)
+{
+	return (int)syscall(SYS_close_range, lo, hi, flags);
+}
+
+static void fallback_closefrom(int lo)
+{
+	syscall(SYS_close_range, (unsigned)lo, ~0U, 0);
+}
 
 static void die(const char *name, const char *why)
 {
@@ -49,38 +177,42 @@ static void die(const char *name, const char *why)
 
 /*
  * memcpy converts between object and function pointers, which ISO C leaves
- * undefined.  An optional symbol (absent from older C libraries) stays NULL;
- * its hook is then never called either.
+ * undefined.  A symbol absent from an older C library gets @fallback.
  */
-#define RESOLVE_AS(name, required)                                       \
+#define RESOLVE_AS(name, fallback)                                       \
 	do {                                                             \
 		void *found_ = dlsym(RTLD_NEXT, #name), *self_;          \
-		__typeof__(real_##name) hook_ = name;                    \
+		__typeof__(real_##name) hook_ = name, fb_ = (fallback);  \
 		memcpy(&self_, &hook_, sizeof(self_));                   \
-		if (!found_ && (required))                               \
+		if (!found_ && !fb_)                                     \
 			die(#name, ": not found after libbackoff\n");    \
 		if (found_ && found_ == self_)                           \
 			die(#name, ": resolves to libbackoff itself\n"); \
-		memcpy(&real_##name, &found_, sizeof(found_));           \
+		if (found_)                                              \
+			memcpy(&real_##name, &found_, sizeof(found_));   \
+		else                                                     \
+			real_##name = fb_;                               \
 	} while (0)
-#define RESOLVE(name) RESOLVE_AS(name, 1)
-#define RESOLVE_OPTIONAL(name) RESOLVE_AS(name, 0)
+#define RESOLVE(name) RESOLVE_AS(name, NULL)
 
-void real_resolve(void)
+static void resolve_all(void)
 {
+	int saved = errno;
+
+	resolving = true;
 	RESOLVE(connect);
 	RESOLVE(getaddrinfo);
 	RESOLVE(getsockopt);
 	RESOLVE(poll);
 	RESOLVE(ppoll);
-	RESOLVE_OPTIONAL(__poll_chk);
-	RESOLVE_OPTIONAL(__ppoll_chk);
+	RESOLVE_AS(__poll_chk, fallback_poll_chk);
+	RESOLVE_AS(__ppoll_chk, fallback_ppoll_chk);
 	RESOLVE(select);
 	RESOLVE(pselect);
 	RESOLVE(epoll_ctl);
 	RESOLVE(epoll_wait);
 	RESOLVE(epoll_pwait);
-	RESOLVE_OPTIONAL(epoll_pwait2);
+	RESOLVE_AS(epoll_pwait2, fallback_epoll_pwait2);
 	RESOLVE(read);
 	RESOLVE(readv);
 	RESOLVE(recv);
@@ -92,8 +224,15 @@ void real_resolve(void)
 	RESOLVE(sendto);
 	RESOLVE(sendmsg);
 	RESOLVE(close);
-	RESOLVE_OPTIONAL(close_range);
-	RESOLVE_OPTIONAL(closefrom);
+	RESOLVE_AS(close_range, fallback_close_range);
+	RESOLVE_AS(closefrom, fallback_closefrom);
 	RESOLVE(dup2);
 	RESOLVE(dup3);
+	resolving = false;
+	errno = saved;
+}
+
+void real_resolve(void)
+{
+	resolve_now();
 }

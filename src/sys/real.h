@@ -53,9 +53,10 @@ int __ppoll_chk(struct pollfd *fds, nfds_t nfds, const struct timespec *timeout,
 		size_t fdslen);
 
 /*
- * Resolve every real_* pointer with dlsym(RTLD_NEXT).  Aborts with a message
- * if a required symbol is missing or resolves to libbackoff's own hook.
- * Called once, under the init once-guard.
+ * Resolve every real_* pointer with dlsym(RTLD_NEXT), once (later calls
+ * return at once).  Aborts with a message if a required symbol is missing or
+ * resolves to libbackoff's own hook.  Before it has run, each pointer holds a
+ * stub that calls it first, so a hook is safe to call at any time.
  */
 void real_resolve(void);
 
