@@ -59,7 +59,6 @@ void retry_begin(const struct config *cfg, struct retry_progress *p, uint64_t bu
 	p->prev_ms = cfg->policy.base_ms;
 	p->start_ms = now_ms;
 	p->deadline_ms = budget == CONFIG_INFINITE ? CONFIG_INFINITE : now_ms + budget;
-	count(&stat_calls, 1);
 }
 
 bool retry_allowed(const struct config *cfg, const struct retry_progress *p, uint64_t now_ms)
@@ -74,6 +73,9 @@ bool retry_plan(const struct config *cfg, const struct retry_call *c, struct ret
 	const char *reason;
 	uint64_t delay;
 
+	/* Calls are counted at their first failure: a managed connect that succeeds is not one. */
+	if (p->attempt == 1)
+		count(&stat_calls, 1);
 	if (cfg->retries != CONFIG_INFINITE && p->attempt > cfg->retries) {
 		reason = "retries";
 		goto give_up;
