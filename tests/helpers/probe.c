@@ -46,18 +46,15 @@
 
 enum mode { M_BLOCKING, M_POLL, M_PPOLL, M_SELECT, M_PSELECT, M_EPOLL_LT, M_EPOLL_ET };
 
-static const char *const mode_names[] = {
-	[M_BLOCKING] = "blocking", [M_POLL] = "poll",         [M_PPOLL] = "ppoll",
-	[M_SELECT] = "select",     [M_PSELECT] = "pselect",   [M_EPOLL_LT] = "epoll-lt",
-	[M_EPOLL_ET] = "epoll-et",
-};
-
 struct probe_opts {
 	enum mode mode;
-	long timeout_ms; /* -1: wait forever */
+	/* -1: wait forever */
+	long timeout_ms;
 	int type;
-	long sndtimeo_ms; /* 0: not set */
-	long alarm_ms;    /* 0: no alarm */
+	/* 0: not set */
+	long sndtimeo_ms;
+	/* 0: no alarm */
+	long alarm_ms;
 	int sa_restart;
 	int read_reply;
 	int elapsed;
@@ -95,6 +92,26 @@ static long parse_long(const char *s, long min, long max)
 	if (errno || end == s || *end || v < min || v > max)
 		usage();
 	return v;
+}
+
+static enum mode parse_mode(const char *name)
+{
+	if (strcmp(name, "blocking") == 0)
+		return M_BLOCKING;
+	if (strcmp(name, "poll") == 0)
+		return M_POLL;
+	if (strcmp(name, "ppoll") == 0)
+		return M_PPOLL;
+	if (strcmp(name, "select") == 0)
+		return M_SELECT;
+	if (strcmp(name, "pselect") == 0)
+		return M_PSELECT;
+	if (strcmp(name, "epoll-lt") == 0)
+		return M_EPOLL_LT;
+	if (strcmp(name, "epoll-et") == 0)
+		return M_EPOLL_ET;
+	usage();
+	return M_BLOCKING;
 }
 
 static void parse_addr(const char *spec, struct probe_opts *o)
@@ -187,6 +204,31 @@ static long remaining_ms(long long deadline)
 	return left > 0 ? (long)left : 0;
 }
 
+/* Waits for EPOLLOUT (edge-triggered or not) on a fresh epoll instance. */
+static int wait_epoll(int fd, int edge, int timeout_ms)
+{
+	struct epoll_event ev = { .events = EPOLLOUT, .data.fd = fd };
+	int ep = epoll_create1(EPOLL_CLOEXEC);
+	int n, saved;
+
+	if (ep < 0)
+		return -1;
+	if (edge)
+		ev.events |= EPOLLET;
+	n = epoll_ctl(ep, EPOLL_CTL_ADD, fd, &ev);
+	if (n == 0) {
+		n = epoll_wait(ep, &ev, 1, timeout_ms);
+		saved = errno;
+		if (n >= 0)
+			epoll_ctl(ep, EPOLL_CTL_DEL, fd, NULL);
+	} else {
+		saved = errno;
+	}
+	close(ep);
+	errno = saved;
+	return n;
+}
+
 /* Waits until fd is writable; returns 1 if it is, 0 on timeout, -1 with errno. */
 static int wait_writable(int fd, enum mode mode, long long deadline)
 {
@@ -194,9 +236,7 @@ static int wait_writable(int fd, enum mode mode, long long deadline)
 	struct timespec ts = { .tv_sec = left / 1000, .tv_nsec = (left % 1000) * 1000000 };
 	struct timeval tv = { .tv_sec = left / 1000, .tv_usec = (left % 1000) * 1000 };
 	struct pollfd pfd = { .fd = fd, .events = POLLOUT };
-	struct epoll_event ev = { .events = EPOLLOUT, .data.fd = fd };
 	fd_set wfds;
-	int ep, n;
 
 	switch (mode) {
 	case M_POLL:
@@ -216,28 +256,7 @@ static int wait_writable(int fd, enum mode mode, long long deadline)
 		return pselect(fd + 1, NULL, &wfds, NULL, left < 0 ? NULL : &ts, NULL);
 	case M_EPOLL_LT:
 	case M_EPOLL_ET:
-		ep = epoll_create1(EPOLL_CLOEXEC);
-		if (ep < 0)
-			return -1;
-		if (mode == M_EPOLL_ET)
-			ev.events |= EPOLLET;
-		if (epoll_ctl(ep, EPOLL_CTL_ADD, fd, &ev) < 0) {
-			n = -1;
-			goto out_close_ep;
-		}
-		n = epoll_wait(ep, &ev, 1, (int)left);
-		if (n >= 0)
-			epoll_ctl(ep, EPOLL_CTL_DEL, fd, NULL);
-out_close_ep:
-		if (n < 0) {
-			int saved = errno;
-
-			close(ep);
-			errno = saved;
-		} else {
-			close(ep);
-		}
-		return n;
+		return wait_epoll(fd, mode == M_EPOLL_ET, (int)left);
 	case M_BLOCKING:
 		break;
 	}
@@ -431,16 +450,9 @@ int main(int argc, char **argv)
 	int opt;
 
 	while ((opt = getopt_long(argc, argv, "", opts, NULL)) != -1) {
-		size_t i;
-
 		switch (opt) {
 		case 'm':
-			for (i = 0; i < sizeof(mode_names) / sizeof(mode_names[0]); i++)
-				if (strcmp(optarg, mode_names[i]) == 0)
-					break;
-			if (i == sizeof(mode_names) / sizeof(mode_names[0]))
-				usage();
-			o.mode = (enum mode)i;
+			o.mode = parse_mode(optarg);
 			break;
 		case 't':
 			o.timeout_ms = parse_long(optarg, -1, 3600000);
