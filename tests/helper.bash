@@ -255,3 +255,174 @@ sys.stdout.write(data.decode())
 WGET_CLIENT=(wget -nv -t 1 -O -)
 SOCAT_CLIENT=(socat -u)
 HTTP_REPLY=$'HTTP/1.0 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 5\r\n\r\nhello'
+
+# ---- Non-blocking clients in their own event loops (tests/9N-*.bats) ----
+
+# require_command NAME...: skip unless every NAME is installed.
+require_command() {
+	local c
+	for c in "$@"; do
+		command -v "$c" >/dev/null || skip "$c is not installed"
+	done
+}
+
+# listener_mono NAME WHAT: the mono_ms of the "WHAT mono_ms=N" line that the
+# background server NAME printed (late-listener: listening, accepted).
+listener_mono() {
+	sed -n "s/^$2 mono_ms=//p" "$T/$1.out" | head -n 1
+}
+
+# assert_retried_then_connected LOG TARGET ERRNO LISTEN_MONO CAP_MS: the JSON
+# LOG of a client started before its server shows retries of TARGET only,
+# each failed with ERRNO, numbered 1..n, each waiting the delay it drew
+# (at most CAP_MS), the first before the server listened at LISTEN_MONO; then
+# one success at attempt n+1 no sooner than LISTEN_MONO and at most CAP_MS
+# plus 500 ms of slack later; no give-up.  Sets CONNECT_ATTEMPTS and
+# CONNECT_AFTER_LISTEN_MS (success time minus listen time).
+assert_retried_then_connected() {
+	local log=$1 target=$2 errno=$3 listen=$4 cap=$5 retries line n=0 first=
+	local t e attempt delay wait mono
+	retries=$(json_events "$log" retry target errno attempt delay_ms wait_ms mono_ms) || return
+	[[ -n $retries ]] || fail "no retry event in $log" || return
+	while read -r t e attempt delay wait mono; do
+		n=$((n + 1))
+		assert_eq "$t $e" "$target $errno" "target and errno of retry $n" || return
+		assert_eq "$attempt" "$n" "attempt number of retry $n" || return
+		assert_between "$delay" 0 "$cap" "delay_ms of retry $n" || return
+		assert_eq "$wait" "$delay" "wait_ms of retry $n (no budget in play)" || return
+		first=${first:-$mono}
+	done <<<"$retries"
+	assert_between "$first" 0 "$((listen - 1))" "first retry time (before the server listened)" ||
+		return
+	line=$(json_events "$log" success target attempt mono_ms)
+	assert_match "$line" "^$target [0-9]+ [0-9]+$" "success event" || return
+	read -r _ attempt mono <<<"$line"
+	assert_eq "$attempt" "$((n + 1))" "attempts in the success event" || return
+	assert_between "$mono" "$listen" "$((listen + cap + 500))" "success time" || return
+	assert_eq "$(json_events "$log" giveup target)" "" "give-up events" || return
+	CONNECT_ATTEMPTS=$attempt
+	CONNECT_AFTER_LISTEN_MS=$((mono - listen))
+}
+
+# record_matrix CLIENT DETECTION: with TEST_MATRIX_FILE set, appends one
+# "client | detection path | attempts | ms from listen to connect" row with the
+# figures of the last assert_retried_then_connected.
+record_matrix() {
+	[[ -n ${TEST_MATRIX_FILE:-} ]] || return 0
+	printf '%s | %s | %s | %s\n' "$1" "$2" "${CONNECT_ATTEMPTS:-?}" \
+		"${CONNECT_AFTER_LISTEN_MS:-?}" >>"$TEST_MATRIX_FILE"
+}
+
+# start_blackhole NAME: a TCP listener on 127.0.0.1 whose accept queue is kept
+# full, so that every new SYN is dropped and a client's connect() hangs until
+# its own timeout (a server that never answers, without the library); sets PORT.
+start_blackhole() {
+	# shellcheck disable=SC2016 # a python program
+	start_bg "$1" "$PYTHON" -c '
+import os, socket, sys, time
+srv = socket.socket()
+srv.bind(("127.0.0.1", 0))
+srv.listen(0)
+# One connection fills a backlog of 0; later SYNs are dropped, never refused.
+filler = socket.create_connection(srv.getsockname())
+with open(sys.argv[1] + ".tmp", "w") as f:
+    f.write(f"{srv.getsockname()[1]}\n")
+os.rename(sys.argv[1] + ".tmp", sys.argv[1])
+time.sleep(120)
+' "$T/$1.port"
+	wait_for_file "$T/$1.port" 5 || return
+	PORT=$(<"$T/$1.port")
+}
+
+# assert_fails_alike VARS COMMAND...: COMMAND, with no server, fails with the
+# same status, stdout and stderr (the library's own lines aside, and curl's
+# "after N ms") under the library with the space-separated VAR=VALUE list
+# VARS as it does without it.  Leaves the run under the library in
+# status/output/stderr.
+# shellcheck disable=SC2154 # status, output and stderr are set by bats run
+assert_fails_alike() {
+	local vars=$1 base_status base_out base_err
+	shift
+	run --separate-stderr timeout 20 "$@"
+	base_status=$status base_out=$(failure_text "$output")
+	base_err=$(failure_text "$stderr")
+	assert_between "$base_status" 1 255 "status without the library" || return
+	# shellcheck disable=SC2086 # VARS is a word list on purpose
+	run --separate-stderr timeout 20 env LD_PRELOAD="$LIB" $vars "$@"
+	assert_eq "$status" "$base_status" "status with the library" || return
+	assert_eq "$(failure_text "$output")" "$base_out" "stdout with the library" || return
+	assert_eq "$(failure_text "$stderr")" "$base_err" "stderr with the library"
+}
+
+# failure_text TEXT: normalized_output, and curl's time to fail as "after N ms".
+failure_text() {
+	normalized_output "$1" | sed -E 's/ after [0-9]+ ms: / after N ms: /'
+}
+
+# start_http_server NAME AFTER_MS DIR: python's http.server (the handler that
+# `python3 -m http.server` runs) serving DIR on 127.0.0.1, bound at once so
+# that the port refuses connections, listening only after AFTER_MS; prints
+# "listening mono_ms=N" to $T/NAME.out; sets PORT.
+start_http_server() {
+	# shellcheck disable=SC2016 # a python program
+	start_bg "$1" "$PYTHON" -c '
+import functools, http.server, os, sys, time
+port_file, after_ms, root = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=root)
+srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler, bind_and_activate=False)
+srv.server_bind()
+with open(port_file + ".tmp", "w") as f:
+    f.write(f"{srv.server_address[1]}\n")
+os.rename(port_file + ".tmp", port_file)
+time.sleep(after_ms / 1000)
+srv.server_activate()
+print(f"listening mono_ms={time.monotonic_ns() // 1000000}", flush=True)
+srv.serve_forever()
+' "$T/$1.port" "$2" "$3"
+	wait_for_file "$T/$1.port" 5 || return
+	PORT=$(<"$T/$1.port")
+}
+
+# Non-blocking clients as they come, each printing what the server sends until EOF.
+# Python with a timeout: poll() then SO_ERROR.
+PY_TIMEOUT_CLIENT=("$PYTHON" -c '
+import socket, sys
+s = socket.create_connection((sys.argv[1], int(sys.argv[2])), timeout=5)
+data = b""
+while chunk := s.recv(4096):
+    data += chunk
+sys.stdout.write(data.decode())
+')
+# asyncio: epoll, the socket added after connect(), then SO_ERROR.  An optional
+# third argument bounds the connect with asyncio.wait_for(..., SECONDS); a
+# fourth names a file that gets the milliseconds the connect took.
+PY_ASYNCIO_CLIENT=("$PYTHON" -c '
+import asyncio, sys, time
+async def main():
+    start = time.monotonic()
+    try:
+        opening = asyncio.open_connection(sys.argv[1], int(sys.argv[2]))
+        if len(sys.argv) > 3:
+            opening = asyncio.wait_for(opening, float(sys.argv[3]))
+        reader, writer = await opening
+    finally:
+        if len(sys.argv) > 4:
+            with open(sys.argv[4], "w") as f:
+                f.write(f"{int((time.monotonic() - start) * 1000)}\n")
+    sys.stdout.write((await reader.read()).decode())
+    writer.close()
+asyncio.run(main())
+')
+# node (libuv): epoll_pwait, the socket added after connect(), then SO_ERROR.
+NODE_CLIENT=(node -e '
+const s = require("net").connect(Number(process.argv[2]), process.argv[1]);
+s.on("data", (d) => process.stdout.write(d));
+s.on("error", (e) => { console.error(e.message); process.exit(1); });
+')
+# perl with a Timeout: select(), then a second connect() says how it went.
+# shellcheck disable=SC2016 # a perl program
+PERL_TIMEOUT_CLIENT=(perl -MIO::Socket::INET -e '
+my $s = IO::Socket::INET->new(PeerAddr => $ARGV[0], PeerPort => $ARGV[1], Timeout => 5)
+    or die "connect: $@\n";
+print while <$s>;
+')

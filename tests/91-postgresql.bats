@@ -1,0 +1,196 @@
+#!/usr/bin/env bats
+# psql (libpq: always non-blocking, poll() then SO_ERROR) against a real
+# PostgreSQL server that the test starts late, over TCP and its unix socket.
+# shellcheck disable=SC2154 # stderr is set by bats run --separate-stderr
+
+load helper
+
+# One cluster for the file: initdb is the slow part.  PostgreSQL refuses to
+# run as root, so as root it runs as nobody, in a directory nobody owns.
+setup_file() {
+	local bin dirs=(/usr/lib/postgresql/*/bin)
+	bin=$(printf '%s\n' "${dirs[@]}" | sort -V | tail -n 1)
+	if [[ -z $bin || ! -x $bin/initdb || ! -x $bin/pg_ctl ]] || ! command -v psql >/dev/null; then
+		export PG_SKIP="PostgreSQL server binaries (/usr/lib/postgresql/*/bin) or psql not installed"
+		return 0
+	fi
+	PG_AS=()
+	if ((EUID == 0)); then
+		if ! command -v runuser >/dev/null || ! id nobody >/dev/null 2>&1; then
+			export PG_SKIP="running as root, but runuser or the user nobody is missing"
+			return 0
+		fi
+		PG_AS=(runuser -u nobody --)
+	fi
+	PG_DIR=$(mktemp -d /tmp/libbackoff-pg.XXXXXX)
+	chmod 755 "$PG_DIR"
+	mkdir "$PG_DIR/sock"
+	((EUID != 0)) || chown -R nobody: "$PG_DIR"
+	if ! "${PG_AS[@]}" "$bin/initdb" -D "$PG_DIR/data" -A trust -U postgres --no-sync \
+		-E UTF8 --locale=C >"$PG_DIR/initdb.log" 2>&1; then
+		PG_SKIP="initdb failed: $(tail -n 3 "$PG_DIR/initdb.log" | tr '\n' ' ')"
+		export PG_SKIP
+		return 0
+	fi
+	export PG_BIN=$bin PG_DIR PG_AS_FLAT="${PG_AS[*]}"
+}
+
+teardown_file() {
+	[[ -n ${PG_DIR:-} && -d $PG_DIR ]] || return 0
+	pg_stop
+	rm -rf "$PG_DIR"
+}
+
+setup() {
+	require_build
+	[[ -z ${PG_SKIP:-} ]] || skip "$PG_SKIP"
+	read -r -a PG_AS <<<"$PG_AS_FLAT"
+	# A port out of the kernel's ephemeral range, so that no client's source
+	# port can take it between this check and the server's start.
+	PG_PORT=$("$PYTHON" -c '
+import random, socket
+for _ in range(200):
+    port = random.randrange(20000, 32000)
+    with socket.socket() as s:
+        try:
+            s.bind(("127.0.0.1", port))
+        except OSError:
+            continue
+    print(port)
+    break
+')
+	[[ -n $PG_PORT ]] || fail "no free port in 20000-32000"
+	PG_SOCKET=$PG_DIR/sock/.s.PGSQL.$PG_PORT
+}
+
+teardown() {
+	pg_stop
+	stop_bg_all
+}
+
+pg_stop() {
+	[[ -n ${PG_BIN:-} && -f $PG_DIR/data/postmaster.pid ]] || return 0
+	read -r -a PG_AS <<<"${PG_AS_FLAT:-}"
+	"${PG_AS[@]}" "$PG_BIN/pg_ctl" -D "$PG_DIR/data" -m fast -w -t 20 stop >/dev/null 2>&1 || true
+}
+
+# pg_start: the server on 127.0.0.1:$PG_PORT and in $PG_DIR/sock; its log
+# lines start with the epoch time in ms (%n), for the listen time.
+pg_start() {
+	: >"$PG_DIR/server.log"
+	((EUID != 0)) || chown nobody: "$PG_DIR/server.log"
+	"${PG_AS[@]}" "$PG_BIN/pg_ctl" -D "$PG_DIR/data" -l "$PG_DIR/server.log" -w -t 20 \
+		-o "-p $PG_PORT -k $PG_DIR/sock -c listen_addresses=127.0.0.1 -c shared_buffers=1MB -c fsync=off -c log_line_prefix='%n '" \
+		start
+}
+
+# pg_start_after LOG ATTEMPT: starts the server as soon as the client's JSON
+# LOG shows the retry of ATTEMPT.
+pg_start_after() {
+	wait_for_line "$1" "\"event\":\"retry\".*\"attempt\":$2," 20 && pg_start
+}
+
+# pg_listen_wall_ms WHAT: when the server logged "listening on WHAT", as
+# wall-clock ms (the JSON log has wall-clock times too, in "time").
+pg_listen_wall_ms() {
+	local line
+	line=$(grep -F "listening on $1" "$PG_DIR/server.log" | head -n 1)
+	[[ $line =~ ^([0-9]+)\.([0-9]{3})\  ]] || fail "no 'listening on $1' in the server log" || return
+	echo "$((BASH_REMATCH[1] * 1000 + 10#${BASH_REMATCH[2]}))"
+}
+
+# json_wall_ms LOG EVENT: the wall-clock ms of each EVENT of the JSON log.
+json_wall_ms() {
+	json_events "$1" "$2" time | "$PYTHON" -c '
+import sys, datetime
+for line in sys.stdin:
+    t = datetime.datetime.strptime(line.strip(), "%Y-%m-%dT%H:%M:%S.%fZ")
+    print(int(t.replace(tzinfo=datetime.timezone.utc).timestamp() * 1000))
+'
+}
+
+# late_psql HOST TARGET ERRNO LISTEN_WHAT: psql -h HOST started before the
+# server gets 42 from it; the log shows the retries and the success.
+#
+# The schedule is deterministic (no jitter, 500 ms apart) and the server is
+# started as the third attempt fails, about 1 s after the client: PostgreSQL
+# listens a few ms before it accepts sessions ("the database system is
+# starting up"), and an attempt landing in that window would fail in psql
+# whatever the library does, so the attempts are kept 500 ms away from it.
+late_psql() {
+	local host=$1 target=$2 errno=$3 what=$4 listen success
+	start_bg pgstart pg_start_after "$T/log.json" 3
+	run --separate-stderr timeout 30 env LD_PRELOAD="$LIB" BACKOFF_BASE=500ms BACKOFF_CAP=500ms \
+		BACKOFF_MULTIPLIER=1 BACKOFF_JITTER=none BACKOFF_LOG=info BACKOFF_LOG_FORMAT=json \
+		BACKOFF_LOG_FILE="$T/log.json" psql -X -h "$host" -p "$PG_PORT" -U postgres -At \
+		-c 'select 42'
+	assert_eq "$status" 0 "psql status (stderr: $stderr)"
+	assert_eq "$output" 42 "psql output"
+
+	local retries
+	retries=$(json_events "$T/log.json" retry target errno attempt delay_ms | tr '\n' ' ')
+	assert_match "$retries" "^$target $errno 1 500 $target $errno 2 500 $target $errno 3 500 " \
+		"retry events"
+	assert_eq "$(json_events "$T/log.json" retry target | grep -cvxF "$target" || true)" 0 \
+		"retry events of another target"
+	local n
+	n=$(json_events "$T/log.json" retry target | wc -l)
+	assert_eq "$(json_events "$T/log.json" success target attempt)" "$target $((n + 1))" \
+		"success event"
+	listen=$(pg_listen_wall_ms "$what")
+	success=$(json_wall_ms "$T/log.json" success)
+	assert_between "$success" "$listen" "$((listen + 500 + 500))" "success time (wall ms)"
+	# shellcheck disable=SC2034 # for record_matrix
+	CONNECT_ATTEMPTS=$((n + 1)) CONNECT_AFTER_LISTEN_MS=$((success - listen))
+}
+
+@test "psql over TCP gets 42 from a PostgreSQL server started 1 s after it" {
+	late_psql 127.0.0.1 "127.0.0.1:$PG_PORT" ECONNREFUSED "IPv4 address \"127.0.0.1\", port $PG_PORT"
+	record_matrix "psql -h 127.0.0.1" "poll + SO_ERROR"
+}
+
+@test "psql over the unix socket gets 42 from a PostgreSQL server started 1 s after it" {
+	late_psql "$PG_DIR/sock" "unix:$PG_SOCKET" ENOENT "Unix socket \"$PG_SOCKET\""
+	record_matrix "psql -h /socket/dir" "poll + SO_ERROR (ENOENT at connect made in progress)"
+}
+
+@test "psql connect_timeout=2 still ends after 2 s while the library retries" {
+	# Without the library, at the same time: a server that never answers
+	# (SYNs dropped), so that psql's own timeout fires.
+	start_blackhole silent
+	local silent_port=$PORT start elapsed base_status=0
+	start_bg base timeout 20 psql -X "host=127.0.0.1 port=$silent_port user=postgres connect_timeout=2" \
+		-c 'select 42'
+
+	# With it, against a port that refuses: retried until psql's own timeout.
+	start=$(now_ms)
+	run --separate-stderr timeout 20 env LD_PRELOAD="$LIB" BACKOFF_RETRIES=1000 BACKOFF_BASE=50ms \
+		BACKOFF_CAP=300ms BACKOFF_LOG=info BACKOFF_LOG_FORMAT=json BACKOFF_LOG_FILE="$T/log.json" \
+		psql -X "host=127.0.0.1 port=$PG_PORT user=postgres connect_timeout=2" -c 'select 42'
+	elapsed=$(($(now_ms) - start))
+	wait "$(<"$T/base.pid")" || base_status=$?
+
+	assert_eq "$base_status" 2 "psql status without the library"
+	assert_eq "$status" 2 "psql status with the library"
+	assert_eq "$(normalized_output "$stderr" | sed "s/\b$PG_PORT\b/PORT/g")" \
+		"$(sed "s/\b$silent_port\b/PORT/g" "$T/base.err")" "psql error with the library"
+	assert_match "$stderr" 'timeout expired' "psql error"
+	assert_between "$elapsed" 1700 2300 "run time in ms"
+	assert_between "$(json_events "$T/log.json" retry | wc -l)" 3 1000 "retry events"
+	assert_eq "$(json_events "$T/log.json" retry target | sort -u)" "127.0.0.1:$PG_PORT" \
+		"retry targets"
+}
+
+@test "psql over TCP gives up with its usual error when retries run out" {
+	assert_fails_alike "BACKOFF_RETRIES=2 BACKOFF_BASE=20ms" \
+		psql -X -h 127.0.0.1 -p "$PG_PORT" -U postgres -c 'select 42'
+	assert_match "$stderr" 'Connection refused' "psql error"
+	assert_match "$stderr" "giving up after 3 attempts" "library give-up line"
+}
+
+@test "psql over the unix socket gives up with its usual error when retries run out" {
+	assert_fails_alike "BACKOFF_RETRIES=2 BACKOFF_BASE=20ms" \
+		psql -X -h "$PG_DIR/sock" -p "$PG_PORT" -U postgres -c 'select 42'
+	assert_match "$stderr" 'No such file or directory' "psql error"
+	assert_match "$stderr" "giving up after 3 attempts" "library give-up line"
+}

@@ -1,0 +1,135 @@
+#!/usr/bin/env bats
+# Many threads with event loops of their own, and fd numbers reused while a
+# retry is pending: the library's table must neither hang a thread nor touch
+# a socket that merely got the number of a managed one.
+# shellcheck disable=SC2154,SC2030,SC2031 # status, output, stderr: set by bats run
+
+load helper
+
+setup() {
+	require_build
+	[[ -x $HELPERS/evloop ]] || fail "$HELPERS/evloop is missing: run make first"
+}
+
+# check_threads COUNT TEXT_OF_SERVER...: the evloop output has COUNT OK lines,
+# thread I with the text of server I % (number of servers); each server
+# accepted its share after it listened; the log has one success per thread,
+# after retries, no sooner than its server listened, and no give-up.
+check_threads() {
+	local count=$1 i s n line listening
+	shift
+	local texts=("$@") nservers=$#
+	for ((i = 0; i < count; i++)); do
+		line=$(sed -n "$((i + 1))p" <<<"$output")
+		assert_match "$line" "^thread $i OK ${texts[i % nservers]} connect_ms=[0-9]+$" \
+			"line of thread $i" || return
+	done
+	assert_eq "$(count_lines "$output")" "$count" "output lines"
+	assert_eq "$(json_events "$T/log.json" success | wc -l)" "$count" "success events"
+	assert_eq "$(json_events "$T/log.json" giveup)" "" "give-up events"
+	for ((s = 0; s < nservers; s++)); do
+		n=$(grep -c '^accepted ' "$T/server$s.out" || true)
+		assert_eq "$n" "$(((count - s + nservers - 1) / nservers))" "connections server$s accepted"
+		listening=$(listener_mono "server$s" listening)
+		local port
+		port=$(<"$T/server$s.port")
+		while read -r attempt mono; do
+			assert_between "$attempt" 2 1000 "attempts of a connect to server$s" || return
+			assert_between "$mono" "$listening" "$((listening + 300 + 1000))" \
+				"success time of a connect to server$s" || return
+		done < <(json_events "$T/log.json" success target attempt mono_ms |
+			awk -v t="127.0.0.1:$port" '$1 == t { print $2, $3 }')
+	done
+}
+
+@test "16 threads with an epoll loop each connect to four servers 1 to 1.5 s late" {
+	local s addrs=() after=(1000 1200 1400 1500)
+	for s in 0 1 2 3; do
+		start_listener "server$s" "${after[s]}" --count 4 --send "from$s"
+		addrs+=("127.0.0.1:$PORT")
+	done
+	run --separate-stderr timeout 30 env LD_PRELOAD="$LIB" BACKOFF_BASE=50ms BACKOFF_CAP=300ms \
+		BACKOFF_LOG=info BACKOFF_LOG_FORMAT=json BACKOFF_LOG_FILE="$T/log.json" \
+		"$HELPERS/evloop" --threads 16 --wait epoll-lt,epoll-et \
+		--register before,before,after,after,after --timeout 10000 --elapsed "${addrs[@]}"
+	assert_eq "$status" 0 "evloop status (stderr: $stderr)"
+	check_threads 16 from0 from1 from2 from3
+}
+
+@test "16 threads, each in a different wait primitive, connect to one server 1 s late" {
+	start_listener server0 1000 --count 16 --send hello
+	run --separate-stderr timeout 30 env LD_PRELOAD="$LIB" BACKOFF_BASE=50ms BACKOFF_CAP=300ms \
+		BACKOFF_LOG=info BACKOFF_LOG_FORMAT=json BACKOFF_LOG_FILE="$T/log.json" \
+		"$HELPERS/evloop" --threads 16 --wait poll,ppoll,select,pselect,epoll-lt,epoll-et,epoll-et \
+		--register after,before --detect sockopt --timeout 10000 --elapsed "127.0.0.1:$PORT"
+	assert_eq "$status" 0 "evloop status (stderr: $stderr)"
+	check_threads 16 hello
+}
+
+# reuse HOW WAIT LIVE(yes|no): evloop --reuse, with A's retry due 600 ms after
+# its first attempt, the old address listening from 300 ms on (so that a
+# retry that went to the new socket would be accepted there), and a look at
+# the new socket at 900 ms.  Sets EXPECTED to the lines a correct library gives.
+reuse() {
+	local how=$1 wait=$2 live=$3 args=()
+	start_listener dead 300
+	DEAD_PORT=$PORT
+	if [[ $live == yes ]]; then
+		start_listener live 0 --send live
+		args=(--live "127.0.0.1:$PORT")
+	fi
+	run --separate-stderr timeout 20 env LD_PRELOAD="$LIB" BACKOFF_BASE=600ms BACKOFF_JITTER=none \
+		BACKOFF_LOG=info BACKOFF_LOG_FORMAT=json BACKOFF_LOG_FILE="$T/log.json" \
+		"$HELPERS/evloop" --reuse "$how" --wait "$wait" --dead "127.0.0.1:$DEAD_PORT" \
+		"${args[@]}" --hold 900
+	EXPECTED=("A connect: EINPROGRESS" "A wait: 0" "A closed: $how" "B fd: same"
+		"B poll: 1 OUT|HUP" "B SO_ERROR: 0" "B read: ENOTCONN")
+	[[ $live == no ]] || EXPECTED+=("B connect: EINPROGRESS" "B connected: 0")
+	[[ $wait != epoll* ]] || EXPECTED+=("B in epoll set: no")
+	if [[ $live == yes ]]; then
+		EXPECTED+=("B peer: 127.0.0.1:$PORT" "B data: live")
+	else
+		EXPECTED+=("B peer: ENOTCONN")
+	fi
+}
+
+# check_reuse: the lines are EXPECTED, the old address listened in time but
+# saw no connection, and the library had hidden A's failure and scheduled
+# its retry (so that the test tested something) and never made it.
+check_reuse() {
+	assert_eq "$status" 0 "evloop status (stderr: $stderr)"
+	assert_eq "$output" "$(printf '%s\n' "${EXPECTED[@]}")" "evloop lines"
+	[[ -n $(listener_mono dead listening) ]] || fail "the old address never listened" || return
+	assert_eq "$(grep -c '^accepted ' "$T/dead.out" || true)" 0 \
+		"connections to the old address"
+	assert_eq "$(json_events "$T/log.json" retry target attempt delay_ms)" \
+		"127.0.0.1:$DEAD_PORT 1 600" "retry events"
+	assert_eq "$(json_events "$T/log.json" success)" "" "success events"
+}
+
+@test "close() of a socket whose retry is pending leaves a new socket with its number alone (poll, connected elsewhere)" {
+	reuse close poll yes
+	check_reuse
+}
+
+@test "close() of a socket whose retry is pending leaves a new socket with its number alone (epoll, unconnected)" {
+	reuse close epoll-lt no
+	check_reuse
+}
+
+@test "close_range() of a socket whose retry is pending leaves a new socket with its number alone" {
+	reuse close_range poll no
+	check_reuse
+}
+
+@test "dup2() of a new socket onto a number whose retry is pending leaves that socket alone" {
+	reuse dup2 epoll-lt yes
+	check_reuse
+}
+
+@test "fclose() of a stream on a socket whose retry is pending leaves a new socket with its number alone" {
+	# glibc's fclose closes the fd internally, past the close() hook: only
+	# the inode check on the table entry tells the new socket from the old.
+	reuse fclose poll yes
+	check_reuse
+}
