@@ -21,6 +21,7 @@ enum entry_state {
 	ENTRY_CONNECTING, /* an attempt is in the kernel's hands, visible */
 	ENTRY_HIDDEN,	  /* a failed attempt, hidden until its retry is due */
 	ENTRY_FAILED,	  /* the outcome is an error the kernel no longer holds */
+	ENTRY_FINAL,	  /* the last failure was handed over: connect() is the kernel's */
 };
 
 struct reg {
@@ -30,7 +31,7 @@ struct reg {
 };
 
 struct entry {
-	atomic_int fd; /* read without the lock by pending_is_hidden */
+	atomic_int fd;
 	atomic_int state;
 	dev_t dev; /* the socket's identity, against fd reuse */
 	ino_t ino;
@@ -97,17 +98,36 @@ static void release(struct entry *e)
 	atomic_fetch_sub_explicit(&pending_active, 1, memory_order_relaxed);
 }
 
-/* Under the lock. */
+/* The socket behind @fd is still the one that was managed (fd numbers are reused). */
+static bool same_socket(const struct entry *e, int fd)
+{
+	struct stat st;
+
+	return fstat(fd, &st) == 0 && st.st_ino == e->ino && st.st_dev == e->dev;
+}
+
+/*
+ * The entry of @fd, under the lock.  An fd closed without the close() hook
+ * (fclose, a raw system call) may have been reused: the socket's inode says
+ * so, and such an entry is dropped.
+ */
 static struct entry *find(int fd)
 {
 	unsigned i;
 
 	if (fd < 0)
 		return NULL;
-	for (i = 0; i < PENDING_MAX; i++)
-		if (state_of(&table[i]) != ENTRY_FREE &&
-		    atomic_load_explicit(&table[i].fd, memory_order_relaxed) == fd)
-			return &table[i];
+	for (i = 0; i < PENDING_MAX; i++) {
+		struct entry *e = &table[i];
+
+		if (state_of(e) == ENTRY_FREE ||
+		    atomic_load_explicit(&e->fd, memory_order_relaxed) != fd)
+			continue;
+		if (same_socket(e, fd))
+			return e;
+		release(e);
+		return NULL;
+	}
 	return NULL;
 }
 
@@ -121,14 +141,6 @@ static struct retry_call call_of(const struct config *cfg, struct entry *e)
 	};
 
 	return c;
-}
-
-/* The socket behind @fd is still the one that was managed (fd numbers are reused). */
-static bool same_socket(const struct entry *e, int fd)
-{
-	struct stat st;
-
-	return fstat(fd, &st) == 0 && st.st_ino == e->ino && st.st_dev == e->dev;
 }
 
 /*
@@ -395,9 +407,13 @@ static bool attempt_failed(const struct config *cfg, struct entry *e, int fd)
 		return true;
 	}
 	if (!retry_allowed(cfg, &e->progress, now)) {
-		/* The last attempt: the program sees the kernel's own outcome. */
+		/*
+		 * The last attempt: the program sees the kernel's own outcome, and a
+		 * connect() that checks it (hiredis, perl) must get it from the
+		 * kernel too, not start another round.
+		 */
 		retry_plan(cfg, &c, &e->progress, 0, now, &e->due_ms);
-		release(e);
+		set_state(e, ENTRY_FINAL);
 		return true;
 	}
 	hide(e, fd);
@@ -504,17 +520,6 @@ void pending_run_due(const struct config *cfg, uint64_t now_ms)
 	errno = saved;
 }
 
-bool pending_is_hidden(int fd)
-{
-	unsigned i;
-
-	for (i = 0; i < PENDING_MAX; i++)
-		if (atomic_load_explicit(&table[i].fd, memory_order_relaxed) == fd &&
-		    state_of(&table[i]) == ENTRY_HIDDEN)
-			return true;
-	return false;
-}
-
 enum pending_answer pending_connect_answer(int fd, int *err)
 {
 	enum pending_answer answer = PENDING_PASS;
@@ -551,16 +556,21 @@ unsigned pending_list(int *fds, bool *hidden, unsigned max)
 {
 	unsigned i, n = 0;
 
+	lock();
 	for (i = 0; i < PENDING_MAX && n < max; i++) {
-		int state = state_of(&table[i]);
+		struct entry *e = &table[i];
+		int fd = atomic_load_explicit(&e->fd, memory_order_relaxed);
 
-		if (state == ENTRY_FREE)
+		if (state_of(e) == ENTRY_FREE || fd < 0)
 			continue;
-		fds[n] = atomic_load_explicit(&table[i].fd, memory_order_relaxed);
-		hidden[n] = state == ENTRY_HIDDEN;
-		if (fds[n] >= 0)
-			n++;
+		if (!same_socket(e, fd)) {
+			release(e); /* closed behind our back and maybe reused */
+			continue;
+		}
+		fds[n] = fd;
+		hidden[n++] = state_of(e) == ENTRY_HIDDEN;
 	}
+	unlock();
 	return n;
 }
 

@@ -54,8 +54,8 @@ enum pending_answer pending_connect_answer(int fd, int *err);
 void pending_release(int fd);
 
 /*
- * A lock-free snapshot of the managed fds (and which are hidden), at most
- * @max; approximate, so each is re-checked under the lock before use.
+ * The managed fds (and which are hidden), at most @max, each checked against
+ * its socket's inode; a snapshot, so each is re-checked before use.
  */
 unsigned pending_list(int *fds, bool *hidden, unsigned max);
 
@@ -64,9 +64,6 @@ enum pending_answer pending_so_error(const struct config *cfg, int fd, int *err)
 
 /* For read/recv/write/send: hidden -> EAGAIN, failed -> the error. */
 enum pending_answer pending_io_answer(int fd, int *err);
-
-/* Whether @fd must be left out of a poll/select set right now. */
-bool pending_is_hidden(int fd);
 
 /* Earliest due retry as monotonic ms, or CONFIG_INFINITE. */
 uint64_t pending_next_due(void);
