@@ -116,3 +116,25 @@ clean:
 
 help:
 	@grep -h '^## ' $(MAKEFILE_LIST) | sed 's/^## /  /'
+
+# Benchmarks (tests/bench/): `make bench` rewrites tests/bench/report.md and herd.svg.
+BENCH_PROGS := $(BUILD)/bench/fastpath $(BUILD)/bench/herd
+BENCH_DEPS := $(LIBRARY) $(BUILD)/helpers/probe $(BUILD)/helpers/late-listener $(BENCH_PROGS) \
+	$(BUILD)/bench/malloc_count.so
+
+$(BENCH_PROGS): $(BUILD)/bench/%: tests/bench/%.c Makefile
+	@mkdir -p $(dir $@)
+	$(CC) $(WARN) $(OPT) -o $@ $<
+
+$(BUILD)/bench/malloc_count.so: tests/bench/malloc_count.c Makefile
+	@mkdir -p $(dir $@)
+	$(CC) $(WARN) $(OPT) -fPIC -fvisibility=hidden -shared -o $@ $< -ldl
+
+.PHONY: bench bench-quick
+## bench: measure cost, recovery, herd, timing, size (about 5 min); writes tests/bench/report.md
+bench: $(BENCH_DEPS)
+	python3 tests/bench/run.py --build $(BUILD) --out tests/bench
+
+## bench-quick: the benchmark's reduced set (under a minute), to prove it still runs
+bench-quick: $(BENCH_DEPS)
+	python3 tests/bench/run.py --quick --build $(BUILD) --out $(BUILD)/bench-quick

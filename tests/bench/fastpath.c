@@ -1,0 +1,226 @@
+/* fastpath: the hot calls an interposer sits on, in a tight loop, for timing with and without. */
+
+/*
+ * usage: fastpath MODE N
+ *
+ * MODE is one of
+ *   send          N send() of one byte on a unix datagram socketpair; the
+ *                 receiver drains every 64 datagrams with one recvmmsg(),
+ *                 which libbackoff does not intercept
+ *   poll          N poll() on one ready fd (an eventfd with a count), timeout 0
+ *   epoll         N epoll_wait() on one ready fd (level-triggered), timeout 0
+ *   close         N dup() + close(): the close() hook alone, for the
+ *                 instruction counts (dup is not intercepted)
+ *   unix-connect  N socket + connect + accept + close + close on a listening
+ *                 unix stream socket (abstract name, so nothing to clean up)
+ *   tcp-connect   the same on TCP loopback; the client closes with
+ *                 SO_LINGER 0 (a reset), so no TIME_WAIT eats the ports
+ *
+ * N may be 0: only the set-up runs (for subtracting start-up costs).
+ * Prints "MODE N loop_ns=T" on stdout, T the time of the loop alone.
+ * Exits 1 with a message if a call fails.
+ */
+
+#include <errno.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#define BATCH 64
+
+static void die(const char *what)
+{
+	fprintf(stderr, "fastpath: %s: %s\n", what, strerror(errno));
+	exit(1);
+}
+
+static long long now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+static void drain(int fd, unsigned n)
+{
+	static char bufs[BATCH][4];
+	struct mmsghdr msgs[BATCH];
+	struct iovec iov[BATCH];
+	unsigned i;
+
+	memset(msgs, 0, sizeof(msgs));
+	for (i = 0; i < n; i++) {
+		iov[i].iov_base = bufs[i];
+		iov[i].iov_len = sizeof(bufs[i]);
+		msgs[i].msg_hdr.msg_iov = &iov[i];
+		msgs[i].msg_hdr.msg_iovlen = 1;
+	}
+	while (n > 0) {
+		int got = recvmmsg(fd, msgs, n, 0, NULL);
+
+		if (got <= 0)
+			die("recvmmsg");
+		n -= (unsigned)got;
+	}
+}
+
+static void bench_send(long n)
+{
+	int sv[2];
+	unsigned pending = 0;
+	long i;
+
+	if (socketpair(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0, sv) < 0)
+		die("socketpair");
+	for (i = 0; i < n; i++) {
+		if (send(sv[0], "x", 1, 0) != 1)
+			die("send");
+		if (++pending == BATCH) {
+			drain(sv[1], pending);
+			pending = 0;
+		}
+	}
+	drain(sv[1], pending);
+}
+
+static int ready_eventfd(void)
+{
+	int fd = eventfd(1, EFD_CLOEXEC);
+
+	if (fd < 0)
+		die("eventfd");
+	return fd;
+}
+
+static void bench_poll(long n)
+{
+	struct pollfd pfd = { .fd = ready_eventfd(), .events = POLLIN };
+	long i;
+
+	for (i = 0; i < n; i++)
+		if (poll(&pfd, 1, 0) != 1)
+			die("poll");
+}
+
+static void bench_epoll(long n)
+{
+	int fd = ready_eventfd(), ep = epoll_create1(EPOLL_CLOEXEC);
+	struct epoll_event ev = { .events = EPOLLIN, .data.fd = fd };
+	long i;
+
+	if (ep < 0 || epoll_ctl(ep, EPOLL_CTL_ADD, fd, &ev) < 0)
+		die("epoll");
+	for (i = 0; i < n; i++)
+		if (epoll_wait(ep, &ev, 1, 0) != 1)
+			die("epoll_wait");
+}
+
+static void bench_close(long n)
+{
+	long i;
+
+	for (i = 0; i < n; i++) {
+		int fd = dup(0);
+
+		if (fd < 0 || close(fd) < 0)
+			die("dup/close");
+	}
+}
+
+static void connect_loop(long n, int family, const struct sockaddr *addr, socklen_t len, int lfd)
+{
+	struct linger lg = { .l_onoff = 1, .l_linger = 0 };
+	long i;
+
+	for (i = 0; i < n; i++) {
+		int fd = socket(family, SOCK_STREAM | SOCK_CLOEXEC, 0), conn;
+
+		if (fd < 0)
+			die("socket");
+		if (connect(fd, addr, len) < 0)
+			die("connect");
+		conn = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
+		if (conn < 0)
+			die("accept");
+		if (family == AF_INET && setsockopt(fd, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg)) < 0)
+			die("SO_LINGER");
+		if (close(fd) < 0 || close(conn) < 0)
+			die("close");
+	}
+}
+
+static void bench_unix_connect(long n)
+{
+	struct sockaddr_un sun = { .sun_family = AF_UNIX };
+	socklen_t len;
+	int lfd;
+
+	/* Abstract name: sun_path[0] is NUL, the name follows. */
+	len = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 +
+			  (size_t)snprintf(sun.sun_path + 1, sizeof(sun.sun_path) - 1,
+					   "libbackoff-bench-%ld", (long)getpid()));
+	lfd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (lfd < 0 || bind(lfd, (struct sockaddr *)&sun, len) < 0 || listen(lfd, 16) < 0)
+		die("unix listen");
+	connect_loop(n, AF_UNIX, (struct sockaddr *)&sun, len, lfd);
+}
+
+static void bench_tcp_connect(long n)
+{
+	struct sockaddr_in sin = { .sin_family = AF_INET };
+	socklen_t len = sizeof(sin);
+	int lfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	if (lfd < 0 || bind(lfd, (struct sockaddr *)&sin, len) < 0 || listen(lfd, 16) < 0 ||
+	    getsockname(lfd, (struct sockaddr *)&sin, &len) < 0)
+		die("tcp listen");
+	connect_loop(n, AF_INET, (struct sockaddr *)&sin, len, lfd);
+}
+
+int main(int argc, char **argv)
+{
+	static const struct {
+		const char *name;
+		void (*run)(long n);
+	} modes[] = {
+		{ "send", bench_send },
+		{ "poll", bench_poll },
+		{ "epoll", bench_epoll },
+		{ "close", bench_close },
+		{ "unix-connect", bench_unix_connect },
+		{ "tcp-connect", bench_tcp_connect },
+	};
+	long long start;
+	char *end;
+	long n;
+	size_t i;
+
+	if (argc != 3)
+		goto usage;
+	errno = 0;
+	n = strtol(argv[2], &end, 10);
+	if (errno || end == argv[2] || *end || n < 0)
+		goto usage;
+	for (i = 0; i < sizeof(modes) / sizeof(modes[0]); i++) {
+		if (strcmp(argv[1], modes[i].name) == 0) {
+			start = now_ns();
+			modes[i].run(n);
+			printf("%s %ld loop_ns=%lld\n", argv[1], n, now_ns() - start);
+			return 0;
+		}
+	}
+usage:
+	fprintf(stderr, "usage: fastpath send|poll|epoll|close|unix-connect|tcp-connect N\n");
+	return 2;
+}

@@ -1,0 +1,178 @@
+/* herd: N client processes that lose their server at the same instant, and the server's return. */
+
+/*
+ * usage: herd N AFTER_MS COMMAND [ARGS...]
+ *
+ * Binds a TCP socket on 127.0.0.1 (a free port) without listening, so that
+ * every SYN is answered by a reset (ECONNREFUSED).  Forks N children that
+ * wait on a pipe; when all exist, the pipe is closed and each child execs
+ * COMMAND ARGS... 127.0.0.1:PORT at once (stdout to /dev/null), so the herd
+ * starts together.  AFTER_MS after that release the socket listens (backlog
+ * 4096, so the accept queue does not drop SYNs) and every connection is
+ * accepted and closed at once.
+ *
+ * stdout, CLOCK_MONOTONIC in milliseconds:
+ *   port N
+ *   released mono_ms=T0
+ *   listening mono_ms=T1
+ *   accepted mono_ms=T     (one line per connection)
+ *   done clients=N ok=K accepted=A
+ * Ends when every child has exited (their status: 0 counts as ok), at most
+ * AFTER_MS + 120 s after the release (SIGALRM).
+ *
+ * HERD_PRELOAD, if set, becomes the children's LD_PRELOAD (the herd process
+ * itself runs without it).
+ */
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define MAX_CLIENTS 4096
+#define MAX_ARGS 64
+
+static long long mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static void die(const char *what)
+{
+	fprintf(stderr, "herd: %s: %s\n", what, strerror(errno));
+	exit(1);
+}
+
+static long parse_long(const char *s, long min, long max)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (errno || end == s || *end || v < min || v > max) {
+		fprintf(stderr, "usage: herd N AFTER_MS COMMAND [ARGS...]\n");
+		exit(2);
+	}
+	return v;
+}
+
+static void sleep_until(long long when)
+{
+	long long left;
+
+	while ((left = when - mono_ms()) > 0) {
+		struct timespec ts = { .tv_sec = left / 1000, .tv_nsec = (left % 1000) * 1000000 };
+
+		nanosleep(&ts, NULL);
+	}
+}
+
+int main(int argc, char **argv)
+{
+	struct sockaddr_in sin = { .sin_family = AF_INET };
+	socklen_t len = sizeof(sin);
+	char *args[MAX_ARGS + 2], addr[32];
+	long n, after, i, accepted = 0, ok = 0, exited = 0;
+	const char *preload = getenv("HERD_PRELOAD");
+	int gate[2], lfd, devnull;
+	long long released;
+
+	if (argc < 4 || argc - 3 > MAX_ARGS)
+		parse_long("", 0, 0);
+	n = parse_long(argv[1], 1, MAX_CLIENTS);
+	after = parse_long(argv[2], 0, 600000);
+
+	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	lfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (lfd < 0 || bind(lfd, (struct sockaddr *)&sin, len) < 0 ||
+	    getsockname(lfd, (struct sockaddr *)&sin, &len) < 0)
+		die("bind");
+	snprintf(addr, sizeof(addr), "127.0.0.1:%u", (unsigned)ntohs(sin.sin_port));
+	for (i = 0; i < argc - 3; i++)
+		args[i] = argv[3 + i];
+	args[i++] = addr;
+	args[i] = NULL;
+	printf("port %u\n", (unsigned)ntohs(sin.sin_port));
+	fflush(stdout);
+
+	devnull = open("/dev/null", O_WRONLY | O_CLOEXEC);
+	if (devnull < 0 || pipe2(gate, O_CLOEXEC) < 0)
+		die("pipe");
+	for (i = 0; i < n; i++) {
+		pid_t pid = fork();
+		char c;
+
+		if (pid < 0)
+			die("fork");
+		if (pid > 0)
+			continue;
+		close(gate[1]);
+		while (read(gate[0], &c, 1) < 0 && errno == EINTR)
+			;
+		dup2(devnull, STDOUT_FILENO);
+		if (preload && setenv("LD_PRELOAD", preload, 1) < 0)
+			_exit(127);
+		execvp(args[0], args);
+		fprintf(stderr, "herd: %s: %s\n", args[0], strerror(errno));
+		_exit(127);
+	}
+	alarm((unsigned)(after / 1000 + 120));
+	released = mono_ms();
+	close(gate[1]);
+	printf("released mono_ms=%lld\n", released);
+
+	sleep_until(released + after);
+	if (listen(lfd, 4096) < 0)
+		die("listen");
+	printf("listening mono_ms=%lld\n", mono_ms());
+
+	/* Accept while children remain; reap them as they end. */
+	while (exited < n) {
+		struct pollfd pfd = { .fd = lfd, .events = POLLIN };
+		int status;
+		pid_t pid;
+
+		if (poll(&pfd, 1, 10) > 0) {
+			int conn = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
+
+			if (conn >= 0) {
+				printf("accepted mono_ms=%lld\n", mono_ms());
+				accepted++;
+				close(conn);
+			} else if (errno != EINTR && errno != ECONNABORTED && errno != EAGAIN) {
+				die("accept");
+			}
+		}
+		while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
+			exited++;
+			if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
+				ok++;
+		}
+	}
+	/* Connections of clients that ended before their accept. */
+	fcntl(lfd, F_SETFL, O_NONBLOCK);
+	for (;;) {
+		int conn = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
+
+		if (conn < 0)
+			break;
+		printf("accepted mono_ms=%lld\n", mono_ms());
+		accepted++;
+		close(conn);
+	}
+	printf("done clients=%ld ok=%ld accepted=%ld\n", n, ok, accepted);
+	return ok == n ? 0 : 1;
+}

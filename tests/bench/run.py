@@ -1,0 +1,968 @@
+#!/usr/bin/env python3
+"""libbackoff benchmarks: fast-path cost, recovery, the herd, timing precision, size and memory.
+
+usage: run.py --build DIR --out DIR [--quick]
+
+Writes OUT/report.md and OUT/herd.svg; raw logs go to BUILD/bench/data (or
+BUILD/bench-quick/data).  Standard library only.  --quick runs a reduced set
+in well under a minute, only to prove that every part still runs: it asserts
+nothing about speed.  Absolute times on a shared machine are noisy, so every
+comparison is a ratio of runs made in the same invocation.
+"""
+
+import argparse
+import collections
+import datetime
+import json
+import math
+import os
+import random
+import re
+import shutil
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import figure  # noqa: E402  (next to this script)
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+
+# Published results compared with in part 3 (../shared/research/backoff-policies.md,
+# "connect storm", N = 1000, outage 5 s, capacity 50 per 100 ms, base 100 ms, cap 10 s):
+# attempts per client, of which after recovery, p50 and p99 connect (s), peak per 100 ms
+# after recovery.  Its "none" row is exponential without jitter; its proportional row is the
+# gRPC shape (100 ms, x1.6, +-20 %); additive has no counterpart.
+PUBLISHED = {
+    "none": (30.4, 24.4, 233.0, 503.0, 1000),
+    "full": (8.3, 1.01, 7.6, 14.1, 32),
+    "equal": (7.7, 1.07, 8.6, 11.5, 67),
+    "decorrelated": (9.0, 1.12, 6.3, 11.9, 73),
+    "proportional": (9.3, 1.32, 7.4, 12.4, 99),
+}
+
+HTTP_REPLY = "HTTP/1.0 200 OK\r\nContent-Length: 3\r\nConnection: close\r\n\r\nok\n"
+
+
+# ---------------------------------------------------------------------------- helpers
+
+def percentile(values, p):
+    """Linear interpolation between closest ranks (numpy's default)."""
+    v = sorted(values)
+    if not v:
+        return float("nan")
+    k = (len(v) - 1) * p / 100.0
+    lo = math.floor(k)
+    hi = math.ceil(k)
+    return v[lo] + (v[hi] - v[lo]) * (k - lo)
+
+
+def median(values):
+    return percentile(values, 50)
+
+
+def clean_env(**extra):
+    """The driver's environment without any BACKOFF_* or LD_PRELOAD, plus extra."""
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith("BACKOFF") and k not in ("LD_PRELOAD", "MALLOC_COUNT_FILE")}
+    env.update({k: str(v) for k, v in extra.items()})
+    return env
+
+
+def read_json_lines(path):
+    events = []
+    if not os.path.exists(path):
+        return events
+    with open(path, encoding="utf-8") as f:
+        for line in f:
+            line = line.strip()
+            if line.startswith("{"):
+                try:
+                    events.append(json.loads(line))
+                except ValueError:
+                    pass
+    return events
+
+
+def loadavg():
+    with open("/proc/loadavg", encoding="ascii") as f:
+        return " ".join(f.read().split()[:3])
+
+
+def machine():
+    cpu = "unknown"
+    with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as f:
+        for line in f:
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    mem = ""
+    with open("/proc/meminfo", encoding="ascii") as f:
+        for line in f:
+            if line.startswith("MemTotal"):
+                mem = f"{int(line.split()[1]) / 1024 / 1024:.1f} GiB"
+    try:
+        commit = subprocess.run(["git", "-C", ROOT, "describe", "--always", "--dirty"],
+                                capture_output=True, text=True, check=False).stdout.strip()
+    except OSError:
+        commit = "unknown"
+    return {
+        "nproc": os.cpu_count(),
+        "kernel": os.uname().release,
+        "cpu": cpu,
+        "mem": mem,
+        "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+        "commit": commit or "unknown",
+        "python": sys.version.split()[0],
+    }
+
+
+def fmt_ratio(r):
+    return "n/a" if r is None or math.isnan(r) else f"{r:.3f}"
+
+
+def fmt_num(v, digits=0):
+    if v is None or (isinstance(v, float) and math.isnan(v)):
+        return "n/a"
+    return f"{v:,.{digits}f}"
+
+
+class Bench:
+    def __init__(self, args):
+        self.quick = args.quick
+        self.build = os.path.abspath(args.build)
+        self.out = os.path.abspath(args.out)
+        self.lib = os.path.join(self.build, "libbackoff.so")
+        self.probe = os.path.join(self.build, "helpers", "probe")
+        self.listener = os.path.join(self.build, "helpers", "late-listener")
+        self.fastpath = os.path.join(self.build, "bench", "fastpath")
+        self.herd = os.path.join(self.build, "bench", "herd")
+        self.malloc_count = os.path.join(self.build, "bench", "malloc_count.so")
+        self.data = os.path.join(self.build, "bench-quick" if self.quick else "bench", "data")
+        for f in (self.lib, self.probe, self.listener, self.fastpath, self.herd,
+                  self.malloc_count):
+            if not os.path.exists(f):
+                sys.exit(f"bench: {f} is missing: build with make bench")
+        shutil.rmtree(self.data, ignore_errors=True)
+        os.makedirs(self.data)
+        os.makedirs(self.out, exist_ok=True)
+        self.sections = []
+        self.headline = []
+        self.missed = []
+        self.notes = []
+        self.loads = []
+
+    def judge(self, ok, what):
+        """The verdict for a target; a quick run judges nothing (its sizes are too small)."""
+        if self.quick:
+            return "not judged (quick run)"
+        if not ok:
+            self.missed.append(what)
+        return "met" if ok else "**missed**"
+
+    def log(self, msg):
+        print(f"bench: {msg}", flush=True)
+
+    def mark_load(self, label):
+        self.loads.append((label, loadavg()))
+
+    # ------------------------------------------------------------------ 1. fast path
+
+    def part_fastpath(self):
+        self.log("1/5 fast-path cost")
+        if self.quick:
+            modes = [("send", 10000), ("poll", 10000), ("epoll", 10000),
+                     ("unix-connect", 1000), ("tcp-connect", 1000)]
+            pairs = 2
+        else:
+            modes = [("send", 1000000), ("poll", 1000000), ("epoll", 1000000),
+                     ("unix-connect", 100000), ("tcp-connect", 100000)]
+            pairs = 21
+        targets = {"send": 1.01, "poll": 1.01, "epoll": 1.01, "unix-connect": 1.02,
+                   "tcp-connect": 1.02}
+        cpu = max(os.sched_getaffinity(0))
+
+        def pin():
+            os.sched_setaffinity(0, {cpu})
+
+        def once(mode, n, preload):
+            env = clean_env(LD_PRELOAD=self.lib) if preload else clean_env()
+            t0 = time.perf_counter_ns()
+            r = subprocess.run([self.fastpath, mode, str(n)], env=env, capture_output=True,
+                               text=True, preexec_fn=pin, check=False)
+            wall = time.perf_counter_ns() - t0
+            if r.returncode != 0:
+                raise RuntimeError(f"fastpath {mode}: {r.stderr.strip()}")
+            loop = int(re.search(r"loop_ns=(\d+)", r.stdout).group(1))
+            return wall, loop
+
+        rows = []
+        for mode, n in modes:
+            once(mode, n, False)  # warm the page cache and the branch predictors
+            walls = {False: [], True: []}
+            loops = {False: [], True: []}
+            for i in range(pairs):
+                order = (False, True) if i % 2 == 0 else (True, False)
+                for preload in order:
+                    w, lp = once(mode, n, preload)
+                    walls[preload].append(w)
+                    loops[preload].append(lp)
+            ratios = [w / o for w, o in zip(walls[True], walls[False])]
+            loop_ratios = [w / o for w, o in zip(loops[True], loops[False])]
+            extra_ns = [(w - o) / n for w, o in zip(loops[True], loops[False])]
+            r = {
+                "mode": mode, "n": n, "pairs": pairs,
+                "ns_without": median(loops[False]) / n, "ns_with": median(loops[True]) / n,
+                "ratio_med": median(ratios), "ratio_min": min(ratios), "ratio_max": max(ratios),
+                "loop_ratio_med": median(loop_ratios), "extra_ns": median(extra_ns),
+                "min_ratio": min(walls[True]) / min(walls[False]),
+                "target": targets[mode],
+            }
+            rows.append(r)
+            self.log(f"  {mode}: ratio {r['ratio_med']:.3f} [{r['ratio_min']:.3f}, "
+                     f"{r['ratio_max']:.3f}]")
+        self.mark_load("after fast-path timing")
+        worst = max(rows[:3], key=lambda r: r["ratio_med"])
+        worst_c = max(rows[3:], key=lambda r: r["ratio_med"])
+        self.headline.append(
+            f"fast path: whole-process time ratio with/without at most {worst['ratio_med']:.3f} "
+            f"(`{worst['mode']}`) for send/poll/epoll_wait and {worst_c['ratio_med']:.3f} "
+            f"(`{worst_c['mode']}`) for connect (medians of {pairs} pairs)")
+        cg = self.callgrind()
+
+        lines = ["## 1. Fast-path cost", ""]
+        lines.append(
+            f"Each program runs {pairs} times without and {pairs} times with `LD_PRELOAD` in "
+            "alternation (ABBA order), pinned to one CPU; the ratio is with / without of the "
+            "wall time of the whole process (start-up included), one ratio per pair. "
+            "*loop ratio* times the loop alone (inside the program); *fastest* is the ratio "
+            "of the fastest run with to the fastest run without, the least disturbed by "
+            "other work on the machine.")
+        lines.append("")
+        lines.append("| program | calls | ns/call without | ns/call with | ratio median | "
+                     "min | max | loop ratio | fastest | target | |")
+        lines.append("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|")
+        names = {"send": "`send` 1 byte, unix dgram socketpair",
+                 "poll": "`poll` one ready fd, timeout 0",
+                 "epoll": "`epoll_wait` one ready fd, timeout 0",
+                 "unix-connect": "`connect`+`close` unix stream (+accept)",
+                 "tcp-connect": "`connect`+`close` TCP loopback (+accept)"}
+        for r in rows:
+            verdict = self.judge(
+                r["ratio_med"] <= r["target"],
+                f"fast path `{r['mode']}`: whole-process ratio {r['ratio_med']:.3f} > "
+                f"{r['target']} (min {r['ratio_min']:.3f}, max {r['ratio_max']:.3f}, fastest "
+                f"runs {r['min_ratio']:.3f})")
+            lines.append(
+                f"| {names[r['mode']]} | {r['n']:,} | {r['ns_without']:.0f} | "
+                f"{r['ns_with']:.0f} | **{r['ratio_med']:.3f}** | {r['ratio_min']:.3f} | "
+                f"{r['ratio_max']:.3f} | {r['loop_ratio_med']:.3f} | {r['min_ratio']:.3f} | "
+                f"<= {r['target']} | {verdict} |")
+        lines.append("")
+        lines.append(
+            "`send` drains the receiver with one `recvmmsg` (not intercepted) every 64 sends, "
+            "so that the socket buffer never fills. The connect loops do `socket`, `connect`, "
+            "`accept`, then `close` both ends; on TCP the client closes with `SO_LINGER` 0 "
+            "(a reset), so no socket lingers in TIME_WAIT and 10^5 connects do not run out of "
+            "ephemeral ports. `perf stat -e instructions` is not supported on this virtual "
+            "machine, so the instruction counts come from callgrind.")
+        lines.append("")
+        lines += cg
+        self.sections.append("\n".join(lines))
+
+    def callgrind_total(self, mode, n, preload):
+        env = clean_env(LD_PRELOAD=self.lib) if preload else clean_env()
+        out = os.path.join(self.data, f"cg-{mode}-{n}-{int(preload)}.out")
+        r = subprocess.run(["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}",
+                            self.fastpath, mode, str(n)], env=env, capture_output=True,
+                           text=True, check=False)
+        if r.returncode != 0:
+            raise RuntimeError(f"callgrind {mode}: {r.stderr[-500:]}")
+        with open(out, encoding="utf-8") as f:
+            for line in f:
+                if line.startswith("totals:"):
+                    return int(line.split()[1])
+        raise RuntimeError(f"callgrind {mode}: no totals line")
+
+    def callgrind(self):
+        if shutil.which("valgrind") is None:
+            self.notes.append("valgrind is not installed: no instruction counts")
+            return ["valgrind is not installed: no instruction counts.", ""]
+        if self.quick:
+            modes = [("poll", 1000), ("close", 1000), ("unix-connect", 200)]
+        else:
+            modes = [("send", 20000), ("poll", 20000), ("epoll", 20000), ("close", 20000),
+                     ("unix-connect", 2000), ("tcp-connect", 2000)]
+        per = {}
+        rows = []
+        for mode, n in modes:
+            t = {(p, k): self.callgrind_total(mode, k, p) for p in (False, True) for k in (0, n)}
+            base = (t[(False, n)] - t[(False, 0)]) / n
+            extra = ((t[(True, n)] - t[(True, 0)]) - (t[(False, n)] - t[(False, 0)])) / n
+            startup = t[(True, 0)] - t[(False, 0)]
+            per[mode] = extra
+            rows.append((mode, n, base, extra, startup))
+        lines = ["### Instructions per call (callgrind)", "",
+                 "User-space instructions counted by `valgrind --tool=callgrind` (kernel time "
+                 "is not counted, so this is exactly what the hooks add). Extra per call = "
+                 "((with, N) - (with, 0) - (without, N) + (without, 0)) / N: the runs with 0 "
+                 "iterations remove start-up. *start-up* is what loading the library adds "
+                 "once per process (constructor, symbol resolution, configuration).", "",
+                 "| loop | N | instructions per iteration without | extra with libbackoff | "
+                 "target | | start-up extra |",
+                 "|---|---:|---:|---:|---:|---|---:|"]
+        targets = {"send": 25, "poll": 25, "epoll": 25}
+        for mode, n, base, extra, startup in rows:
+            tgt = targets.get(mode)
+            verdict = ""
+            if tgt is not None:
+                verdict = self.judge(extra <= tgt, f"callgrind `{mode}`: {extra:.1f} extra "
+                                     f"instructions per call > {tgt}")
+            label = {"close": "`dup`+`close` (the close hook)",
+                     "unix-connect": "unix connect iteration (connect + 2 close)",
+                     "tcp-connect": "TCP connect iteration (connect + 2 close)"}.get(
+                         mode, f"`{mode}`")
+            lines.append(f"| {label} | {n:,} | {base:,.0f} | **{extra:.1f}** | "
+                         f"{'<= ' + str(tgt) if tgt else ''} | {verdict} | {startup:,} |")
+        close_extra = per.get("close")
+        if close_extra is not None:
+            for mode in ("unix-connect", "tcp-connect"):
+                if mode in per:
+                    c = per[mode] - 2 * close_extra
+                    verdict = self.judge(c <= 60, f"callgrind `{mode}`: {c:.1f} extra "
+                                         "instructions per connect > 60")
+                    lines.append(f"| `connect` alone ({mode.split('-')[0]}): iteration - 2 x "
+                                 f"close | | | **{c:.1f}** | <= 60 | {verdict} | |")
+        lines.append("")
+        self.cg_per = per
+        small = [per[m] for m in ("send", "poll", "epoll") if m in per]
+        if small:
+            conn = [per[m] - 2 * (close_extra or 0) for m in ("unix-connect", "tcp-connect")
+                    if m in per]
+            self.headline.append(
+                f"instructions: at most {max(small):.0f} extra per send/poll/epoll_wait"
+                + (f", {max(conn):.0f} per connect" if conn else ""))
+        return lines
+
+    # ------------------------------------------------------------------ 2. recovery
+
+    def recovery_job(self, t_ms, method, seed, tmp):
+        d = tempfile.mkdtemp(prefix=f"rec-{t_ms}-{method[0]}-", dir=tmp)
+        port_file = os.path.join(d, "port")
+        log = os.path.join(d, "log.json")
+        count = 2 if method[0] == "wait-for-it" else 1
+        srv = subprocess.Popen(
+            [self.listener, "--tcp", "127.0.0.1:0", "--port-file", port_file, "--after",
+             str(t_ms), "--count", str(count), "--send", HTTP_REPLY, "--linger-ms", "2000"],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=clean_env())
+        deadline = time.monotonic() + 5
+        while not os.path.exists(port_file) and time.monotonic() < deadline:
+            time.sleep(0.002)
+        with open(port_file, encoding="ascii") as f:
+            port = int(f.read().strip())
+        addr = f"127.0.0.1:{port}"
+        url = f"http://{addr}/"
+        kind, extra = method
+        lib_env = dict(LD_PRELOAD=self.lib, BACKOFF_LOG="info", BACKOFF_LOG_FORMAT="json",
+                       BACKOFF_LOG_FILE=log, BACKOFF_SEED=seed, **extra)
+        if kind == "libbackoff":
+            cmd, env = [self.probe, addr], clean_env(**lib_env)
+        elif kind == "libbackoff-curl":
+            cmd = ["curl", "--no-progress-meter", "-o", "/dev/null", url]
+            env = clean_env(**lib_env)
+        elif kind == "curl":
+            cmd = ["curl", "--no-progress-meter", "-o", "/dev/null", "--retry", "30",
+                   "--retry-connrefused", url]
+            env = clean_env()
+        else:  # wait-for-it: probe once a second, then start the client
+            script = ('n=0; until "$0" "$1" >/dev/null 2>&1; do n=$((n+1)); sleep 1; done; '
+                      'echo "probes=$((n+1))" >&2; exec "$0" "$1"')
+            cmd, env = ["sh", "-c", script, self.probe, addr], clean_env()
+        cli = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=120,
+                             check=False)
+        out, _ = srv.communicate(timeout=60)
+        listening = [int(x) for x in re.findall(r"listening mono_ms=(\d+)", out)]
+        accepted = [int(x) for x in re.findall(r"accepted mono_ms=(\d+)", out)]
+        res = {"t_ms": t_ms, "method": method, "ok": False}
+        if cli.returncode != 0 or not listening or len(accepted) < count:
+            res["error"] = f"client rc={cli.returncode} {cli.stderr.strip()[-200:]}"
+            return res
+        res["gap_ms"] = accepted[count - 1] - listening[0]
+        if kind in ("libbackoff", "libbackoff-curl"):
+            ev = read_json_lines(log)
+            succ = [e for e in ev if e.get("event") == "success"]
+            res["attempts"] = succ[-1]["attempt"] if succ else 1
+        elif kind == "curl":
+            res["attempts"] = cli.stderr.count("Will retry") + 1
+        else:
+            m = re.search(r"probes=(\d+)", cli.stderr)
+            res["attempts"] = int(m.group(1)) + 1 if m else float("nan")
+        res["ok"] = True
+        shutil.rmtree(d, ignore_errors=True)
+        return res
+
+    def part_recovery(self):
+        self.log("2/5 recovery after the server appears")
+        methods = [
+            ("libbackoff `default`", ("libbackoff", {"BACKOFF_POLICY": "default"})),
+            ("libbackoff `grpc`", ("libbackoff", {"BACKOFF_POLICY": "grpc"})),
+            ("libbackoff `google`", ("libbackoff", {"BACKOFF_POLICY": "google"})),
+            ("libbackoff `BACKOFF_CAP=1s`", ("libbackoff", {"BACKOFF_CAP": "1s"})),
+            ("curl under libbackoff `default` (non-blocking)", ("libbackoff-curl", {})),
+            ("curl `--retry 30 --retry-connrefused`", ("curl", {})),
+            ("wait-for-it loop (probe every 1 s, then client)", ("wait-for-it", {})),
+        ]
+        if self.quick:
+            ts, seeds, spacing = [500], 1, 0.05
+            methods = [m for m in methods if m[1][0] != "libbackoff" or
+                       m[0] == "libbackoff `default`"]
+        else:
+            ts, seeds, spacing = [500, 2000, 10000], 10, 0.12
+        # The server's time varies by +-25 % from run to run (the same for every method of a
+        # run index): a fixed schedule (curl, the 1 s loop) would otherwise always meet T in
+        # the same phase; 2 s and 10 s are whole seconds, as the loop's probes are.
+        rng = random.Random(5)
+        t_run = {(t, s): round(t * rng.uniform(0.75, 1.25)) for t in ts for s in range(seeds)}
+        jobs = [(t, t_run[(t, s)], label, m, 1000 + s) for t in ts for label, m in methods
+                for s in range(seeds)]
+        rng.shuffle(jobs)
+        results = []
+        lock = threading.Lock()
+        tmp = tempfile.mkdtemp(prefix="recovery-", dir=self.data)
+
+        def work(job):
+            t, run_t, label, m, seed = job
+            try:
+                r = self.recovery_job(run_t, m, seed, tmp)
+            except Exception as e:  # noqa: BLE001 - recorded as a failed run
+                r = {"ok": False, "error": repr(e)}
+            r["label"] = label
+            r["t_ms"] = t
+            with lock:
+                results.append(r)
+
+        threads = []
+        started = time.monotonic()
+        for job in jobs:
+            th = threading.Thread(target=work, args=(job,))
+            th.start()
+            threads.append(th)
+            time.sleep(spacing)
+        for th in threads:
+            th.join()
+        self.log(f"  {len(jobs)} runs in {time.monotonic() - started:.0f} s")
+        self.mark_load("after recovery runs")
+
+        lines = ["## 2. Recovery after the server appears", ""]
+        lines.append(
+            f"A server (`late-listener`) binds at once and listens only T after start (before "
+            f"that every SYN gets a reset: `ECONNREFUSED`); the client starts at 0. T varies "
+            f"by +-25 % around the nominal value from one run index to the next, the same for "
+            f"every method (so that fixed schedules do not always meet the server in the same "
+            f"phase: 2 s and 10 s are whole seconds like the 1 s loop's probes). *gap* = "
+            f"accepted connection - listen, from the server's own clock; *attempts* = connect "
+            f"attempts the client made. {seeds} runs per cell (libbackoff: `BACKOFF_SEED` "
+            f"1000..{1000 + seeds - 1}); all runs of all cells overlap in time, started "
+            f"{spacing * 1000:.0f} ms apart in random order (they sleep almost all the time). "
+            "The libbackoff rows use the C `probe` (a blocking connect); curl under libbackoff "
+            "retries inside curl's own event loop. *ratio* = the row's median gap / libbackoff "
+            "`default`'s median gap at the same T (lower is faster recovery).")
+        lines.append("")
+        lines.append("| T | method | median gap ms | p90 gap ms | median attempts | "
+                     "p90 attempts | gap ratio to `default` | runs |")
+        lines.append("|---:|---|---:|---:|---:|---:|---:|---:|")
+        failures = [r for r in results if not r["ok"]]
+        summary = {}
+        for t in ts:
+            base = [r["gap_ms"] for r in results
+                    if r["ok"] and r["t_ms"] == t and r["label"] == methods[0][0]]
+            base_med = median(base) if base else float("nan")
+            for label, _ in methods:
+                rs = [r for r in results if r["ok"] and r["t_ms"] == t and r["label"] == label]
+                if not rs:
+                    lines.append(f"| {t / 1000:g} s | {label} | failed | | | | | 0 |")
+                    continue
+                gaps = [r["gap_ms"] for r in rs]
+                att = [r["attempts"] for r in rs]
+                ratio = median(gaps) / base_med if base_med else float("nan")
+                summary[(t, label)] = (median(gaps), ratio)
+                lines.append(
+                    f"| {t / 1000:g} s | {label} | {median(gaps):,.0f} | "
+                    f"{percentile(gaps, 90):,.0f} | {median(att):g} | "
+                    f"{percentile(att, 90):.1f} | {fmt_ratio(ratio)} | {len(rs)} |")
+            lines.append(f"| {t / 1000:g} s | ideal | 0 | 0 | 1 (after T) | 1 | 0 | |")
+        lines.append("")
+        if failures:
+            lines.append(f"{len(failures)} run(s) failed: " + "; ".join(
+                f"T={r['t_ms']} {r.get('label')}: {r.get('error')}" for r in failures[:5]))
+            lines.append("")
+            self.notes.append(f"recovery: {len(failures)} run(s) failed")
+        lines.append(
+            "Expected shapes: full jitter (`default`, cap 10 s) waits U(0, w) with w doubling "
+            "from 100 ms, so its gap grows with T up to the cap; `BACKOFF_CAP=1s` bounds the gap "
+            "by about 1 s at the cost of more attempts; `grpc` (1 s x1.6 +-20 %) and `google` "
+            "(1 s x2 + U(0, 1 s)) start at 1 s; curl retries after 1, 2, 4, 8 ... s; the "
+            "wait-for-it loop is within 1 s plus a process start.")
+        self.sections.append("\n".join(lines))
+        self.rec_summary = summary
+        t_mid = 2000 if 2000 in ts else ts[0]
+        parts = []
+        for label, short in (("curl `--retry 30 --retry-connrefused`", "curl --retry"),
+                             ("wait-for-it loop (probe every 1 s, then client)", "wait-for-it"),
+                             ("libbackoff `grpc`", "grpc"),
+                             ("libbackoff `BACKOFF_CAP=1s`", "cap 1s")):
+            if (t_mid, label) in summary:
+                parts.append(f"{short} {fmt_ratio(summary[(t_mid, label)][1])}")
+        if (t_mid, methods[0][0]) in summary:
+            self.headline.append(
+                f"recovery (T = {t_mid / 1000:g} s): libbackoff `default` median gap "
+                f"{summary[(t_mid, methods[0][0])][0]:.0f} ms; gap ratios of the others to it: "
+                + ", ".join(parts))
+
+    # ------------------------------------------------------------------ 3. herd
+
+    def run_herd(self, strategy, clients, after_ms, tag, extra_env=None, probe_args=()):
+        log = os.path.join(self.data, f"{tag}.json")
+        env = clean_env(HERD_PRELOAD=self.lib, BACKOFF_LOG="info", BACKOFF_LOG_FORMAT="json",
+                        BACKOFF_LOG_FILE=log, **(extra_env or {}))
+        if strategy:
+            env["BACKOFF_JITTER"] = strategy
+        r = subprocess.run([self.herd, str(clients), str(after_ms), self.probe, *probe_args],
+                           env=env, capture_output=True, text=True, timeout=after_ms / 1000 + 150,
+                           check=False)
+        released = int(re.search(r"released mono_ms=(\d+)", r.stdout).group(1))
+        listening = int(re.search(r"listening mono_ms=(\d+)", r.stdout).group(1))
+        accepted = [int(x) for x in re.findall(r"accepted mono_ms=(\d+)", r.stdout)]
+        done = re.search(r"done clients=(\d+) ok=(\d+) accepted=(\d+)", r.stdout)
+        ok = int(done.group(2)) if done else 0
+        return {"events": read_json_lines(log), "released": released, "listening": listening,
+                "accepted": accepted, "ok": ok, "stderr": r.stderr}
+
+    def part_herd(self):
+        self.log("3/5 the herd")
+        strategies = ["none", "full", "equal", "decorrelated", "additive", "proportional"]
+        if self.quick:
+            clients, after, strategies = 20, 1000, ["none", "full"]
+        else:
+            clients, after = 200, 5000
+        window = 100
+        rows = []
+        series = []
+        for s in strategies:
+            h = self.run_herd(s, clients, after, f"herd-{s}")
+            ev = [e for e in h["events"] if e.get("event") in ("retry", "success", "giveup")]
+            attempts_t = [e["mono_ms"] for e in ev if e["event"] in ("retry", "success")]
+            succ = [e for e in ev if e["event"] == "success"]
+            rel, lis = h["released"], h["listening"]
+            first = [e["mono_ms"] for e in ev if e["event"] == "retry" and e["attempt"] == 1]
+            after_t = [t for t in attempts_t if t >= lis]
+            last = max((e["mono_ms"] for e in succ), default=lis)
+            nwin = max(1, math.ceil((last - lis + 1) / window))
+            wins = [0] * nwin
+            for t in after_t:
+                k = (t - lis) // window
+                if k < nwin:
+                    wins[k] += 1
+            peak = max(wins)
+            mean = len(after_t) / nwin
+            ttc = [(e["mono_ms"] - rel) / 1000 for e in succ]
+            rows.append({
+                "strategy": s, "clients": clients, "connected": len(succ), "ok": h["ok"],
+                "attempts": len(attempts_t), "per_client": len(attempts_t) / clients,
+                "after_per_client": len(after_t) / clients, "peak": peak,
+                "peak_ratio": peak / mean if mean else float("nan"), "mean": mean,
+                "p50": percentile(ttc, 50), "p99": percentile(ttc, 99),
+                "max": max(ttc) if ttc else float("nan"),
+                "spread": (max(first) - min(first)) if first else 0,
+                "server_peak": self.server_peak(h["accepted"], lis, window),
+                "events": ev, "released": rel, "listening": lis,
+            })
+            total_end = max(attempts_t) - rel + window
+            bins = [0] * (total_end // window + 1)
+            for t in attempts_t:
+                bins[(t - rel) // window] += 1
+            series.append((s, [((i + 0.5) * window / 1000, c) for i, c in enumerate(bins)]))
+            self.log(f"  {s}: attempts {len(attempts_t)}, peak {peak}/100 ms, "
+                     f"p99 {rows[-1]['p99']:.1f} s, connected {len(succ)}/{clients}")
+        self.mark_load("after herd runs")
+        self.herd_rows = rows
+
+        # Series start at 0 (the loss) and are padded to the longest with zeros.
+        longest = max(len(p) for _, p in series)
+        padded = []
+        for name, pts in series:
+            pts = list(pts) + [((i + 0.5) * window / 1000, 0) for i in range(len(pts), longest)]
+            padded.append((name, [(0.0, 0)] + pts))
+        jittered = [r["peak"] for r in rows if r["strategy"] in ("full", "equal", "decorrelated")]
+        zoom = None
+        if jittered and max(r["peak"] for r in rows) > 3 * max(jittered):
+            zoom = max(10, figure.nice_step(max(jittered) * 2, 4) *
+                       math.ceil(max(jittered) * 2 / figure.nice_step(max(jittered) * 2, 4)))
+        svg = os.path.join(self.out, "herd.svg")
+        figure.line_chart(
+            svg, padded,
+            title=f"Connect attempts per {window} ms, {clients} clients, server back at "
+                  f"{after / 1000:g} s",
+            x_label="seconds since the server was lost",
+            y_label=f"attempts per {window} ms",
+            markers=[(after / 1000, "server listens again")], zoom_y=zoom,
+            subtitle=f"libbackoff BACKOFF_JITTER=<strategy>, base 100 ms, x2, cap 10 s; "
+                     f"from the clients' JSON logs ({self.machine['date']})")
+
+        lines = ["## 3. The herd", ""]
+        lines.append(
+            f"{clients} processes of the C `probe` (blocking connect, libbackoff preloaded, "
+            "base 100 ms, x2, cap 10 s, only `BACKOFF_JITTER` changed, no seed: each process "
+            "draws its own) are released together from a pipe by `herd`, which holds a "
+            f"bound but not listening port (every attempt refused) and listens after "
+            f"{after / 1000:g} s with backlog 4096, accepting everything at once (no capacity "
+            "limit: the published model accepts 50 per 100 ms). Attempts and times come from "
+            "the clients' JSON log (one shared `BACKOFF_LOG_FILE`, one line per `write`). "
+            f"Windows of {window} ms start at the listen. *mean* = attempts after recovery / "
+            "windows until the last client connected. Time to connect counts from the release.")
+        lines.append("")
+        lines.append("| jitter | attempts | per client | after recovery per client | "
+                     f"peak / {window} ms | peak / mean | p50 connect s | p99 connect s | "
+                     "max s | connected |")
+        lines.append("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+        for r in rows:
+            lines.append(
+                f"| `{r['strategy']}` | {r['attempts']:,} | {r['per_client']:.2f} | "
+                f"{r['after_per_client']:.2f} | {r['peak']} | {r['peak_ratio']:.1f} | "
+                f"{r['p50']:.2f} | {r['p99']:.2f} | {r['max']:.2f} | "
+                f"{r['connected']}/{r['clients']} |")
+        lines.append("")
+        spread = max(r["spread"] for r in rows)
+        lines.append(
+            f"The release is not instantaneous: the first attempts of the {clients} processes "
+            f"spread over at most {spread} ms (fork is done before the release; exec, the "
+            "loader and the library's start-up come after it), so even without jitter the "
+            "herd arrives within one or two windows.")
+        lines.append("")
+        lines.append(f"![attempts per {window} ms]({'herd.svg'})")
+        lines.append("")
+        lines += self.herd_ordering(rows)
+        self.sections.append("\n".join(lines))
+        by = {r["strategy"]: r for r in rows}
+        if "none" in by and "full" in by:
+            self.headline.append(
+                f"herd ({clients} clients, server back at {after / 1000:g} s): peak per "
+                f"{window} ms after recovery {by['none']['peak']} without jitter vs "
+                f"{by['full']['peak']} with full jitter "
+                f"({by['none']['peak'] / max(1, by['full']['peak']):.0f}x); attempts after "
+                f"recovery per client {by['none']['after_per_client']:.2f} vs "
+                f"{by['full']['after_per_client']:.2f}; p99 connect "
+                f"{by['none']['p99']:.1f} s vs {by['full']['p99']:.1f} s")
+
+    @staticmethod
+    def server_peak(accepted, lis, window):
+        if not accepted:
+            return 0
+        c = collections.Counter((t - lis) // window for t in accepted)
+        return max(c.values())
+
+    def herd_ordering(self, rows):
+        ours = {r["strategy"]: r for r in rows if r["strategy"] in PUBLISHED}
+        if len(ours) < 2:
+            return []
+        lines = ["### Against the published simulation", "",
+                 "`backoff-policies.md` simulates 1000 clients losing a server for 5 s that then "
+                 "accepts 50 connections per 100 ms and refuses the rest (base 100 ms, cap "
+                 "10 s). Its `none` is exponential without jitter, its `proportional` the gRPC "
+                 "shape (x1.6 +-20 %, ours is x2 +-20 %); `additive` has no counterpart. Here "
+                 "the server accepts everything, so every client needs exactly one attempt after "
+                 "recovery and un-jittered clients are not starved: compare the peaks and the "
+                 "jittered strategies' attempts and times, not the no-jitter attempts.", "",
+                 "| jitter | attempts / client: published | here | p50 connect s: published | "
+                 "here | p99: published | here | peak / 100 ms: published (of 1000) | "
+                 f"here (of {rows[0]['clients']}) |",
+                 "|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
+        for s in PUBLISHED:
+            if s not in ours:
+                continue
+            a, _, p50, p99, peak = PUBLISHED[s]
+            r = ours[s]
+            lines.append(f"| `{s}` | {a:g} | {r['per_client']:.2f} | {p50:g} | {r['p50']:.2f} | "
+                         f"{p99:g} | {r['p99']:.2f} | {peak} | {r['peak']} |")
+        lines.append("")
+        pub_peak = sorted(ours, key=lambda s: PUBLISHED[s][4])
+        our_peak = sorted(ours, key=lambda s: (ours[s]["peak"], s))
+        jit = [s for s in ("full", "equal", "decorrelated") if s in ours]
+        pub_att = sorted(jit, key=lambda s: PUBLISHED[s][0])
+        our_att = sorted(jit, key=lambda s: ours[s]["per_client"])
+        lines.append("| ordering, best first | published | here | same |")
+        lines.append("|---|---|---|---|")
+        lines.append(f"| post-recovery peak | {' < '.join(pub_peak)} | {' < '.join(our_peak)} | "
+                     f"{'yes' if pub_peak == our_peak else 'no'} |")
+        if len(jit) > 1:
+            lines.append(f"| attempts per client (full, equal, decorrelated) | "
+                         f"{' < '.join(pub_att)} | {' < '.join(our_att)} | "
+                         f"{'yes' if pub_att == our_att else 'no'} |")
+        lines.append("")
+        full_lowest = our_peak[0] == "full"
+        none_highest = "none" in ours and ours["none"]["peak"] >= max(
+            ours[s]["peak"] for s in ours)
+        self.herd_claims = (full_lowest, none_highest)
+        lines.append(
+            f"The published claims: full jitter has the lowest post-recovery peak - here "
+            f"**{'yes' if full_lowest else 'no'}**; no jitter re-creates the herd (the highest "
+            f"peak) - here **{'yes' if none_highest else 'no'}**. Peaks are maxima of small "
+            "counts: neighbours a few attempts apart can swap from one run to the next.")
+        lines.append("")
+        return lines
+
+    # ------------------------------------------------------------------ 4. timing
+
+    def part_timing(self):
+        self.log("4/5 timing precision")
+        clients = 5 if self.quick else 20
+        dur = 1000 if self.quick else 3000
+        conditions = [("idle", 0)] if self.quick else [("idle", 0), ("both cores busy", 2)]
+        extra = {"BACKOFF_BASE": "10ms", "BACKOFF_CAP": "100ms", "BACKOFF_TIMEOUT": f"{dur}ms"}
+        rows = []
+        for cond, busy in conditions:
+            hogs = [subprocess.Popen(["sh", "-c", "while :; do :; done"]) for _ in range(busy)]
+            try:
+                time.sleep(0.2 if busy else 0)
+                for mode, args in (("blocking", ()), ("poll (non-blocking)", ("--mode", "poll"))):
+                    h = self.run_herd(None, clients, dur + 300,
+                                      f"timing-{cond.split()[0]}-{mode.split()[0]}", extra, args)
+                    late = self.lateness(h["events"])
+                    rows.append((cond, mode, late))
+            finally:
+                for p in hogs:
+                    p.kill()
+                    p.wait()
+        self.mark_load("after timing runs")
+        lines = ["## 4. Timing precision", ""]
+        lines.append(
+            f"{clients} `probe` processes retry against a refusing port for {dur / 1000:g} s "
+            "(base 10 ms, cap 100 ms, full jitter), blocking and non-blocking (`--mode poll`: "
+            "the wait happens inside the program's `poll`). Lateness = (mono_ms of retry "
+            "event k+1 - mono_ms of retry event k) - wait_ms of event k, per process. It "
+            "includes one refused connect and one log write. mono_ms is truncated to whole "
+            "milliseconds, so a single interval is exact to +-1 ms (a -1 is rounding, not an "
+            "early retry); the mean is free of that bias. *Busy*: one `sh` busy loop per core, "
+            "at the same priority.")
+        lines.append("")
+        lines.append("| load | mode | intervals | mean ms | median ms | p99 ms | max ms |")
+        lines.append("|---|---|---:|---:|---:|---:|---:|")
+        for cond, mode, late in rows:
+            if not late:
+                lines.append(f"| {cond} | {mode} | 0 | | | | |")
+                continue
+            lines.append(f"| {cond} | {mode} | {len(late):,} | {statistics.fmean(late):.2f} | "
+                         f"{median(late):g} | {percentile(late, 99):.1f} | {max(late)} |")
+        lines.append("")
+        self.sections.append("\n".join(lines))
+        self.timing_rows = rows
+        parts = []
+        for cond, mode, late in rows:
+            if late and mode == "blocking":
+                parts.append(f"{cond} median {median(late):g} ms / p99 "
+                             f"{percentile(late, 99):.0f} ms")
+        if parts:
+            self.headline.append("timing (actual - planned delay, blocking): " + "; ".join(parts))
+
+    @staticmethod
+    def lateness(events):
+        by_pid = collections.defaultdict(list)
+        for e in events:
+            if e.get("event") == "retry":
+                by_pid[e["pid"]].append(e)
+        late = []
+        for evs in by_pid.values():
+            evs.sort(key=lambda e: e["attempt"])
+            for a, b in zip(evs, evs[1:]):
+                if b["attempt"] == a["attempt"] + 1:
+                    late.append(b["mono_ms"] - a["mono_ms"] - a["wait_ms"])
+        return late
+
+    # ------------------------------------------------------------------ 5. size and memory
+
+    def part_size(self):
+        self.log("5/5 size and memory")
+        stripped = os.path.join(self.data, "libbackoff.stripped.so")
+        subprocess.run(["strip", "--strip-all", "-o", stripped, self.lib], check=True)
+        size_out = subprocess.run(["size", stripped], capture_output=True, text=True,
+                                  check=False).stdout.split("\n")
+        text = data = bss = None
+        if len(size_out) > 1 and size_out[1].split():
+            text, data, bss = (int(x) for x in size_out[1].split()[:3])
+        unstripped = os.path.getsize(self.lib)
+        ssize = os.path.getsize(stripped)
+
+        closed = socket.socket()
+        closed.bind(("127.0.0.1", 0))  # bound, never listening: every connect is refused
+        closed_port = closed.getsockname()[1]
+        scenarios = [
+            ("blocking, late server, log off", ["--after", "300"], [], {}),
+            ("blocking, late server, JSON log to a file", ["--after", "300"], [],
+             {"BACKOFF_LOG": "info", "BACKOFF_LOG_FORMAT": "json"}),
+            ("`poll` (non-blocking), late server, JSON log", ["--after", "300"],
+             ["--mode", "poll"], {"BACKOFF_LOG": "info", "BACKOFF_LOG_FORMAT": "json"}),
+            ("`epoll-lt` (non-blocking), late server, text log", ["--after", "300"],
+             ["--mode", "epoll-lt"], {"BACKOFF_LOG": "info"}),
+            ("`select` (non-blocking), late unix socket, JSON log", ["--unix"],
+             ["--mode", "select"], {"BACKOFF_LOG": "info", "BACKOFF_LOG_FORMAT": "json"}),
+            ("blocking, give-up after 300 ms, stats at exit", None, [],
+             {"BACKOFF_TIMEOUT": "300ms", "BACKOFF_STATS": "1"}),
+        ]
+        rows = []
+        for name, srv_args, probe_args, env_extra in scenarios:
+            counts = {}
+            for with_lib in (False, True):
+                counts[with_lib] = self.count_allocs(srv_args, probe_args, env_extra, with_lib,
+                                                     closed_port)
+            rows.append((name, counts))
+        closed.close()
+
+        # Peak RSS of the probe in the first run (blocking, late server, log off).
+        rss = {w: rows[0][1][w]["hwm_kb"] for w in (False, True)}
+
+        lines = ["## 5. Size and memory", ""]
+        lines.append("| | bytes |")
+        lines.append("|---|---:|")
+        lines.append(f"| `libbackoff.so` as built (`-O2 -g`) | {unstripped:,} |")
+        lines.append(f"| stripped (`strip --strip-all`) | **{ssize:,}** |")
+        if text is not None:
+            lines.append(f"| text / data / bss (`size`) | {text:,} / {data:,} / {bss:,} |")
+        lines.append(f"| peak RSS (VmHWM) of `probe` without / with the preload (KiB) | "
+                     f"{rss[False]:,.0f} / {rss[True]:,.0f} |")
+        lines.append("")
+        lines.append(
+            "Heap allocations, counted by `malloc_count.so` (preloaded before the library; "
+            "it counts every malloc/calloc/realloc/memalign-family call). *from libbackoff* = "
+            "calls whose return address lies in libbackoff.so; *difference* = total with the "
+            "library - total without it for the same run, which also catches allocations glibc "
+            "makes on the library's behalf (`fopen`, `strdup`...). Each run makes at least one "
+            "retry. The probe itself allocates once (its stdout buffer).")
+        lines.append("")
+        lines.append("| run | allocations without | with | from libbackoff | difference | "
+                     "must be 0 |")
+        lines.append("|---|---:|---:|---:|---:|---|")
+        worst = 0
+        for name, c in rows:
+            diff = c[True]["total"] - c[False]["total"]
+            own = c[True]["lib"]
+            worst = max(worst, diff, own)
+            verdict = self.judge(diff == 0 and own == 0, f"memory: {name}: {own} allocation(s) "
+                                 f"from libbackoff, difference {diff}")
+            lines.append(f"| {name} | {c[False]['total']} | {c[True]['total']} | {own} | "
+                         f"{diff} | {verdict} |")
+        lines.append("")
+        self.sections.append("\n".join(lines))
+        self.headline.append(f"size: {ssize:,} bytes stripped; heap allocations by the library "
+                             f"during retrying runs: {worst}")
+
+    def count_allocs(self, srv_args, probe_args, env_extra, with_lib, closed_port):
+        d = tempfile.mkdtemp(prefix="malloc-", dir=self.data)
+        out = os.path.join(d, "count")
+        srv = None
+        if srv_args is None:
+            addr = f"127.0.0.1:{closed_port}"
+        elif srv_args == ["--unix"]:
+            path = os.path.join(d, "sock")
+            addr = f"unix:{path}"
+            srv = subprocess.Popen([self.listener, "--unix", path, "--after", "300"],
+                                   stdout=subprocess.DEVNULL, env=clean_env())
+        else:
+            pf = os.path.join(d, "port")
+            srv = subprocess.Popen([self.listener, "--tcp", "127.0.0.1:0", "--port-file", pf,
+                                    *srv_args], stdout=subprocess.DEVNULL, env=clean_env())
+            deadline = time.monotonic() + 5
+            while not os.path.exists(pf) and time.monotonic() < deadline:
+                time.sleep(0.002)
+            with open(pf, encoding="ascii") as f:
+                addr = f"127.0.0.1:{f.read().strip()}"
+        preload = f"{self.malloc_count} {self.lib}" if with_lib else self.malloc_count
+        env = clean_env(LD_PRELOAD=preload, MALLOC_COUNT_FILE=out,
+                        BACKOFF_LOG_FILE=os.path.join(d, "log"), **env_extra)
+        subprocess.run([self.probe, *probe_args, addr], env=env, capture_output=True,
+                       timeout=30, check=False)
+        if srv:
+            # Without the library the probe fails at once and the server waits in vain.
+            try:
+                srv.wait(timeout=2 if with_lib else 0.01)
+            except subprocess.TimeoutExpired:
+                srv.kill()
+                srv.wait()
+        with open(out, encoding="ascii") as f:
+            line = f.read()
+        m = re.search(r"total=(\d+) libbackoff=(\d+) hwm_kb=(-?\d+)", line)
+        shutil.rmtree(d, ignore_errors=True)
+        return {"total": int(m.group(1)), "lib": int(m.group(2)), "hwm_kb": int(m.group(3))}
+
+    # ------------------------------------------------------------------ report
+
+    def write(self, started):
+        m = self.machine
+        elapsed = time.monotonic() - started
+        busy = [f"{label}: {la}" for label, la in self.loads]
+        first_load = float(self.loads[0][1].split()[0]) if self.loads else 0.0
+        head = ["# libbackoff benchmarks" + (" (quick run: reduced set, not for numbers)"
+                                               if self.quick else ""), ""]
+        head.append(f"Generated by `make {'bench-quick' if self.quick else 'bench'}` "
+                    f"(`tests/bench/run.py`) on {m['date']} in {elapsed:.0f} s, "
+                    f"commit `{m['commit']}`.")
+        head.append("")
+        head.append(f"Machine: {m['nproc']} CPUs, {m['cpu']}, {m['mem']} RAM, Linux "
+                    f"{m['kernel']}, Python {m['python']}. It is a shared virtual machine: "
+                    "absolute times are noisy, so every comparison below is a ratio (or an "
+                    "instruction count) from runs made in this same invocation.")
+        head.append("")
+        head.append("Load average (1, 5, 15 min): " + "; ".join(busy) + ".")
+        if first_load > 0.5 * (m["nproc"] or 1):
+            head.append(f"**The machine was busy when the run started (load {first_load:.2f} "
+                        f"on {m['nproc']} CPUs): other work shared the cores, which widens the "
+                        "min/max of the timing ratios.**")
+        head.append("")
+        head.append("## Headlines")
+        head.append("")
+        head += [f"- {h}" for h in self.headline]
+        head.append("")
+        tail = ["## Targets missed, and notes", ""]
+        if self.missed:
+            tail += [f"- {x}" for x in self.missed]
+        else:
+            tail.append("- No target missed in this run.")
+        tail += [f"- {x}" for x in self.notes]
+        tail.append("")
+        tail.append("Reproduce: `make bench` (about "
+                    f"{'a minute' if self.quick else f'{elapsed / 60:.0f} minutes'}); raw logs "
+                    f"stay in `{os.path.relpath(self.data, ROOT)}/`.")
+        tail.append("")
+        report = "\n".join(head) + "\n" + "\n\n".join(self.sections) + "\n\n" + "\n".join(tail)
+        path = os.path.join(self.out, "report.md")
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(report)
+        self.log(f"wrote {os.path.relpath(path, ROOT)} and "
+                 f"{os.path.relpath(os.path.join(self.out, 'herd.svg'), ROOT)} "
+                 f"in {elapsed:.0f} s")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
+    ap.add_argument("--build", default=os.path.join(ROOT, "build"))
+    ap.add_argument("--out", default=HERE)
+    ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--only", help="comma list of parts to run (1-5), for development")
+    args = ap.parse_args()
+    b = Bench(args)
+    started = time.monotonic()
+    b.machine = machine()
+    b.mark_load("start")
+    parts = {"1": b.part_fastpath, "2": b.part_recovery, "3": b.part_herd, "4": b.part_timing,
+             "5": b.part_size}
+    for key in (args.only.split(",") if args.only else sorted(parts)):
+        parts[key]()
+    b.write(started)
+
+
+if __name__ == "__main__":
+    main()
