@@ -62,7 +62,7 @@ $(BUILD)/unit/%: tests/unit/%.c $(CORE_OBJ)
 	$(CC) $(CFLAGS_ALL) -o $@ $^ $(LIBS)
 
 ## check: build, then run the whole test suite (bats)
-check: all check-exports
+check: all check-exports bench-quick
 	$(BATS) $(BATS_FLAGS) tests/
 
 test: check
