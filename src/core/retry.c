@@ -1,7 +1,10 @@
 /* The retry decisions (count, budget, delay) and the blocking retry loop, with counters. */
 #include "core/retry.h"
 
+#include <errno.h>
 #include <stdatomic.h>
+#include <string.h>
+#include <sys/socket.h>
 
 #include "core/policy.h"
 #include "sys/clock.h"
@@ -31,7 +34,9 @@ static void log_simple(enum config_log_level level, const char *event, const str
 		.event = event,
 		.call = c->call,
 		.target = c->target,
+		.name = c->name,
 		.err = err,
+		.err_name = err && c->err_name ? c->err_name(err) : NULL,
 		.attempt = attempt,
 		.delay_ms = delay_ms,
 		.wait_ms = LOG_NONE,
@@ -93,7 +98,9 @@ bool retry_plan(const struct config *cfg, const struct retry_call *c, struct ret
 			.event = "retry",
 			.call = c->call,
 			.target = c->target,
+			.name = c->name,
 			.err = err,
+			.err_name = err && c->err_name ? c->err_name(err) : NULL,
 			.attempt = p->attempt,
 			.delay_ms = (int64_t)delay,
 			.wait_ms = (int64_t)(*wake_ms - now_ms),
@@ -143,4 +150,43 @@ int retry_blocking(const struct config *cfg, const struct retry_call *c, int fir
 			return err;
 	}
 	return err;
+}
+
+static void errset_add(struct config_errset *set, int err)
+{
+	set->bits[err / 64] |= 1ULL << (err % 64);
+}
+
+/*
+ * Measured on Linux: a connected AF_UNIX datagram socket whose receiver went
+ * away fails once with ECONNREFUSED and is disconnected by it, so that a
+ * second send fails with ENOTCONN: only a send that names its destination can
+ * be repeated.  A connected UDP socket stays connected: ECONNREFUSED reports
+ * the ICMP error of an earlier datagram and this one was not sent.
+ */
+void retry_send_errors(int family, int type, bool addressed, struct config_errset *out)
+{
+	bool any = family == AF_UNSPEC;
+
+	memset(out, 0, sizeof(*out));
+	errset_add(out, ENOBUFS);
+	errset_add(out, ENOMEM);
+	if (type != SOCK_DGRAM && !any)
+		return;
+	if (family == AF_INET || family == AF_INET6 || any) {
+		errset_add(out, ECONNREFUSED);
+		errset_add(out, ENETUNREACH);
+		errset_add(out, EHOSTUNREACH);
+		errset_add(out, ENETDOWN);
+	}
+	if ((family == AF_UNIX || any) && addressed) {
+		errset_add(out, ENOENT);
+		errset_add(out, ECONNREFUSED);
+	}
+}
+
+void retry_dns_errors(struct config_errset *out)
+{
+	memset(out, 0, sizeof(*out));
+	errset_add(out, RETRY_DNS_AGAIN);
 }

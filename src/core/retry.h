@@ -12,6 +12,9 @@
 struct retry_call {
 	const char *call; /* "connect", ... for the log */
 	const struct target_addr *target;
+	const char *name; /* printed instead when target is NULL: a host name */
+	/* The log's name for a failure code; NULL: the codes are errno values. */
+	const char *(*err_name)(int err);
 	const struct config_errset *retryable; /* errors worth another attempt */
 	uint64_t budget_ms;		       /* CONFIG_INFINITE or a time budget */
 	/* Make one more attempt: 0 on success, else the errno it failed with. */
@@ -55,6 +58,29 @@ void retry_succeeded(const struct retry_call *c, const struct retry_progress *p,
  * lock and no resource across the waits; errno is not touched.
  */
 int retry_blocking(const struct config *cfg, const struct retry_call *c, int first_err);
+
+/*
+ * Fill @out with the errors worth another attempt of a send that sent nothing
+ * (it returned -1) on a blocking socket of @family and @type; @addressed: the
+ * call names its destination (sendto, msg_name).  With AF_UNSPEC and type 0:
+ * every error retried on some socket, a check that needs no system call.
+ * Pure.
+ */
+void retry_send_errors(int family, int type, bool addressed, struct config_errset *out);
+
+/*
+ * What a name lookup's result is to retry_blocking: the resolve hooks
+ * translate EAI_AGAIN and TRY_AGAIN into RETRY_DNS_AGAIN, every other failure
+ * into RETRY_DNS_FAILED, which ends the retries at once.
+ */
+enum retry_dns_result {
+	RETRY_DNS_OK = 0,
+	RETRY_DNS_AGAIN = 1,
+	RETRY_DNS_FAILED = 2,
+};
+
+/* Fill @out with the name lookup results worth another attempt.  Pure. */
+void retry_dns_errors(struct config_errset *out);
 
 /* Counters for BACKOFF_STATS. */
 struct retry_stats {

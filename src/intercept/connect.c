@@ -24,12 +24,13 @@ static int connect_again(void *ctx)
 	return real_connect(c->fd, c->addr, c->len) == 0 ? 0 : errno;
 }
 
-static bool is_stream(int fd)
+/* SOCK_STREAM, SOCK_DGRAM, ... or -1 if unknown. */
+static int socket_type(int fd)
 {
 	int type = 0;
 	socklen_t len = sizeof(type);
 
-	return real_getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &len) == 0 && type == SOCK_STREAM;
+	return real_getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &len) == 0 ? type : -1;
 }
 
 static bool is_blocking(int fd)
@@ -61,14 +62,20 @@ static const char *why_not(const struct config *cfg, int fd, const struct target
 {
 	const struct config_errset *set =
 		t->family == AF_UNIX ? &cfg->errors_unix : &cfg->errors_inet;
+	int type;
 
 	if (err != EINPROGRESS && !config_errset_has(set, err))
 		return "errno";
-	if (!is_stream(fd))
+	type = socket_type(fd);
+	/* An AF_UNIX datagram connect fails too while the receiver is missing. */
+	if (type != SOCK_STREAM && !(type == SOCK_DGRAM && t->family == AF_UNIX))
 		return "not-stream";
 	*blocking = is_blocking(fd);
 	if (*blocking && err == EINPROGRESS)
 		return "errno"; /* SO_SNDTIMEO expired mid-attempt: never retried */
+	/* A datagram connect ends at once: no attempt is under way for the event loop. */
+	if (!*blocking && type == SOCK_DGRAM)
+		return "nonblocking";
 	if (!*blocking && !cfg->nonblock)
 		return "nonblocking";
 	if (!target_matches(&cfg->targets, t))

@@ -144,16 +144,22 @@ static const char *reason_text(const char *reason)
 	return reason;
 }
 
+/* The name of ev->err: a resolver's own code, or an errno value. */
+static const char *err_text(const struct log_event *ev)
+{
+	return ev->err_name ? ev->err_name : errno_name(ev->err);
+}
+
 static void format_json(struct text *t, enum config_log_level level, const struct log_event *ev,
 			const char *target)
 {
 	json_head(t, level, ev->event);
 	if (ev->call)
 		json_str(t, "call", ev->call);
-	if (ev->target)
+	if (ev->target || ev->name)
 		json_str(t, "target", target);
 	if (ev->err)
-		json_str(t, "errno", errno_name(ev->err));
+		json_str(t, "errno", err_text(ev));
 	if (ev->attempt)
 		json_u64(t, "attempt", ev->attempt);
 	if (ev->delay_ms != LOG_NONE)
@@ -171,11 +177,13 @@ static void format_text(struct text *t, const struct log_event *ev, const char *
 {
 	text_head(t);
 	text_str(t, ev->call ? ev->call : "?");
-	text_put(t, " ", 1);
-	text_str(t, target);
+	if (target[0]) {
+		text_put(t, " ", 1);
+		text_str(t, target);
+	}
 	text_str(t, ": ");
 	if (strcmp(ev->event, "retry") == 0) {
-		text_str(t, errno_name(ev->err));
+		text_str(t, err_text(ev));
 		text_str(t, " (attempt ");
 		text_u64(t, ev->attempt);
 		text_str(t, "), retrying in ");
@@ -199,13 +207,13 @@ static void format_text(struct text *t, const struct log_event *ev, const char *
 		text_u64(t, (uint64_t)ev->elapsed_ms);
 		text_str(t, "ms: ");
 		/* A non-blocking give-up leaves the error pending for the program, unread. */
-		text_str(t, ev->err ? errno_name(ev->err) : "connection failed");
+		text_str(t, ev->err ? err_text(ev) : "connection failed");
 		text_str(t, " (");
 		text_str(t, reason_text(ev->reason ? ev->reason : "?"));
 		text_str(t, ")");
 	} else {
 		if (ev->err) {
-			text_str(t, errno_name(ev->err));
+			text_str(t, err_text(ev));
 			text_put(t, " ", 1);
 		}
 		text_str(t, ev->event);
@@ -226,8 +234,13 @@ void log_event(enum config_log_level level, const struct log_event *ev)
 	if (!log_enabled(level))
 		return;
 	target[0] = '\0';
-	if (ev->target)
+	if (ev->target) {
 		target_format(ev->target, target, sizeof(target));
+	} else if (ev->name) {
+		/* Escaped as target_format escapes a unix path. */
+		text_init(&t, target, sizeof(target));
+		text_escaped(&t, ev->name, strnlen(ev->name, sizeof(target)));
+	}
 	text_init(&t, buf, sizeof(buf));
 	if (json())
 		format_json(&t, level, ev, target);

@@ -15,10 +15,12 @@ struct log_event {
 	const char *event; /* retry, success, giveup, pass */
 	const char *call;  /* connect, ... */
 	const struct target_addr *target;
-	int err;	  /* 0: none */
-	uint64_t attempt; /* 0: none */
-	int64_t delay_ms; /* the delay the policy drew */
-	int64_t wait_ms;  /* the wait made, shorter at the end of the budget */
+	const char *name;     /* printed as the target when target is NULL: a host name */
+	int err;	      /* 0: none */
+	const char *err_name; /* err's name when it is not an errno value (EAI_AGAIN) */
+	uint64_t attempt;     /* 0: none */
+	int64_t delay_ms;     /* the delay the policy drew */
+	int64_t wait_ms;      /* the wait made, shorter at the end of the budget */
 	int64_t elapsed_ms;
 	const char *reason;
 };

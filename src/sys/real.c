@@ -71,6 +71,17 @@ STUB(int, connect, (int fd, const struct sockaddr *a, socklen_t l), (fd, a, l),
 STUB(int, getaddrinfo,
      (const char *node, const char *service, const struct addrinfo *hints, struct addrinfo **res),
      (node, service, hints, res), (errno = ENOSYS, EAI_SYSTEM))
+STUB(struct hostent *, gethostbyname, (const char *name), (name),
+     (h_errno = NETDB_INTERNAL, errno = ENOSYS, NULL))
+STUB(struct hostent *, gethostbyname2, (const char *name, int af), (name, af),
+     (h_errno = NETDB_INTERNAL, errno = ENOSYS, NULL))
+STUB(int, gethostbyname_r,
+     (const char *name, struct hostent *h, char *buf, size_t n, struct hostent **res, int *herr),
+     (name, h, buf, n, res, herr), (*res = NULL, *herr = NETDB_INTERNAL, ENOSYS))
+STUB(int, gethostbyname2_r,
+     (const char *name, int af, struct hostent *h, char *buf, size_t n, struct hostent **res,
+      int *herr),
+     (name, af, h, buf, n, res, herr), (*res = NULL, *herr = NETDB_INTERNAL, ENOSYS))
 STUB(int, getsockopt, (int fd, int level, int name, void *v, socklen_t *l), (fd, level, name, v, l),
      syscall(SYS_getsockopt, fd, level, name, v, l))
 STUB(int, poll, (struct pollfd * fds, nfds_t n, int ms), (fds, n, ms), raw_poll(fds, n, ms))
@@ -114,6 +125,8 @@ STUB(ssize_t, sendto,
      (fd, b, n, f, a, l), syscall(SYS_sendto, fd, b, n, f, a, l))
 STUB(ssize_t, sendmsg, (int fd, const struct msghdr *m, int f), (fd, m, f),
      syscall(SYS_sendmsg, fd, m, f))
+STUB(int, sendmmsg, (int fd, struct mmsghdr *v, unsigned n, int f), (fd, v, n, f),
+     syscall(SYS_sendmmsg, fd, v, n, f))
 STUB(int, close, (int fd), (fd), syscall(SYS_close, fd))
 STUB(int, close_range, (unsigned lo, unsigned hi, int f), (lo, hi, f),
      syscall(SYS_close_range, lo, hi, f))
@@ -202,6 +215,10 @@ static void resolve_all(void)
 	resolving = true;
 	RESOLVE(connect);
 	RESOLVE(getaddrinfo);
+	RESOLVE(gethostbyname);
+	RESOLVE(gethostbyname2);
+	RESOLVE(gethostbyname_r);
+	RESOLVE(gethostbyname2_r);
 	RESOLVE(getsockopt);
 	RESOLVE(poll);
 	RESOLVE(ppoll);
@@ -223,6 +240,7 @@ static void resolve_all(void)
 	RESOLVE(send);
 	RESOLVE(sendto);
 	RESOLVE(sendmsg);
+	RESOLVE(sendmmsg);
 	RESOLVE(close);
 	RESOLVE_AS(close_range, fallback_close_range);
 	RESOLVE_AS(closefrom, fallback_closefrom);

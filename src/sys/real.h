@@ -17,6 +17,12 @@
 extern int (*real_connect)(int, const struct sockaddr *, socklen_t);
 extern int (*real_getaddrinfo)(const char *, const char *, const struct addrinfo *,
 			       struct addrinfo **);
+extern struct hostent *(*real_gethostbyname)(const char *);
+extern struct hostent *(*real_gethostbyname2)(const char *, int);
+extern int (*real_gethostbyname_r)(const char *, struct hostent *, char *, size_t,
+				   struct hostent **, int *);
+extern int (*real_gethostbyname2_r)(const char *, int, struct hostent *, char *, size_t,
+				    struct hostent **, int *);
 extern int (*real_getsockopt)(int, int, int, void *, socklen_t *);
 extern int (*real_poll)(struct pollfd *, nfds_t, int);
 extern int (*real_ppoll)(struct pollfd *, nfds_t, const struct timespec *, const sigset_t *);
@@ -41,6 +47,7 @@ extern ssize_t (*real_writev)(int, const struct iovec *, int);
 extern ssize_t (*real_send)(int, const void *, size_t, int);
 extern ssize_t (*real_sendto)(int, const void *, size_t, int, const struct sockaddr *, socklen_t);
 extern ssize_t (*real_sendmsg)(int, const struct msghdr *, int);
+extern int (*real_sendmmsg)(int, struct mmsghdr *, unsigned, int);
 extern int (*real_close)(int);
 extern int (*real_close_range)(unsigned, unsigned, int);
 extern void (*real_closefrom)(int);
