@@ -26,7 +26,10 @@ LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/obj/%.o)
 # The pure core and the system layer without the hooks: for the tool and the unit tests.
 CORE_OBJ := $(CORE_SRC:%.c=$(BUILD)/obj/%.o) $(SYS_SRC:%.c=$(BUILD)/obj/%.o)
 
-HELPER_SRC := $(wildcard tests/helpers/*.c)
+# Test shims are preloaded rather than run: each is built as build/helpers/NAME.so.
+SHIM_SRC := tests/helpers/faultshim.c
+SHIMS := $(SHIM_SRC:tests/helpers/%.c=$(BUILD)/helpers/%.so)
+HELPER_SRC := $(filter-out $(SHIM_SRC),$(wildcard tests/helpers/*.c))
 HELPERS := $(HELPER_SRC:tests/helpers/%.c=$(BUILD)/helpers/%)
 UNIT_SRC := $(wildcard tests/unit/*.c)
 UNITS := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/unit/%)
@@ -41,7 +44,7 @@ BATS_FLAGS ?=
 .PHONY: all check test unit demo install uninstall clean check-exports format format-check \
 	shellcheck help
 
-all: $(LIBRARY) $(TOOL) $(HELPERS) $(UNITS)
+all: $(LIBRARY) $(TOOL) $(HELPERS) $(SHIMS) $(UNITS)
 
 $(BUILD)/obj/%.o: %.c $(wildcard src/*.h src/*/*.h) Makefile
 	@mkdir -p $(dir $@)
@@ -56,6 +59,10 @@ $(TOOL): src/tool/schedule.c $(CORE_OBJ)
 $(BUILD)/helpers/%: tests/helpers/%.c Makefile
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -o $@ $< -lpthread -ldl
+
+$(BUILD)/helpers/%.so: tests/helpers/%.c Makefile
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) -fPIC -shared -o $@ $< -ldl
 
 $(BUILD)/unit/%: tests/unit/%.c $(CORE_OBJ)
 	@mkdir -p $(dir $@)
