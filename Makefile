@@ -126,14 +126,15 @@ help:
 
 # Benchmarks (tests/bench/): `make bench` rewrites tests/bench/report.md and herd.svg.
 BENCH_PROGS := $(BUILD)/bench/fastpath $(BUILD)/bench/herd
+BENCH_SHIMS := $(BUILD)/bench/malloc_count.so $(BUILD)/bench/gate.so
 BENCH_DEPS := $(LIBRARY) $(BUILD)/helpers/probe $(BUILD)/helpers/late-listener $(BENCH_PROGS) \
-	$(BUILD)/bench/malloc_count.so
+	$(BENCH_SHIMS)
 
 $(BENCH_PROGS): $(BUILD)/bench/%: tests/bench/%.c Makefile
 	@mkdir -p $(dir $@)
 	$(CC) $(WARN) $(OPT) -o $@ $<
 
-$(BUILD)/bench/malloc_count.so: tests/bench/malloc_count.c Makefile
+$(BENCH_SHIMS): $(BUILD)/bench/%.so: tests/bench/%.c Makefile
 	@mkdir -p $(dir $@)
 	$(CC) $(WARN) $(OPT) -fPIC -fvisibility=hidden -shared -o $@ $< -ldl
 

@@ -11,6 +11,8 @@
  *   epoll         N epoll_wait() on one ready fd (level-triggered), timeout 0
  *   close         N dup() + close(): the close() hook alone, for the
  *                 instruction counts (dup is not intercepted)
+ *   write         N write() of one byte to /dev/null: the read/write hooks'
+ *                 cost, which every program pays, for the instruction counts
  *   unix-connect  N socket + connect + accept + close + close on a listening
  *                 unix stream socket (abstract name, so nothing to clean up)
  *   tcp-connect   the same on TCP loopback; the client closes with
@@ -22,6 +24,7 @@
  */
 
 #include <errno.h>
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <stddef.h>
@@ -137,6 +140,18 @@ static void bench_close(long n)
 	}
 }
 
+static void bench_write(long n)
+{
+	int fd = open("/dev/null", O_WRONLY | O_CLOEXEC);
+	long i;
+
+	if (fd < 0)
+		die("/dev/null");
+	for (i = 0; i < n; i++)
+		if (write(fd, "x", 1) != 1)
+			die("write");
+}
+
 static void connect_loop(long n, int family, const struct sockaddr *addr, socklen_t len, int lfd)
 {
 	struct linger lg = { .l_onoff = 1, .l_linger = 0 };
@@ -198,6 +213,7 @@ int main(int argc, char **argv)
 		{ "poll", bench_poll },
 		{ "epoll", bench_epoll },
 		{ "close", bench_close },
+		{ "write", bench_write },
 		{ "unix-connect", bench_unix_connect },
 		{ "tcp-connect", bench_tcp_connect },
 	};
@@ -221,6 +237,6 @@ int main(int argc, char **argv)
 		}
 	}
 usage:
-	fprintf(stderr, "usage: fastpath send|poll|epoll|close|unix-connect|tcp-connect N\n");
+	fprintf(stderr, "usage: fastpath send|poll|epoll|close|write|unix-connect|tcp-connect N\n");
 	return 2;
 }

@@ -5,11 +5,12 @@
  *
  * Binds a TCP socket on 127.0.0.1 (a free port) without listening, so that
  * every SYN is answered by a reset (ECONNREFUSED).  Forks N children that
- * wait on a pipe; when all exist, the pipe is closed and each child execs
- * COMMAND ARGS... 127.0.0.1:PORT at once (stdout to /dev/null), so the herd
- * starts together.  AFTER_MS after that release the socket listens (backlog
- * 4096, so the accept queue does not drop SYNs) and every connection is
- * accepted and closed at once.
+ * each exec COMMAND ARGS... 127.0.0.1:PORT (stdout to /dev/null) with
+ * gate.so preloaded (HERD_GATE names it), which parks the loaded program in
+ * its constructor; when all N are parked the gate opens (the release) and
+ * the herd starts together.  AFTER_MS after the release the socket listens
+ * (backlog 4096, so the accept queue does not drop SYNs) and every
+ * connection is accepted and closed at once.
  *
  * stdout, CLOCK_MONOTONIC in milliseconds:
  *   port N
@@ -20,8 +21,10 @@
  * Ends when every child has exited (their status: 0 counts as ok), at most
  * AFTER_MS + 120 s after the release (SIGALRM).
  *
- * HERD_PRELOAD, if set, becomes the children's LD_PRELOAD (the herd process
- * itself runs without it).
+ * HERD_PRELOAD, if set, is preloaded into the children after gate.so (the
+ * herd process itself runs without it).  Without HERD_GATE the children
+ * wait on the gate before exec instead, so exec and loading come after the
+ * release.
  */
 
 #include <arpa/inet.h>
@@ -86,8 +89,9 @@ int main(int argc, char **argv)
 	socklen_t len = sizeof(sin);
 	char *args[MAX_ARGS + 2], addr[32];
 	long n, after, i, accepted = 0, ok = 0, exited = 0;
-	const char *preload = getenv("HERD_PRELOAD");
-	int gate[2], lfd, devnull;
+	const char *preload = getenv("HERD_PRELOAD"), *gate_so = getenv("HERD_GATE");
+	char preload_all[4096] = "", gate_fds[32];
+	int gate[2], ready[2], lfd, devnull;
 	long long released;
 
 	if (argc < 4 || argc - 3 > MAX_ARGS)
@@ -109,8 +113,18 @@ int main(int argc, char **argv)
 	fflush(stdout);
 
 	devnull = open("/dev/null", O_WRONLY | O_CLOEXEC);
-	if (devnull < 0 || pipe2(gate, O_CLOEXEC) < 0)
+	/* Not close-on-exec: the children's gate.so reads gate[0] and writes ready[1]. */
+	if (devnull < 0 || pipe(gate) < 0 || pipe(ready) < 0)
 		die("pipe");
+	fcntl(gate[1], F_SETFD, FD_CLOEXEC);
+	fcntl(ready[0], F_SETFD, FD_CLOEXEC);
+	snprintf(gate_fds, sizeof(gate_fds), "%d,%d", gate[0], ready[1]);
+	if (gate_so)
+		snprintf(preload_all, sizeof(preload_all), "%s%s%s", gate_so, preload ? " " : "",
+			 preload ? preload : "");
+	else if (preload)
+		snprintf(preload_all, sizeof(preload_all), "%s", preload);
+	alarm((unsigned)(after / 1000 + 120));
 	for (i = 0; i < n; i++) {
 		pid_t pid = fork();
 		char c;
@@ -120,16 +134,34 @@ int main(int argc, char **argv)
 		if (pid > 0)
 			continue;
 		close(gate[1]);
-		while (read(gate[0], &c, 1) < 0 && errno == EINTR)
-			;
+		close(ready[0]);
+		if (!gate_so) {
+			while (read(gate[0], &c, 1) < 0 && errno == EINTR)
+				;
+		} else if (setenv("HERD_GATE_FDS", gate_fds, 1) < 0) {
+			_exit(127);
+		}
 		dup2(devnull, STDOUT_FILENO);
-		if (preload && setenv("LD_PRELOAD", preload, 1) < 0)
+		if (preload_all[0] && setenv("LD_PRELOAD", preload_all, 1) < 0)
 			_exit(127);
 		execvp(args[0], args);
 		fprintf(stderr, "herd: %s: %s\n", args[0], strerror(errno));
 		_exit(127);
 	}
-	alarm((unsigned)(after / 1000 + 120));
+	close(gate[0]);
+	close(ready[1]);
+	/* With gate.so: wait until every child is loaded and parked (or gone). */
+	for (i = 0; gate_so && i < n;) {
+		char buf[256];
+		ssize_t got = read(ready[0], buf, sizeof(buf));
+
+		if (got == 0)
+			break;
+		if (got > 0)
+			i += got;
+		else if (errno != EINTR)
+			die("ready pipe");
+	}
 	released = mono_ms();
 	close(gate[1]);
 	printf("released mono_ms=%lld\n", released);
