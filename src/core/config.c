@@ -465,6 +465,7 @@ void config_parse(config_lookup_fn *lookup, void *ctx, struct config *cfg,
 		  struct config_problems *problems)
 {
 	const struct preset *preset = &presets[0];
+	const char *base = NULL, *cap = NULL; /* the values taken, for the cross-check */
 	char why[200];
 	const char *v;
 	size_t i;
@@ -495,27 +496,30 @@ void config_parse(config_lookup_fn *lookup, void *ctx, struct config *cfg,
 		if (strcmp(name, "BACKOFF_POLICY") == 0)
 			continue;
 		v = lookup(name, ctx);
-		if (v && apply(cfg, name, v, why, sizeof(why)) != 0)
+		if (v && apply(cfg, name, v, why, sizeof(why)) != 0) {
 			add_problem(problems, name, v, why);
+			v = NULL; /* rejected: the preset's value stands, and the line is written */
+		}
+		if (strcmp(name, "BACKOFF_BASE") == 0)
+			base = v;
+		else if (strcmp(name, "BACKOFF_CAP") == 0)
+			cap = v;
 	}
 
 	/* Cross-check: the cap is the largest delay, so it cannot be below the base. */
 	if (cfg->policy.cap_ms < cfg->policy.base_ms) {
-		const char *cap = lookup("BACKOFF_CAP", ctx);
-
+		/*
+		 * A preset agrees with itself, so a value that was taken disagrees:
+		 * the cap if it was taken, else the base (then above the preset's cap).
+		 */
 		if (cap) {
 			add_problem(problems, "BACKOFF_CAP", cap, "must not be below BACKOFF_BASE");
 			cfg->policy.cap_ms = preset->policy.cap_ms;
+		} else {
+			add_problem(problems, "BACKOFF_BASE", base,
+				    "must not be above BACKOFF_CAP");
 		}
-		if (cfg->policy.cap_ms < cfg->policy.base_ms) {
-			const char *base = lookup("BACKOFF_BASE", ctx);
-
-			if (!cap)
-				add_problem(problems, "BACKOFF_BASE", base ? base : "",
-					    "must not be above BACKOFF_CAP");
+		if (cfg->policy.cap_ms < cfg->policy.base_ms)
 			cfg->policy.base_ms = preset->policy.base_ms;
-			if (cfg->policy.cap_ms < cfg->policy.base_ms)
-				cfg->policy.cap_ms = preset->policy.cap_ms;
-		}
 	}
 }

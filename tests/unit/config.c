@@ -206,6 +206,43 @@ static void test_cap_below_base(void)
 	CHECK_U64(cfg.policy.base_ms, 100);
 }
 
+/* Each variable gets one line, however many things are wrong with it (found by fuzzing). */
+static void test_cap_rejected_with_base_above_default_cap(void)
+{
+	const char *empty_cap[] = { "BACKOFF_BASE=21953", "BACKOFF_CAP=", NULL };
+	const char *bad_cap[] = { "BACKOFF_BASE=20s", "BACKOFF_CAP=10x", NULL };
+	const char *both_taken[] = { "BACKOFF_BASE=20s", "BACKOFF_CAP=15s", NULL };
+	const char *google_low_cap[] = { "BACKOFF_POLICY=google", "BACKOFF_BASE=x",
+					 "BACKOFF_CAP=500ms", NULL };
+	struct config_problems problems;
+	struct config cfg;
+
+	config_parse(lookup, (void *)empty_cap, &cfg, &problems);
+	CHECK_U64(problems.count, 2);
+	CHECK_STR(problems.item[0].variable, "BACKOFF_CAP");
+	CHECK_STR(problems.item[1].variable, "BACKOFF_BASE");
+	CHECK_STR(problems.item[1].message, "must not be above BACKOFF_CAP");
+	CHECK_U64(cfg.policy.base_ms, 100);
+	CHECK_U64(cfg.policy.cap_ms, 10000);
+	config_parse(lookup, (void *)bad_cap, &cfg, &problems);
+	CHECK_U64(problems.count, 2);
+	CHECK_STR(problems.item[0].variable, "BACKOFF_CAP");
+	CHECK_STR(problems.item[1].variable, "BACKOFF_BASE");
+	/* A cap that was taken is the one at fault; the base then cannot stay above the default. */
+	config_parse(lookup, (void *)both_taken, &cfg, &problems);
+	CHECK_U64(problems.count, 1);
+	CHECK_STR(problems.item[0].variable, "BACKOFF_CAP");
+	CHECK_U64(cfg.policy.cap_ms, 10000);
+	CHECK_U64(cfg.policy.base_ms, 100);
+	/* A rejected base keeps the preset's 1 s, above the cap that was taken. */
+	config_parse(lookup, (void *)google_low_cap, &cfg, &problems);
+	CHECK_U64(problems.count, 2);
+	CHECK_STR(problems.item[0].variable, "BACKOFF_BASE");
+	CHECK_STR(problems.item[1].variable, "BACKOFF_CAP");
+	CHECK_U64(cfg.policy.base_ms, 1000);
+	CHECK_U64(cfg.policy.cap_ms, 32000);
+}
+
 static void test_errors(void)
 {
 	const char *list[] = { "BACKOFF_ERRORS=ECONNREFUSED", NULL };
@@ -308,6 +345,7 @@ int main(void)
 	test_multiplier_and_jitter();
 	test_presets();
 	test_cap_below_base();
+	test_cap_rejected_with_base_above_default_cap();
 	test_errors();
 	test_booleans_levels_and_seed();
 	test_problem_messages();
