@@ -156,6 +156,7 @@ class Bench:
         self.headline = []
         self.missed = []
         self.notes = []
+        self.failures = []  # runs that did not do what they should: make bench fails
         self.loads = []
 
     def judge(self, ok, what):
@@ -507,7 +508,7 @@ class Bench:
             lines.append(f"{len(failures)} run(s) failed: " + "; ".join(
                 f"T={r['t_ms']} {r.get('label')}: {r.get('error')}" for r in failures[:5]))
             lines.append("")
-            self.notes.append(f"recovery: {len(failures)} run(s) failed")
+            self.failures.append(f"recovery: {len(failures)} run(s) failed")
         lines.append(
             "Expected shapes: full jitter (`default`, cap 10 s) waits U(0, w) with w doubling "
             "from 100 ms, so its gap grows with T up to the cap; `BACKOFF_CAP=1s` bounds the gap "
@@ -596,6 +597,9 @@ class Bench:
             for t in attempts_t:
                 bins[(t - rel) // window] += 1
             series.append((s, [((i + 0.5) * window / 1000, c) for i, c in enumerate(bins)]))
+            if len(succ) != clients or h["ok"] != clients:
+                self.failures.append(f"herd `{s}`: {len(succ)} of {clients} clients logged a "
+                                     f"success, {h['ok']} exited 0")
             self.log(f"  {s}: attempts {len(attempts_t)}, peak {peak}/100 ms, "
                      f"p99 {rows[-1]['p99']:.1f} s, connected {len(succ)}/{clients}")
         self.mark_load("after herd runs")
@@ -942,6 +946,7 @@ class Bench:
         else:
             tail.append("- No target missed in this run.")
         tail += [f"- {x}" for x in self.notes]
+        tail += [f"- **failed:** {x}" for x in self.failures]
         tail.append("")
         tail.append("Reproduce: `make bench` (about "
                     f"{'a minute' if self.quick else f'{elapsed / 60:.0f} minutes'}); raw logs "
@@ -972,6 +977,9 @@ def main():
     for key in (args.only.split(",") if args.only else sorted(parts)):
         parts[key]()
     b.write(started)
+    for f in b.failures:
+        print(f"bench: failed: {f}", file=sys.stderr)
+    sys.exit(1 if b.failures else 0)
 
 
 if __name__ == "__main__":
