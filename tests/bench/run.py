@@ -66,6 +66,15 @@ def median(values):
     return percentile(values, 50)
 
 
+def median_ci(values, level=0.95, resamples=2000):
+    """A bootstrap confidence interval of the median (fixed seed: the same data, the same CI)."""
+    rng = random.Random(1)
+    meds = sorted(median(rng.choices(values, k=len(values))) for _ in range(resamples))
+    lo = meds[int(resamples * (1 - level) / 2)]
+    hi = meds[int(resamples * (1 + level) / 2) - 1]
+    return lo, hi
+
+
 def clean_env(**extra):
     """The driver's environment without any BACKOFF_* or LD_PRELOAD, plus extra."""
     env = {k: v for k, v in os.environ.items()
@@ -178,13 +187,12 @@ class Bench:
     def part_fastpath(self):
         self.log("1/5 fast-path cost")
         if self.quick:
-            modes = [("send", 10000), ("poll", 10000), ("epoll", 10000),
-                     ("unix-connect", 1000), ("tcp-connect", 1000)]
-            pairs = 2
+            modes = [("send", 10000, 2), ("poll", 10000, 2), ("epoll", 10000, 2),
+                     ("unix-connect", 1000, 2), ("tcp-connect", 1000, 2)]
         else:
-            modes = [("send", 1000000), ("poll", 1000000), ("epoll", 1000000),
-                     ("unix-connect", 100000), ("tcp-connect", 100000)]
-            pairs = 21
+            # Pairs per program: more for the short runs, about 15-30 s each.
+            modes = [("send", 1000000, 21), ("poll", 1000000, 41), ("epoll", 1000000, 41),
+                     ("unix-connect", 100000, 21), ("tcp-connect", 100000, 15)]
         targets = {"send": 1.01, "poll": 1.01, "epoll": 1.01, "unix-connect": 1.02,
                    "tcp-connect": 1.02}
         cpu = max(os.sched_getaffinity(0))
@@ -204,7 +212,7 @@ class Bench:
             return wall, loop
 
         rows = []
-        for mode, n in modes:
+        for mode, n, pairs in modes:
             once(mode, n, False)  # warm the page cache and the branch predictors
             walls = {False: [], True: []}
             loops = {False: [], True: []}
@@ -223,6 +231,7 @@ class Bench:
                 "ratio_med": median(ratios), "ratio_min": min(ratios), "ratio_max": max(ratios),
                 "loop_ratio_med": median(loop_ratios), "extra_ns": median(extra_ns),
                 "min_ratio": min(walls[True]) / min(walls[False]),
+                "ci": median_ci(ratios),
                 "target": targets[mode],
             }
             rows.append(r)
@@ -234,21 +243,24 @@ class Bench:
         self.headline.append(
             f"fast path: whole-process time ratio with/without at most {worst['ratio_med']:.3f} "
             f"(`{worst['mode']}`) for send/poll/epoll_wait and {worst_c['ratio_med']:.3f} "
-            f"(`{worst_c['mode']}`) for connect (medians of {pairs} pairs)")
+            f"(`{worst_c['mode']}`) for connect (medians of "
+            f"{min(m[2] for m in modes)}-{max(m[2] for m in modes)} pairs)")
         cg = self.callgrind()
 
         lines = ["## 1. Fast-path cost", ""]
         lines.append(
-            f"Each program runs {pairs} times without and {pairs} times with `LD_PRELOAD` in "
+            "Each program runs *pairs* times without and as many times with `LD_PRELOAD`, in "
             "alternation (ABBA order), pinned to one CPU; the ratio is with / without of the "
-            "wall time of the whole process (start-up included), one ratio per pair. "
+            "wall time of the whole process (start-up included), one ratio per pair. *95 % CI* "
+            "is a bootstrap interval of the median ratio: what this machine's noise allows "
+            "the run to resolve. "
             "*loop ratio* times the loop alone (inside the program); *fastest* is the ratio "
             "of the fastest run with to the fastest run without, the least disturbed by "
             "other work on the machine.")
         lines.append("")
-        lines.append("| program | calls | ns/call without | ns/call with | ratio median | "
-                     "min | max | loop ratio | fastest | target | |")
-        lines.append("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|")
+        lines.append("| program | calls | pairs | ns/call without | ns/call with | ratio median | "
+                     "95 % CI | min | max | loop ratio | fastest | target | |")
+        lines.append("|---|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|---|")
         names = {"send": "`send` 1 byte, unix dgram socketpair",
                  "poll": "`poll` one ready fd, timeout 0",
                  "epoll": "`epoll_wait` one ready fd, timeout 0",
@@ -261,8 +273,9 @@ class Bench:
                 f"{r['target']} (min {r['ratio_min']:.3f}, max {r['ratio_max']:.3f}, fastest "
                 f"runs {r['min_ratio']:.3f})")
             lines.append(
-                f"| {names[r['mode']]} | {r['n']:,} | {r['ns_without']:.0f} | "
-                f"{r['ns_with']:.0f} | **{r['ratio_med']:.3f}** | {r['ratio_min']:.3f} | "
+                f"| {names[r['mode']]} | {r['n']:,} | {r['pairs']} | {r['ns_without']:.0f} | "
+                f"{r['ns_with']:.0f} | **{r['ratio_med']:.3f}** | "
+                f"{r['ci'][0]:.3f}-{r['ci'][1]:.3f} | {r['ratio_min']:.3f} | "
                 f"{r['ratio_max']:.3f} | {r['loop_ratio_med']:.3f} | {r['min_ratio']:.3f} | "
                 f"<= {r['target']} | {verdict} |")
         lines.append("")
@@ -288,8 +301,24 @@ class Bench:
         with open(out, encoding="utf-8") as f:
             for line in f:
                 if line.startswith("totals:"):
-                    return int(line.split()[1])
+                    return int(line.split()[1]), self.per_function(out)
         raise RuntimeError(f"callgrind {mode}: no totals line")
+
+    @staticmethod
+    def per_function(out):
+        """Instructions per function from callgrind_annotate: {"object function": count}."""
+        r = subprocess.run(["callgrind_annotate", "--threshold=100", "--auto=no",
+                            "--show-percs=no", out], capture_output=True, text=True, check=False)
+        funcs = collections.Counter()
+        for line in r.stdout.splitlines():
+            m = re.match(r"^\s*([\d,]+)\s+(\S+?):(\S+)(?:\s+\[(.+)\])?\s*$", line)
+            if not m:
+                continue
+            count, path, func, obj = m.groups()
+            where = os.path.basename(obj) if obj else f"{os.path.basename(path)}, inlined"
+            where = where.split(".so")[0] if ".so" in where else where
+            funcs[f"{func} ({where})"] += int(count.replace(",", ""))
+        return funcs
 
     def callgrind(self):
         if shutil.which("valgrind") is None:
@@ -303,12 +332,21 @@ class Bench:
         per = {}
         rows = []
         for mode, n in modes:
-            t = {(p, k): self.callgrind_total(mode, k, p) for p in (False, True) for k in (0, n)}
+            runs = {(p, k): self.callgrind_total(mode, k, p) for p in (False, True)
+                    for k in (0, n)}
+            t = {key: v[0] for key, v in runs.items()}
+            f = {key: v[1] for key, v in runs.items()}
+            where = collections.Counter()
+            for key in set().union(*f.values()):
+                d = ((f[(True, n)][key] - f[(True, 0)][key]) -
+                     (f[(False, n)][key] - f[(False, 0)][key])) / n
+                if abs(d) >= 0.5:
+                    where[key] = d
             base = (t[(False, n)] - t[(False, 0)]) / n
             extra = ((t[(True, n)] - t[(True, 0)]) - (t[(False, n)] - t[(False, 0)])) / n
             startup = t[(True, 0)] - t[(False, 0)]
             per[mode] = extra
-            rows.append((mode, n, base, extra, startup))
+            rows.append((mode, n, base, extra, startup, where))
         lines = ["### Instructions per call (callgrind)", "",
                  "User-space instructions counted by `valgrind --tool=callgrind` (kernel time "
                  "is not counted, so this is exactly what the hooks add). Extra per call = "
@@ -316,10 +354,10 @@ class Bench:
                  "iterations remove start-up. *start-up* is what loading the library adds "
                  "once per process (constructor, symbol resolution, configuration).", "",
                  "| loop | N | instructions per iteration without | extra with libbackoff | "
-                 "target | | start-up extra |",
-                 "|---|---:|---:|---:|---:|---|---:|"]
+                 "target | | where the extra goes, per call | start-up extra |",
+                 "|---|---:|---:|---:|---:|---|---|---:|"]
         targets = {"send": 25, "poll": 25, "epoll": 25}
-        for mode, n, base, extra, startup in rows:
+        for mode, n, base, extra, startup, where in rows:
             tgt = targets.get(mode)
             verdict = ""
             if tgt is not None:
@@ -330,8 +368,10 @@ class Bench:
                      "unix-connect": "unix connect iteration (connect + 2 close)",
                      "tcp-connect": "TCP connect iteration (connect + 2 close)"}.get(
                          mode, f"`{mode}`")
+            spots = ", ".join(f"`{k}` {v:+.0f}" for k, v in where.most_common(4))
             lines.append(f"| {label} | {n:,} | {base:,.0f} | **{extra:.1f}** | "
-                         f"{'<= ' + str(tgt) if tgt else ''} | {verdict} | {startup:,} |")
+                         f"{'<= ' + str(tgt) if tgt else ''} | {verdict} | {spots} | "
+                         f"{startup:,} |")
         close_extra = per.get("close")
         if close_extra is not None:
             for mode in ("unix-connect", "tcp-connect"):
@@ -340,7 +380,7 @@ class Bench:
                     verdict = self.judge(c <= 60, f"callgrind `{mode}`: {c:.1f} extra "
                                          "instructions per connect > 60")
                     lines.append(f"| `connect` alone ({mode.split('-')[0]}): iteration - 2 x "
-                                 f"close | | | **{c:.1f}** | <= 60 | {verdict} | |")
+                                 f"close | | | **{c:.1f}** | <= 60 | {verdict} | | |")
         lines.append("")
         self.cg_per = per
         parts = [f"{'epoll_wait' if m == 'epoll' else m} {per[m]:.0f}"
