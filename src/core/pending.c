@@ -60,6 +60,27 @@ static struct {
 } recent_adds[RECENT_ADDS];
 static atomic_uint recent_next;
 
+/*
+ * The process this state belongs to, once it has any.  A vfork() child runs
+ * in its parent's memory until it execs, and may close fds meanwhile (a
+ * child closing what it must not inherit): those are its own fds, so it must
+ * leave the parent's records alone.
+ */
+static atomic_int owner_pid;
+
+static void note_owner(void)
+{
+	if (atomic_load_explicit(&owner_pid, memory_order_relaxed) == 0)
+		atomic_store_explicit(&owner_pid, (int)getpid(), memory_order_relaxed);
+}
+
+static bool in_vfork_child(void)
+{
+	int owner = atomic_load_explicit(&owner_pid, memory_order_relaxed);
+
+	return owner != 0 && owner != (int)getpid();
+}
+
 static void lock(void)
 {
 	pthread_mutex_lock(&table_lock);
@@ -211,6 +232,7 @@ void pending_note_epoll_add(int epfd, int fd)
 {
 	unsigned slot;
 
+	note_owner();
 	if (fd >= 0 && (unsigned)fd < ADDED_FDS && !added_bit(fd))
 		atomic_fetch_or_explicit(&added_bits[(unsigned)fd / 64],
 					 1ULL << ((unsigned)fd % 64), memory_order_relaxed);
@@ -349,6 +371,7 @@ bool pending_manage(const struct config *cfg, int fd, const struct sockaddr *add
 	int saved = errno;
 	bool managed = false;
 
+	note_owner();
 	if (len > sizeof(e->addr) || !registrations_now(fd, regs, &nreg) || fstat(fd, &st) != 0)
 		goto out;
 	lock();
@@ -707,11 +730,12 @@ bool pending_epoll_ctl(int epfd, int op, int fd, uint32_t events, uint64_t data,
 	return true;
 }
 
-void pending_forget(unsigned lo, unsigned hi)
+/* Whether any of the fds [@lo, @hi] has its added bit; with @clear, clear them. */
+static bool added_in(unsigned lo, unsigned hi, bool clear)
 {
-	unsigned i, r, w;
+	bool any = false;
+	unsigned w;
 
-	/* The added bits of closed fds: a reused number starts with no registration. */
 	for (w = lo / 64; w <= hi / 64 && w < ADDED_FDS / 64; w++) {
 		uint64_t mask = ~0ULL;
 
@@ -719,9 +743,24 @@ void pending_forget(unsigned lo, unsigned hi)
 			mask &= ~0ULL << (lo % 64);
 		if (w == hi / 64 && hi % 64 != 63)
 			mask &= (1ULL << (hi % 64 + 1)) - 1;
-		if (atomic_load_explicit(&added_bits[w], memory_order_relaxed) & mask)
+		if (!(atomic_load_explicit(&added_bits[w], memory_order_relaxed) & mask))
+			continue;
+		any = true;
+		if (clear)
 			atomic_fetch_and_explicit(&added_bits[w], ~mask, memory_order_relaxed);
 	}
+	return any;
+}
+
+void pending_forget(unsigned lo, unsigned hi)
+{
+	unsigned i, r;
+
+	/* Nothing recorded (the common close): no system call of our own. */
+	if ((!added_in(lo, hi, false) && !pending_any()) || in_vfork_child())
+		return;
+	/* The added bits of closed fds: a reused number starts with no registration. */
+	added_in(lo, hi, true);
 	if (!pending_any())
 		return;
 	lock();
@@ -758,4 +797,5 @@ void pending_after_fork(void)
 	}
 	atomic_store_explicit(&pending_active, 0, memory_order_relaxed);
 	atomic_store_explicit(&pending_masked, 0, memory_order_relaxed);
+	atomic_store_explicit(&owner_pid, (int)getpid(), memory_order_relaxed);
 }
