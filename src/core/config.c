@@ -112,7 +112,8 @@ static void add_problem(struct config_problems *problems, const char *name, cons
 {
 	struct config_problem *p;
 
-	if (problems->count == CONFIG_PROBLEMS_MAX)
+	/* Defensive: a variable has one problem at most, and there are fewer than the slots. */
+	if (problems->count == CONFIG_PROBLEMS_MAX) /* LCOV_EXCL_BR_LINE: defensive */
 		return;
 	p = &problems->item[problems->count++];
 	snprintf(p->variable, sizeof(p->variable), "%s", name);
@@ -124,7 +125,8 @@ size_t config_problem_format(const struct config_problem *p, char *buf, size_t s
 {
 	int n = snprintf(buf, size, "backoff: %s=\"%s\": %s", p->variable, p->value, p->message);
 
-	if (n < 0)
+	/* Defensive: snprintf fails only for output beyond INT_MAX bytes. */
+	if (n < 0) /* LCOV_EXCL_BR_LINE: defensive */
 		return 0;
 	return (size_t)n < size ? (size_t)n : size - 1;
 }
@@ -246,8 +248,9 @@ static int parse_jitter(const char *s, struct policy *p)
 	}
 	if (strncmp(s, "proportional:", 13) != 0)
 		return -1;
-	end = parse_fixed(s + 13, 3, 1, &r);
-	if (!end || *end != '\0' || r > POLICY_MAX_RATIO_MILLI)
+	/* parse_fixed's limit is the largest ratio, so r needs no other check. */
+	end = parse_fixed(s + 13, 3, POLICY_MAX_RATIO_MILLI / 1000, &r);
+	if (!end || *end != '\0')
 		return -1;
 	p->jitter = POLICY_JITTER_PROPORTIONAL;
 	p->ratio_milli = (uint32_t)r;
@@ -352,7 +355,10 @@ static int parse_choice(const char *s, const char *const *names, size_t n, int *
 	return -1;
 }
 
-/* Apply one explicit variable; returns 0, or -1 with the reason in @why. */
+/*
+ * Apply one explicit variable; returns 0, or -1 with the reason in @why.
+ * @name is one of config_variables, so the last test of the chain always holds.
+ */
 static int apply(struct config *cfg, const char *name, const char *v, char *why, size_t why_size)
 {
 	static const char *const levels[] = { "off", "error", "warn", "info", "debug" };
@@ -371,9 +377,10 @@ static int apply(struct config *cfg, const char *name, const char *v, char *why,
 		if (parse_duration(v, 1, POLICY_MAX_DELAY_MS, &cfg->policy.cap_ms) != 0)
 			msg = "expected a duration from 1ms to 24h, such as 250ms, 2s, 1m";
 	} else if (strcmp(name, "BACKOFF_MULTIPLIER") == 0) {
-		const char *end = parse_fixed(v, 3, 10, &u);
+		/* parse_fixed's limit is the largest multiplier: only the least needs a check. */
+		const char *end = parse_fixed(v, 3, POLICY_MAX_MULTIPLIER_MILLI / 1000, &u);
 
-		if (!end || *end != '\0' || u < 1000 || u > POLICY_MAX_MULTIPLIER_MILLI)
+		if (!end || *end != '\0' || u < 1000)
 			msg = "expected a decimal from 1 to 10 such as 2 or 1.6";
 		else
 			cfg->policy.multiplier_milli = (uint32_t)u;
@@ -442,7 +449,7 @@ static int apply(struct config *cfg, const char *name, const char *v, char *why,
 	} else if (strcmp(name, "BACKOFF_STATS") == 0) {
 		if (parse_bool(v, &cfg->stats) != 0)
 			msg = "expected on or off";
-	} else if (strcmp(name, "BACKOFF_STRICT") == 0) {
+	} else if (strcmp(name, "BACKOFF_STRICT") == 0) { /* LCOV_EXCL_BR_LINE: last of all */
 		if (parse_bool(v, &cfg->strict) != 0)
 			msg = "expected on or off";
 	}

@@ -337,6 +337,79 @@ static void test_binary_bytes_are_escaped(void)
 	CHECK_STR(problems.item[0].value, "\\x01\\x1b[31m\\x22\\xff");
 }
 
+/* Each variable's rejections, one per way a value can be wrong. */
+static void test_every_rejection(void)
+{
+	static const char *const bad[] = {
+		"BACKOFF_MULTIPLIER=2x",
+		"BACKOFF_RETRIES=5x",
+		"BACKOFF_TIMEOUT=10x",
+		"BACKOFF_NONBLOCK=maybe",
+		"BACKOFF_SEND=maybe",
+		"BACKOFF_DNS=maybe",
+		"BACKOFF_SEED=42x",
+		"BACKOFF_STRICT=maybe",
+		"BACKOFF_JITTER=proportional:0.5x",
+		"BACKOFF_JITTER=proportional:1.5",
+	};
+	char long_path[PATH_MAX + 32];
+	const char *too_long[] = { long_path, NULL };
+	struct config cfg;
+	size_t i;
+
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		const char *env[] = { bad[i], NULL };
+
+		CHECK_U64(parse(&cfg, env), 1);
+	}
+	CHECK(cfg.nonblock && cfg.send && cfg.dns && !cfg.strict && !cfg.seeded);
+	memcpy(long_path, "BACKOFF_LOG_FILE=/", 18);
+	memset(long_path + 18, 'a', PATH_MAX);
+	long_path[18 + PATH_MAX] = '\0';
+	CHECK_U64(parse(&cfg, too_long), 1);
+	CHECK_STR(cfg.log_file, "");
+}
+
+static void test_spellings_accepted(void)
+{
+	const char *env[] = { "BACKOFF_RETRIES=Infinity", "BACKOFF_ERRORS= ECONNREFUSED , ENOENT ",
+			      "BACKOFF_TARGETS=127.0.0.1:5432, !unix:/run/*.sock",
+			      "BACKOFF_STRICT=off", NULL };
+	struct config cfg;
+
+	CHECK_U64(parse(&cfg, env), 0);
+	CHECK_U64(cfg.retries, CONFIG_INFINITE);
+	CHECK(config_errset_has(&cfg.errors_inet, ENOENT));
+	CHECK(!config_errset_has(&cfg.errors_inet, ETIMEDOUT));
+	CHECK_U64(cfg.targets.count, 2);
+	CHECK(cfg.targets.has_include && cfg.targets.pattern[1].exclude);
+}
+
+/* Quotes and backslashes are escaped too, so the excerpt reads back as one quoted string. */
+static void test_excerpt_escapes_quotes_and_backslashes(void)
+{
+	const char *env[] = { "BACKOFF_LOG=a\\b\"c", NULL };
+	struct config_problems problems;
+	struct config cfg;
+
+	config_parse(lookup, (void *)env, &cfg, &problems);
+	CHECK_U64(problems.count, 1);
+	CHECK_STR(problems.item[0].value, "a\\x5cb\\x22c");
+}
+
+/* A line cut to the buffer is still terminated; its length is what was written. */
+static void test_problem_format_truncates(void)
+{
+	const char *env[] = { "BACKOFF_CAP=10x", NULL };
+	struct config_problems problems;
+	struct config cfg;
+	char small[16];
+
+	config_parse(lookup, (void *)env, &cfg, &problems);
+	CHECK_U64(config_problem_format(&problems.item[0], small, sizeof(small)), 15);
+	CHECK_STR(small, "backoff: BACKOF");
+}
+
 int main(void)
 {
 	test_defaults();
@@ -350,5 +423,9 @@ int main(void)
 	test_booleans_levels_and_seed();
 	test_problem_messages();
 	test_binary_bytes_are_escaped();
+	test_every_rejection();
+	test_spellings_accepted();
+	test_excerpt_escapes_quotes_and_backslashes();
+	test_problem_format_truncates();
 	return unit_report("config");
 }

@@ -136,6 +136,15 @@ static void test_random_draws_stay_in_bounds(void)
 	}
 }
 
+/* A zero base is outside what the configuration accepts: the window stays 0, the loop ends. */
+static void test_zero_base_ends_the_growth(void)
+{
+	struct policy p = make(POLICY_JITTER_NONE, 0, 1000, 2000);
+
+	CHECK_U64(policy_window_ms(&p, 5), 0);
+	CHECK_U64(policy_window_ms(&p, UINT64_MAX), 0);
+}
+
 static void test_names(void)
 {
 	CHECK_STR(policy_jitter_name(POLICY_JITTER_DECORRELATED), "decorrelated");
@@ -149,6 +158,7 @@ int main(void)
 	test_extremes_do_not_overflow();
 	test_strategy_bounds();
 	test_random_draws_stay_in_bounds();
+	test_zero_base_ends_the_growth();
 	test_names();
 	return unit_report("policy");
 }
