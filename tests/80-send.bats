@@ -165,7 +165,7 @@ print("logged", sys.argv[2])
 	wait_for_file "$T/port" 5
 	run --separate-stderr timeout 30 env LD_PRELOAD="$LIB" BACKOFF_BASE=50ms BACKOFF_CAP=200ms \
 		"${LOG_ENV[@]}" "$HELPERS/dgram-sender" --udp "127.0.0.1:$(<"$T/port")" --connect \
-		--count "$n" --interval-us 200
+		--count "$n" --interval-us 500
 	assert_eq "$status" 0 "sender status"
 	assert_eq "$output" "sent $n" "sender output"
 	wait_for_line "$T/receiver.out" '^(done|overflow)' 10

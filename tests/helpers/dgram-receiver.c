@@ -19,7 +19,8 @@
  *     side down, after which no sender can queue a datagram (connected
  *     senders get EPIPE), and reads what is queued;
  *   - with --stale-on-exit, it leaves a socket file nobody listens on at
- *     PATH, so that senders get ECONNREFUSED until the next receiver.
+ *     PATH (never bound there), so that senders get ECONNREFUSED until the
+ *     next receiver.
  *
  * stdout, one line each, CLOCK_MONOTONIC in milliseconds:
  *   ready mono_ms=NNN                 (bound)
@@ -162,14 +163,27 @@ static void sleep_ms(long ms)
 		;
 }
 
-/* A socket file at @path that nobody listens on: bound, then closed. */
-static void leave_stale(const struct sockaddr_un *un, socklen_t len)
+/*
+ * A socket file at @path that nobody listens on: bound elsewhere, closed,
+ * then renamed into place.  Bound at @path itself, it would take datagrams
+ * between bind and close, and lose them when closed.
+ */
+static void leave_stale(const char *path)
 {
+	struct sockaddr_un un = { .sun_family = AF_UNIX };
 	int fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	int n = snprintf(un.sun_path, sizeof(un.sun_path), "%s.stale", path);
 
-	if (fd < 0 || bind(fd, (const struct sockaddr *)un, len) != 0)
+	if (n < 0 || (size_t)n >= sizeof(un.sun_path)) {
+		errno = ENAMETOOLONG;
+		die("leaving a stale socket file");
+	}
+	unlink(un.sun_path);
+	if (fd < 0 || bind(fd, (struct sockaddr *)&un, sizeof(un)) != 0)
 		die("leaving a stale socket file");
 	close(fd);
+	if (rename(un.sun_path, path) != 0)
+		die("leaving a stale socket file");
 }
 
 static FILE *out;
@@ -256,7 +270,7 @@ int main(int argc, char **argv)
 	socklen_t len = 0;
 	const char *path = NULL, *out_path = NULL, *port_file = NULL;
 	long after = 0, stop_after = -1;
-	int on_signal = 0, stale = 0, opt, fd, one = 1, sfd = -1;
+	int on_signal = 0, stale = 0, opt, fd, one = 1, sfd = -1, rcvbuf = 8 << 20;
 	sigset_t usr1;
 
 	while ((opt = getopt_long(argc, argv, "", opts, NULL)) != -1) {
@@ -319,10 +333,15 @@ int main(int argc, char **argv)
 	fd = socket(ss.ss_family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 	if (fd < 0)
 		die("socket");
-	if (path)
+	if (path) {
 		unlink(path);
-	else if (setsockopt(fd, SOL_SOCKET, SO_RXQ_OVFL, &one, sizeof(one)) != 0)
-		die("SO_RXQ_OVFL");
+	} else {
+		if (setsockopt(fd, SOL_SOCKET, SO_RXQ_OVFL, &one, sizeof(one)) != 0)
+			die("SO_RXQ_OVFL");
+		/* Room for a stall of the reader: beyond rmem_max where allowed. */
+		if (setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &rcvbuf, sizeof(rcvbuf)) != 0)
+			setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof(rcvbuf));
+	}
 	if (bind(fd, (struct sockaddr *)&ss, len) != 0)
 		die("bind");
 	alarm(60);
@@ -368,7 +387,7 @@ int main(int argc, char **argv)
 		die("shutdown");
 	drain(fd, buf);
 	if (stale)
-		leave_stale((struct sockaddr_un *)&ss, len);
+		leave_stale(path);
 out_done:
 	if (fflush(out) != 0)
 		die("writing the output");
