@@ -9,6 +9,9 @@
 #include "intercept/sock.h"
 #include "sys/real.h"
 
+/* The failure paths: out of line, so that the hooks stay small. */
+#define SLOW_PATH __attribute__((noinline, cold))
+
 /* One send call, made again exactly as the program made it. */
 struct send_op {
 	const char *call; /* for the log */
@@ -94,11 +97,11 @@ static const char *why_not(const struct config *cfg, const struct send_op *op, i
 
 /*
  * The first attempt of @op failed (errno says why).  Retry it with @again if
- * it is eligible.  Returns the result of the attempt that succeeded, with
- * errno @saved; or -1 with the errno of the last real attempt.  Blocks the
- * calling thread between attempts; holds nothing across the waits.
+ * it is eligible.  Returns the result of the attempt that succeeded, or -1;
+ * errno is that of the last real attempt that failed.  Blocks the calling
+ * thread between attempts; holds nothing across the waits.
  */
-static ssize_t send_failed(struct send_op *op, int (*again)(void *), int saved)
+SLOW_PATH static ssize_t send_failed(struct send_op *op, int (*again)(void *))
 {
 	const struct config *cfg = init_config_get();
 	struct config_errset retryable;
@@ -123,109 +126,124 @@ static ssize_t send_failed(struct send_op *op, int (*again)(void *), int saved)
 
 		err = retry_blocking(cfg, &call, err);
 	}
-	if (err == 0) {
-		errno = saved;
+	if (err == 0)
 		return op->rc;
-	}
 out_fail:
 	errno = err;
 	return -1;
 }
 
 /*
+ * The hooks keep their arguments in @op, in memory, across the real call, and
+ * the failure paths fill in the rest.  Measured with callgrind
+ * (tests/bench/fastpath send): a send costs 19 instructions more than without
+ * libbackoff this way, 27 when the compiler keeps the arguments in
+ * callee-saved registers instead; the empty asm is what makes it store them.
+ */
+#define KEEP_IN_MEMORY(x) __asm__ volatile("" : : "m"(x))
+
+SLOW_PATH static ssize_t send_retry(struct send_op *op)
+{
+	op->call = "send";
+	op->to = NULL;
+	op->tolen = 0;
+	return send_failed(op, send_again);
+}
+
+SLOW_PATH static ssize_t sendto_retry(struct send_op *op)
+{
+	op->call = "sendto";
+	if (op->tolen == 0)
+		op->to = NULL;
+	return send_failed(op, sendto_again);
+}
+
+SLOW_PATH static ssize_t sendmsg_retry(struct send_op *op)
+{
+	op->call = "sendmsg";
+	op->to = op->msg && op->msg->msg_namelen > 0 ? op->msg->msg_name : NULL;
+	op->tolen = op->msg ? op->msg->msg_namelen : 0;
+	return send_failed(op, sendmsg_again);
+}
+
+/* -1 means the first message was not sent: nothing was, so the whole call is made again. */
+SLOW_PATH static int sendmmsg_retry(struct send_op *op)
+{
+	const struct msghdr *first = op->vec && op->vlen > 0 ? &op->vec[0].msg_hdr : NULL;
+
+	op->call = "sendmmsg";
+	op->to = first && first->msg_namelen > 0 ? first->msg_name : NULL;
+	op->tolen = first ? first->msg_namelen : 0;
+	return (int)send_failed(op, sendmmsg_again);
+}
+
+/*
  * Each hook returns what the real call returned, at once on success; a call
  * that failed with nothing sent (-1) on a blocking socket with a transient
  * error is made again, unchanged, within the budget: then it returns the
- * result of the attempt that succeeded (errno untouched) or -1 with the errno
- * of the last real attempt.  Thread-safe; async-signal-safe as the call is.
+ * result of the attempt that succeeded or -1.  errno is left as the program's
+ * own retry loop would leave it: the error of the last failed attempt, even
+ * after a later one succeeded.  Saving errno up front would cost every send
+ * a call to __errno_location.  Thread-safe; async-signal-safe as the call is.
  */
 EXPORT ssize_t send(int fd, const void *buf, size_t n, int flags)
 {
-	int saved = errno;
+	struct send_op op;
 	ssize_t rc;
 
 	ANSWER_IF_MASKED(fd);
+	op.fd = fd;
+	op.buf = buf;
+	op.len = n;
+	op.flags = flags;
+	KEEP_IN_MEMORY(op);
 	rc = real_send(fd, buf, n, flags);
-	if (__builtin_expect(rc >= 0, 1))
-		return rc;
-	{
-		struct send_op op = {
-			.call = "send", .fd = fd, .flags = flags, .buf = buf, .len = n
-		};
-
-		return send_failed(&op, send_again, saved);
-	}
+	return __builtin_expect(rc >= 0, 1) ? rc : send_retry(&op);
 }
 
 EXPORT ssize_t sendto(int fd, const void *buf, size_t n, int flags, __CONST_SOCKADDR_ARG to,
 		      socklen_t tolen)
 {
-	int saved = errno;
+	struct send_op op;
 	ssize_t rc;
 
 	ANSWER_IF_MASKED(fd);
+	op.fd = fd;
+	op.buf = buf;
+	op.len = n;
+	op.flags = flags;
+	op.to = to.__sockaddr__;
+	op.tolen = tolen;
+	KEEP_IN_MEMORY(op);
 	rc = real_sendto(fd, buf, n, flags, to.__sockaddr__, tolen);
-	if (__builtin_expect(rc >= 0, 1))
-		return rc;
-	{
-		struct send_op op = {
-			.call = "sendto",
-			.fd = fd,
-			.flags = flags,
-			.buf = buf,
-			.len = n,
-			.to = tolen > 0 ? to.__sockaddr__ : NULL,
-			.tolen = tolen,
-		};
-
-		return send_failed(&op, sendto_again, saved);
-	}
+	return __builtin_expect(rc >= 0, 1) ? rc : sendto_retry(&op);
 }
 
 EXPORT ssize_t sendmsg(int fd, const struct msghdr *msg, int flags)
 {
-	int saved = errno;
+	struct send_op op;
 	ssize_t rc;
 
 	ANSWER_IF_MASKED(fd);
+	op.fd = fd;
+	op.msg = msg;
+	op.flags = flags;
+	KEEP_IN_MEMORY(op);
 	rc = real_sendmsg(fd, msg, flags);
-	if (__builtin_expect(rc >= 0, 1))
-		return rc;
-	{
-		struct send_op op = {
-			.call = "sendmsg",
-			.fd = fd,
-			.flags = flags,
-			.msg = msg,
-			.to = msg && msg->msg_namelen > 0 ? msg->msg_name : NULL,
-			.tolen = msg ? msg->msg_namelen : 0,
-		};
-
-		return send_failed(&op, sendmsg_again, saved);
-	}
+	return __builtin_expect(rc >= 0, 1) ? rc : sendmsg_retry(&op);
 }
 
-/* -1 means the first message was not sent: nothing was, so the whole call is made again. */
 EXPORT int sendmmsg(int fd, struct mmsghdr *vec, unsigned vlen, int flags)
 {
-	int saved = errno, rc;
+	struct send_op op;
+	ssize_t rc;
 
 	ANSWER_IF_MASKED(fd);
+	op.fd = fd;
+	op.vec = vec;
+	op.vlen = vlen;
+	op.flags = flags;
+	KEEP_IN_MEMORY(op);
 	rc = real_sendmmsg(fd, vec, vlen, flags);
-	if (__builtin_expect(rc >= 0, 1))
-		return rc;
-	{
-		const struct msghdr *first = vec && vlen > 0 ? &vec[0].msg_hdr : NULL;
-		struct send_op op = {
-			.call = "sendmmsg",
-			.fd = fd,
-			.flags = flags,
-			.vec = vec,
-			.vlen = vlen,
-			.to = first && first->msg_namelen > 0 ? first->msg_name : NULL,
-			.tolen = first ? first->msg_namelen : 0,
-		};
-
-		return (int)send_failed(&op, sendmmsg_again, saved);
-	}
+	return __builtin_expect(rc >= 0, 1) ? (int)rc : sendmmsg_retry(&op);
 }
