@@ -161,3 +161,22 @@ coverage:
 	@set -e; for u in $(UNIT_SRC:tests/unit/%.c=$(COV_BUILD)/unit/%); do $$u; done
 	python3 tests/hardening/coverage.py $(COV_BUILD)/obj $(CORE_SRC) \
 		--require src/core/policy.c=100 --require src/core/config.c=100
+
+FUZZ_BUILD ?= build/fuzz
+FUZZ_CC ?= clang
+FUZZ_SECONDS ?= 300
+FUZZ_TARGETS := config target policy
+# integer: unsigned wrap-around and lossy conversions count as findings too.
+FUZZ_CFLAGS = $(WARN) -g -O1 -Isrc -fsanitize=fuzzer,address,undefined,integer \
+	-fno-sanitize-recover=all
+FUZZ_CORE := src/core/config.c src/core/target.c src/core/policy.c src/sys/text.c
+
+.PHONY: fuzz
+
+## fuzz: libFuzzer on the variables, the target patterns and the policy, FUZZ_SECONDS each
+fuzz: $(FUZZ_TARGETS:%=$(FUZZ_BUILD)/fuzz-%)
+	tests/hardening/fuzz.sh $(FUZZ_BUILD) $(FUZZ_SECONDS) $(FUZZ_TARGETS)
+
+$(FUZZ_BUILD)/fuzz-%: tests/fuzz/%.c $(FUZZ_CORE) $(wildcard src/*/*.h) Makefile
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -o $@ $< $(FUZZ_CORE)

@@ -1,0 +1,161 @@
+/* libFuzzer target: config_parse over any environment, with the invariants of struct config. */
+#include "core/config.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+#define REQUIRE(cond)            \
+	do {                     \
+		if (!(cond))     \
+			abort(); \
+	} while (0)
+
+#define NVARS 19 /* config_variables, without its NULL */
+#define MAX_VALUE 70000
+
+/*
+ * The environment the input describes: records separated by '\n', each a
+ * selector byte (variable = byte % 20; 19 is a name the parser never asks
+ * for) and the value; a later record of a variable wins.  As in a real
+ * environment a value ends at its first NUL byte.
+ */
+struct env {
+	char *value[NVARS + 1];
+	unsigned lookups;
+};
+
+static const char *lookup(const char *name, void *ctx)
+{
+	struct env *env = ctx;
+	unsigned i;
+
+	env->lookups++;
+	for (i = 0; i < NVARS; i++)
+		if (strcmp(name, config_variables[i]) == 0)
+			return env->value[i];
+	abort(); /* the parser asked for a name it does not document */
+}
+
+static void env_from(struct env *env, const uint8_t *data, size_t size)
+{
+	size_t start = 0, i;
+
+	memset(env, 0, sizeof(*env));
+	for (i = 0; i <= size; i++) {
+		if (i < size && data[i] != '\n')
+			continue;
+		if (i > start) {
+			unsigned which = data[start] % (NVARS + 1);
+			size_t n = i - start - 1;
+
+			if (n > MAX_VALUE)
+				n = MAX_VALUE;
+			free(env->value[which]);
+			env->value[which] = malloc(n + 1);
+			REQUIRE(env->value[which] != NULL);
+			memcpy(env->value[which], data + start + 1, n);
+			env->value[which][n] = '\0';
+		}
+		start = i + 1;
+	}
+}
+
+static void env_free(struct env *env)
+{
+	unsigned i;
+
+	for (i = 0; i <= NVARS; i++)
+		free(env->value[i]);
+}
+
+static bool terminated(const char *s, size_t size)
+{
+	return memchr(s, '\0', size) != NULL;
+}
+
+static void check_problem(const struct config_problem *p, const struct env *env)
+{
+	char line[512], tiny[8];
+	size_t n, i, which;
+
+	REQUIRE(terminated(p->variable, sizeof(p->variable)));
+	REQUIRE(terminated(p->value, sizeof(p->value)));
+	REQUIRE(terminated(p->message, sizeof(p->message)));
+	REQUIRE(p->message[0] != '\0');
+	/* It names a variable that is set. */
+	for (which = 0; which < NVARS && strcmp(config_variables[which], p->variable) != 0; which++)
+		;
+	REQUIRE(which < NVARS && env->value[which] != NULL);
+	/* The excerpt is printable: no control byte or quote reaches a terminal or a log. */
+	for (i = 0; p->value[i]; i++)
+		REQUIRE(p->value[i] >= 0x20 && p->value[i] < 0x7f && p->value[i] != '"');
+	n = config_problem_format(p, line, sizeof(line));
+	REQUIRE(n < sizeof(line) && strlen(line) == n);
+	n = config_problem_format(p, tiny, sizeof(tiny));
+	REQUIRE(n < sizeof(tiny) && strlen(tiny) == n);
+}
+
+static void check_config(const struct config *cfg)
+{
+	static const char *const presets[] = { "default", "google", "clearblade",
+					       "aws",	  "grpc",   "none" };
+	const struct policy *p = &cfg->policy;
+	uint64_t lo, hi, attempt;
+	size_t i;
+
+	for (i = 0; i < sizeof(presets) / sizeof(presets[0]); i++)
+		if (cfg->policy_name && strcmp(cfg->policy_name, presets[i]) == 0)
+			break;
+	REQUIRE(i < sizeof(presets) / sizeof(presets[0]));
+	REQUIRE(p->base_ms >= 1 && p->base_ms <= p->cap_ms && p->cap_ms <= POLICY_MAX_DELAY_MS);
+	REQUIRE(p->multiplier_milli >= 1000 && p->multiplier_milli <= POLICY_MAX_MULTIPLIER_MILLI);
+	REQUIRE((unsigned)p->jitter <= POLICY_JITTER_PROPORTIONAL);
+	REQUIRE(p->ratio_milli <= POLICY_MAX_RATIO_MILLI);
+	REQUIRE(cfg->retries == CONFIG_INFINITE || cfg->retries <= CONFIG_MAX_RETRIES);
+	REQUIRE(cfg->timeout_ms == CONFIG_INFINITE || cfg->timeout_ms <= POLICY_MAX_DELAY_MS);
+	REQUIRE((unsigned)cfg->log_level <= CONFIG_LOG_DEBUG);
+	REQUIRE(terminated(cfg->log_file, sizeof(cfg->log_file)));
+	REQUIRE(cfg->targets.count <= TARGET_PATTERNS_MAX);
+	for (i = 0; i < cfg->targets.count; i++)
+		REQUIRE(terminated(cfg->targets.pattern[i].glob,
+				   sizeof(cfg->targets.pattern[i].glob)));
+	/* Whatever was accepted, the policy it makes stays within its bounds. */
+	for (attempt = 1; attempt < 70; attempt += 23) {
+		uint64_t d = policy_next_delay(p, attempt, p->base_ms, attempt << 40 ^ attempt);
+
+		policy_bounds(p, attempt, p->base_ms, &lo, &hi);
+		REQUIRE(lo <= d && d <= hi && hi <= p->cap_ms);
+	}
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	static struct config cfg, again;
+	static struct config_problems problems, problems_again;
+	struct env env;
+	unsigned i, j, set = 0;
+
+	env_from(&env, data, size);
+	for (i = 0; i < NVARS; i++)
+		set += env.value[i] != NULL;
+	config_parse(lookup, &env, &cfg, &problems);
+	REQUIRE(problems.count <= set);
+	for (i = 0; i < problems.count; i++) {
+		check_problem(&problems.item[i], &env);
+		/* One line per variable, however many things are wrong with it. */
+		for (j = 0; j < i; j++)
+			REQUIRE(strcmp(problems.item[i].variable, problems.item[j].variable) != 0);
+	}
+	check_config(&cfg);
+	/* Pure: the same environment gives the same configuration and messages. */
+	config_parse(lookup, &env, &again, &problems_again);
+	REQUIRE(memcmp(&cfg, &again, sizeof(cfg)) == 0);
+	REQUIRE(memcmp(&problems, &problems_again, sizeof(problems)) == 0);
+	env_free(&env);
+	return 0;
+}
