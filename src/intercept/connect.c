@@ -1,13 +1,12 @@
 /* connect(): pass through at once on success; retry eligible failures, blocking or not. */
 #include <errno.h>
-#include <fcntl.h>
 #include <sys/socket.h>
-#include <sys/time.h>
 
 #include "core/addrlist.h"
 #include "core/pending.h"
 #include "core/retry.h"
 #include "init.h"
+#include "intercept/sock.h"
 #include "sys/clock.h"
 #include "sys/real.h"
 
@@ -24,34 +23,6 @@ static int connect_again(void *ctx)
 	return real_connect(c->fd, c->addr, c->len) == 0 ? 0 : errno;
 }
 
-/* SOCK_STREAM, SOCK_DGRAM, ... or -1 if unknown. */
-static int socket_type(int fd)
-{
-	int type = 0;
-	socklen_t len = sizeof(type);
-
-	return real_getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &len) == 0 ? type : -1;
-}
-
-static bool is_blocking(int fd)
-{
-	int flags = fcntl(fd, F_GETFL);
-
-	return flags >= 0 && !(flags & O_NONBLOCK);
-}
-
-/* The program's own SO_SNDTIMEO bounds the budget, as it bounds a plain connect. */
-static uint64_t sndtimeo_ms(int fd)
-{
-	struct timeval tv = { 0, 0 };
-	socklen_t len = sizeof(tv);
-
-	if (real_getsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, &len) != 0 ||
-	    (tv.tv_sec == 0 && tv.tv_usec == 0))
-		return CONFIG_INFINITE;
-	return (uint64_t)tv.tv_sec * 1000 + (uint64_t)tv.tv_usec / 1000;
-}
-
 /*
  * Why a failed connect is not retried, or NULL if it is.  Checked only after
  * a failure, so the success path makes no system call of its own.
@@ -66,11 +37,11 @@ static const char *why_not(const struct config *cfg, int fd, const struct target
 
 	if (err != EINPROGRESS && !config_errset_has(set, err))
 		return "errno";
-	type = socket_type(fd);
+	type = sock_type(fd);
 	/* An AF_UNIX datagram connect fails too while the receiver is missing. */
 	if (type != SOCK_STREAM && !(type == SOCK_DGRAM && t->family == AF_UNIX))
 		return "not-stream";
-	*blocking = is_blocking(fd);
+	*blocking = sock_is_blocking(fd);
 	if (*blocking && err == EINPROGRESS)
 		return "errno"; /* SO_SNDTIMEO expired mid-attempt: never retried */
 	/* A datagram connect ends at once: no attempt is under way for the event loop. */
@@ -158,7 +129,7 @@ EXPORT int connect(int fd, __CONST_SOCKADDR_ARG arg, socklen_t len)
 			.target = &target,
 			.retryable =
 				target.family == AF_UNIX ? &cfg->errors_unix : &cfg->errors_inet,
-			.budget_ms = sndtimeo_ms(fd),
+			.budget_ms = sock_sndtimeo_ms(fd),
 			.attempt = connect_again,
 			.ctx = &ctx,
 		};

@@ -15,14 +15,22 @@ bool sock_is_blocking(int fd)
 	return flags >= 0 && !(flags & O_NONBLOCK);
 }
 
+int sock_type(int fd)
+{
+	int type = 0;
+	socklen_t len = sizeof(type);
+
+	return real_getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &len) == 0 ? type : -1;
+}
+
 bool sock_kind(int fd, int *family, int *type)
 {
 	socklen_t len = sizeof(*family);
 
 	if (real_getsockopt(fd, SOL_SOCKET, SO_DOMAIN, family, &len) != 0)
 		return false;
-	len = sizeof(*type);
-	return real_getsockopt(fd, SOL_SOCKET, SO_TYPE, type, &len) == 0;
+	*type = sock_type(fd);
+	return *type >= 0;
 }
 
 uint64_t sock_sndtimeo_ms(int fd)

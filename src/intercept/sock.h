@@ -8,6 +8,9 @@
 /* Whether @fd is in blocking mode (false if fcntl fails).  errno may change. */
 bool sock_is_blocking(int fd);
 
+/* SOCK_STREAM, SOCK_DGRAM, ... of @fd, or -1 if unknown.  errno may change. */
+int sock_type(int fd);
+
 /*
  * Fill *family and *type of socket @fd (SO_DOMAIN, SO_TYPE).  Returns false
  * if either is unknown.  errno may change.
