@@ -37,6 +37,17 @@ uint64_t clock_wall_ms(void)
 }
 
 /*
+ * A signal that only a fault of the thread itself raises: it cannot have
+ * interrupted a sleep.  Crash reporters, language runtimes and the
+ * sanitizers install handlers for these without SA_RESTART.
+ */
+static bool is_fault_signal(int sig)
+{
+	return sig == SIGSEGV || sig == SIGBUS || sig == SIGFPE || sig == SIGILL ||
+	       sig == SIGTRAP || sig == SIGSYS;
+}
+
+/*
  * EINTR does not say which signal ran.  A blocking connect would have been
  * restarted only under SA_RESTART, so the wait goes on only when every
  * installed handler has SA_RESTART; otherwise the signal may have been one the
@@ -48,7 +59,7 @@ static bool every_handler_restarts(void)
 	int sig;
 
 	for (sig = 1; sig < NSIG; sig++) {
-		if (sigaction(sig, NULL, &sa) != 0)
+		if (is_fault_signal(sig) || sigaction(sig, NULL, &sa) != 0)
 			continue;
 		if (sa.sa_handler == SIG_DFL || sa.sa_handler == SIG_IGN)
 			continue;
