@@ -59,6 +59,7 @@ static struct {
 	atomic_int fd, epfd;
 } recent_adds[RECENT_ADDS];
 static atomic_uint recent_next;
+static atomic_uint added_top; /* the highest fd ever marked: range scans stop there */
 
 /*
  * The process this state belongs to, once it has any.  A vfork() child runs
@@ -233,9 +234,16 @@ void pending_note_epoll_add(int epfd, int fd)
 	unsigned slot;
 
 	note_owner();
-	if (fd >= 0 && (unsigned)fd < ADDED_FDS && !added_bit(fd))
+	if (fd >= 0 && (unsigned)fd < ADDED_FDS && !added_bit(fd)) {
+		unsigned top = atomic_load_explicit(&added_top, memory_order_relaxed);
+
 		atomic_fetch_or_explicit(&added_bits[(unsigned)fd / 64],
 					 1ULL << ((unsigned)fd % 64), memory_order_relaxed);
+		while ((unsigned)fd > top && !atomic_compare_exchange_weak_explicit(
+						     &added_top, &top, (unsigned)fd,
+						     memory_order_relaxed, memory_order_relaxed))
+			;
+	}
 	slot = atomic_fetch_add_explicit(&recent_next, 1, memory_order_relaxed) % RECENT_ADDS;
 	atomic_store_explicit(&recent_adds[slot].fd, -1, memory_order_relaxed);
 	atomic_store_explicit(&recent_adds[slot].epfd, epfd, memory_order_relaxed);
@@ -733,9 +741,21 @@ bool pending_epoll_ctl(int epfd, int op, int fd, uint32_t events, uint64_t data,
 /* Whether any of the fds [@lo, @hi] has its added bit; with @clear, clear them. */
 static bool added_in(unsigned lo, unsigned hi, bool clear)
 {
+	unsigned top = atomic_load_explicit(&added_top, memory_order_relaxed), w;
 	bool any = false;
-	unsigned w;
 
+	/* Every close() comes here: one word for one fd, and no scan past the top. */
+	if (lo == hi && lo < ADDED_FDS) {
+		uint64_t bit = 1ULL << (lo % 64);
+
+		if (!(atomic_load_explicit(&added_bits[lo / 64], memory_order_relaxed) & bit))
+			return false;
+		if (clear)
+			atomic_fetch_and_explicit(&added_bits[lo / 64], ~bit, memory_order_relaxed);
+		return true;
+	}
+	if (hi > top)
+		hi = top;
 	for (w = lo / 64; w <= hi / 64 && w < ADDED_FDS / 64; w++) {
 		uint64_t mask = ~0ULL;
 

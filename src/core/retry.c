@@ -133,8 +133,13 @@ int retry_blocking(const struct config *cfg, const struct retry_call *c, int fir
 	int err = first_err;
 
 	retry_begin(cfg, &p, c->budget_ms, clock_now_ms());
-	while (retry_plan(cfg, c, &p, err, clock_now_ms(), &wake)) {
-		if (clock_wait_until(wake) != 0) {
+	for (;;) {
+		uint64_t now_ns = clock_now_ns(), now_ms = now_ns / 1000000;
+
+		if (!retry_plan(cfg, c, &p, err, now_ms, &wake))
+			break;
+		/* The wait is measured from now, not from now rounded down to the ms. */
+		if (clock_wait_until_ns(now_ns + (wake - now_ms) * 1000000) != 0) {
 			count(&stat_giveups, 1);
 			log_simple(CONFIG_LOG_WARN, "giveup", c, err, p.attempt, LOG_NONE,
 				   (int64_t)(clock_now_ms() - p.start_ms), "signal");

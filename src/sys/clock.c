@@ -69,11 +69,11 @@ static bool every_handler_restarts(void)
 	return true;
 }
 
-int clock_wait_until(uint64_t deadline_ms)
+int clock_wait_until_ns(uint64_t deadline_ns)
 {
 	struct timespec ts = {
-		.tv_sec = (time_t)(deadline_ms / 1000),
-		.tv_nsec = (long)(deadline_ms % 1000) * 1000000L,
+		.tv_sec = (time_t)(deadline_ns / 1000000000ULL),
+		.tv_nsec = (long)(deadline_ns % 1000000000ULL),
 	};
 	int saved = errno, rc;
 

@@ -14,11 +14,11 @@ uint64_t clock_now_ns(void);
 uint64_t clock_wall_ms(void);
 
 /*
- * Sleep until CLOCK_MONOTONIC reaches @deadline_ms.  A signal whose handler
+ * Sleep until CLOCK_MONOTONIC reaches @deadline_ns.  A signal whose handler
  * could have been one without SA_RESTART ends the wait early: returns 0 when
  * the deadline was reached, EINTR when cut short.  Holds nothing, so a
  * siglongjmp out of a handler is safe.  errno preserved.
  */
-int clock_wait_until(uint64_t deadline_ms);
+int clock_wait_until_ns(uint64_t deadline_ns);
 
 #endif
