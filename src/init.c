@@ -36,9 +36,10 @@ static void init_run(void)
 
 	real_resolve();
 	config_parse(lookup_env, NULL, &init_config, &problems);
-	log_configure(&init_config);
+	log_configure(init_config.log_level, init_config.log_json, init_config.log_file);
 	for (i = 0; i < problems.count; i++)
-		log_config_problem(&problems.item[i]);
+		log_config_problem(problems.item[i].variable, problems.item[i].value,
+				   problems.item[i].message);
 	if (problems.count > 0 && init_config.strict)
 		_exit(2);
 	rng_configure(init_config.seeded, init_config.seed);

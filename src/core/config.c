@@ -424,7 +424,7 @@ static int apply(struct config *cfg, const char *name, const char *v, char *why,
 		if (parse_choice(v, levels, N(levels), &choice) != 0)
 			msg = "expected off, error, warn, info or debug";
 		else
-			cfg->log_level = (enum config_log_level)choice;
+			cfg->log_level = (enum log_level)choice;
 	} else if (strcmp(name, "BACKOFF_LOG_FILE") == 0) {
 		size_t n = strlen(v);
 
@@ -481,7 +481,7 @@ void config_parse(config_lookup_fn *lookup, void *ctx, struct config *cfg,
 	memset(problems, 0, sizeof(*problems));
 	cfg->enabled = true;
 	cfg->nonblock = cfg->send = cfg->dns = true;
-	cfg->log_level = CONFIG_LOG_WARN;
+	cfg->log_level = LOG_LEVEL_WARN;
 	errset_from(&cfg->errors_inet, default_inet_errors, N(default_inet_errors));
 	errset_from(&cfg->errors_unix, default_unix_errors, N(default_unix_errors));
 

@@ -9,19 +9,12 @@
 
 #include "core/policy.h"
 #include "core/target.h"
+#include "sys/log.h"
 
 #define CONFIG_INFINITE UINT64_MAX /* timeout_ms, retries */
 #define CONFIG_MAX_RETRIES 1000000ULL
 #define CONFIG_PROBLEMS_MAX 24
 #define CONFIG_ERRNO_MAX 192 /* errno values a set can hold */
-
-enum config_log_level {
-	CONFIG_LOG_OFF,
-	CONFIG_LOG_ERROR,
-	CONFIG_LOG_WARN,
-	CONFIG_LOG_INFO,
-	CONFIG_LOG_DEBUG,
-};
 
 struct config_errset {
 	uint64_t bits[CONFIG_ERRNO_MAX / 64];
@@ -37,7 +30,7 @@ struct config {
 	struct config_errset errors_unix; /* retryable connect errors, AF_UNIX */
 	struct target_set targets;
 	bool nonblock, send, dns;
-	enum config_log_level log_level;
+	enum log_level log_level;
 	char log_file[PATH_MAX]; /* empty: stderr */
 	bool log_json;
 	bool seeded;

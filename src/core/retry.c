@@ -10,6 +10,7 @@
 #include "sys/clock.h"
 #include "sys/log.h"
 #include "sys/rng.h"
+#include "sys/text.h"
 
 static atomic_uint_fast64_t stat_calls, stat_retries, stat_giveups, stat_waited_ms;
 
@@ -26,15 +27,29 @@ void retry_stats_read(struct retry_stats *out)
 	out->waited_ms = atomic_load_explicit(&stat_waited_ms, memory_order_relaxed);
 }
 
-static void log_simple(enum config_log_level level, const char *event, const struct retry_call *c,
-		       int err, uint64_t attempt, int64_t delay_ms, int64_t elapsed_ms,
-		       const char *reason)
+/* The destination as the log prints it: the address, else the name looked up. */
+static const char *target_text(const struct retry_call *c, char *buf, size_t size)
 {
+	struct text t;
+
+	if (c->target) {
+		target_format(c->target, buf, size);
+	} else {
+		/* A host name is escaped as target_format escapes a unix path. */
+		text_init(&t, buf, size);
+		if (c->name)
+			text_escaped(&t, c->name, strnlen(c->name, size));
+	}
+	return buf;
+}
+
+static void log_simple(enum log_level level, const char *event, const struct retry_call *c, int err,
+		       uint64_t attempt, int64_t delay_ms, int64_t elapsed_ms, const char *reason)
+{
+	char target[TARGET_TEXT_MAX];
 	struct log_event ev = {
 		.event = event,
 		.call = c->call,
-		.target = c->target,
-		.name = c->name,
 		.err = err,
 		.err_name = err && c->err_name ? c->err_name(err) : NULL,
 		.attempt = attempt,
@@ -44,6 +59,9 @@ static void log_simple(enum config_log_level level, const char *event, const str
 		.reason = reason,
 	};
 
+	if (!log_enabled(level))
+		return;
+	ev.target = target_text(c, target, sizeof(target));
 	log_event(level, &ev);
 }
 
@@ -51,8 +69,8 @@ void retry_log_pass(const char *call, const struct target_addr *target, int err,
 {
 	struct retry_call c = { .call = call, .target = target };
 
-	if (log_enabled(CONFIG_LOG_DEBUG))
-		log_simple(CONFIG_LOG_DEBUG, "pass", &c, err, 0, LOG_NONE, LOG_NONE, reason);
+	if (log_enabled(LOG_LEVEL_DEBUG))
+		log_simple(LOG_LEVEL_DEBUG, "pass", &c, err, 0, LOG_NONE, LOG_NONE, reason);
 }
 
 void retry_begin(const struct config *cfg, struct retry_progress *p, uint64_t budget_ms,
@@ -93,12 +111,12 @@ bool retry_plan(const struct config *cfg, const struct retry_call *c, struct ret
 	p->prev_ms = delay;
 	/* A wait never runs past the budget: the last attempt is made at its end. */
 	*wake_ms = delay < p->deadline_ms - now_ms ? now_ms + delay : p->deadline_ms;
-	if (log_enabled(CONFIG_LOG_INFO)) {
+	if (log_enabled(LOG_LEVEL_INFO)) {
+		char target[TARGET_TEXT_MAX];
 		struct log_event ev = {
 			.event = "retry",
 			.call = c->call,
-			.target = c->target,
-			.name = c->name,
+			.target = target_text(c, target, sizeof(target)),
 			.err = err,
 			.err_name = err && c->err_name ? c->err_name(err) : NULL,
 			.attempt = p->attempt,
@@ -107,14 +125,14 @@ bool retry_plan(const struct config *cfg, const struct retry_call *c, struct ret
 			.elapsed_ms = LOG_NONE,
 		};
 
-		log_event(CONFIG_LOG_INFO, &ev);
+		log_event(LOG_LEVEL_INFO, &ev);
 	}
 	count(&stat_retries, 1);
 	count(&stat_waited_ms, *wake_ms - now_ms);
 	return true;
 give_up:
 	count(&stat_giveups, 1);
-	log_simple(CONFIG_LOG_WARN, "giveup", c, err, p->attempt, LOG_NONE,
+	log_simple(LOG_LEVEL_WARN, "giveup", c, err, p->attempt, LOG_NONE,
 		   (int64_t)(now_ms - p->start_ms), reason);
 	return false;
 }
@@ -122,7 +140,7 @@ give_up:
 void retry_succeeded(const struct retry_call *c, const struct retry_progress *p, uint64_t now_ms)
 {
 	if (p->attempt > 1)
-		log_simple(CONFIG_LOG_INFO, "success", c, 0, p->attempt, LOG_NONE,
+		log_simple(LOG_LEVEL_INFO, "success", c, 0, p->attempt, LOG_NONE,
 			   (int64_t)(now_ms - p->start_ms), NULL);
 }
 
@@ -141,7 +159,7 @@ int retry_blocking(const struct config *cfg, const struct retry_call *c, int fir
 		/* The wait is measured from now, not from now rounded down to the ms. */
 		if (clock_wait_until_ns(now_ns + (wake - now_ms) * 1000000) != 0) {
 			count(&stat_giveups, 1);
-			log_simple(CONFIG_LOG_WARN, "giveup", c, err, p.attempt, LOG_NONE,
+			log_simple(LOG_LEVEL_WARN, "giveup", c, err, p.attempt, LOG_NONE,
 				   (int64_t)(clock_now_ms() - p.start_ms), "signal");
 			return err;
 		}

@@ -10,20 +10,22 @@
 #include "sys/real.h"
 #include "sys/text.h"
 
-static const struct config *log_cfg;
+static enum log_level log_level = LOG_LEVEL_WARN;
+static bool log_json;
+static const char *log_path;
 
 static const char *const level_names[] = { "off", "error", "warn", "info", "debug" };
 
-void log_configure(const struct config *cfg)
+void log_configure(enum log_level level, bool json, const char *path)
 {
-	log_cfg = cfg;
+	log_level = level;
+	log_json = json;
+	log_path = path && path[0] ? path : NULL;
 }
 
-bool log_enabled(enum config_log_level level)
+bool log_enabled(enum log_level level)
 {
-	enum config_log_level limit = log_cfg ? log_cfg->log_level : CONFIG_LOG_WARN;
-
-	return level != CONFIG_LOG_OFF && level <= limit;
+	return level != LOG_LEVEL_OFF && level <= log_level;
 }
 
 /*
@@ -40,22 +42,21 @@ static void emit(struct text *t)
 		t->buf[t->len - 1] = '\n';
 	else
 		text_put(t, "\n", 1);
-	if (log_cfg && log_cfg->log_file[0]) {
-		fd = open(log_cfg->log_file, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOCTTY,
-			  0644);
+	if (log_path) {
+		fd = open(log_path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOCTTY, 0644);
 		if (fd < 0)
 			fd = STDERR_FILENO;
 	}
 	/* The real calls: the hooks may hold libbackoff's lock around this line. */
-	ignored = real_write ? real_write(fd, t->buf, t->len) : write(fd, t->buf, t->len);
+	ignored = real_write(fd, t->buf, t->len);
 	(void)ignored;
 	if (fd != STDERR_FILENO)
-		real_close ? real_close(fd) : close(fd);
+		real_close(fd);
 }
 
 static bool json(void)
 {
-	return log_cfg && log_cfg->log_json;
+	return log_json;
 }
 
 /* 2026-11-21T23:59:59.123Z from milliseconds since the epoch (civil-from-days). */
@@ -107,7 +108,7 @@ static void json_u64(struct text *t, const char *key, uint64_t value)
 	text_u64(t, value);
 }
 
-static void json_head(struct text *t, enum config_log_level level, const char *event)
+static void json_head(struct text *t, enum log_level level, const char *event)
 {
 	text_str(t, "{\"time\":\"");
 	put_time(t, clock_wall_ms());
@@ -150,14 +151,13 @@ static const char *err_text(const struct log_event *ev)
 	return ev->err_name ? ev->err_name : errno_name(ev->err);
 }
 
-static void format_json(struct text *t, enum config_log_level level, const struct log_event *ev,
-			const char *target)
+static void format_json(struct text *t, enum log_level level, const struct log_event *ev)
 {
 	json_head(t, level, ev->event);
 	if (ev->call)
 		json_str(t, "call", ev->call);
-	if (ev->target || ev->name)
-		json_str(t, "target", target);
+	if (ev->target)
+		json_str(t, "target", ev->target);
 	if (ev->err)
 		json_str(t, "errno", err_text(ev));
 	if (ev->attempt)
@@ -173,13 +173,13 @@ static void format_json(struct text *t, enum config_log_level level, const struc
 	text_put(t, "}", 1);
 }
 
-static void format_text(struct text *t, const struct log_event *ev, const char *target)
+static void format_text(struct text *t, const struct log_event *ev)
 {
 	text_head(t);
 	text_str(t, ev->call ? ev->call : "?");
-	if (target[0]) {
+	if (ev->target && ev->target[0]) {
 		text_put(t, " ", 1);
-		text_str(t, target);
+		text_str(t, ev->target);
 	}
 	text_str(t, ": ");
 	if (strcmp(ev->event, "retry") == 0) {
@@ -225,48 +225,45 @@ static void format_text(struct text *t, const struct log_event *ev, const char *
 	}
 }
 
-void log_event(enum config_log_level level, const struct log_event *ev)
+void log_event(enum log_level level, const struct log_event *ev)
 {
-	char buf[2048], target[TARGET_TEXT_MAX];
+	char buf[2048];
 	struct text t;
 	int saved = errno;
 
 	if (!log_enabled(level))
 		return;
-	target[0] = '\0';
-	if (ev->target) {
-		target_format(ev->target, target, sizeof(target));
-	} else if (ev->name) {
-		/* Escaped as target_format escapes a unix path. */
-		text_init(&t, target, sizeof(target));
-		text_escaped(&t, ev->name, strnlen(ev->name, sizeof(target)));
-	}
 	text_init(&t, buf, sizeof(buf));
 	if (json())
-		format_json(&t, level, ev, target);
+		format_json(&t, level, ev);
 	else
-		format_text(&t, ev, target);
+		format_text(&t, ev);
 	emit(&t);
 	errno = saved;
 }
 
-void log_config_problem(const struct config_problem *p)
+void log_config_problem(const char *variable, const char *value, const char *message)
 {
 	char buf[1024];
 	struct text t;
 	int saved = errno;
 
-	if (!log_enabled(CONFIG_LOG_WARN))
+	if (!log_enabled(LOG_LEVEL_WARN))
 		return;
 	text_init(&t, buf, sizeof(buf));
 	if (json()) {
-		json_head(&t, CONFIG_LOG_WARN, "config");
-		json_str(&t, "variable", p->variable);
-		json_str(&t, "value", p->value);
-		json_str(&t, "message", p->message);
+		json_head(&t, LOG_LEVEL_WARN, "config");
+		json_str(&t, "variable", variable);
+		json_str(&t, "value", value);
+		json_str(&t, "message", message);
 		text_put(&t, "}", 1);
 	} else {
-		t.len = config_problem_format(p, buf, sizeof(buf));
+		text_str(&t, "backoff: ");
+		text_str(&t, variable);
+		text_str(&t, "=\"");
+		text_str(&t, value);
+		text_str(&t, "\": ");
+		text_str(&t, message);
 	}
 	emit(&t);
 	errno = saved;
@@ -280,7 +277,7 @@ void log_stats(uint64_t calls, uint64_t retries, uint64_t giveups, uint64_t wait
 
 	text_init(&t, buf, sizeof(buf));
 	if (json()) {
-		json_head(&t, CONFIG_LOG_INFO, "stats");
+		json_head(&t, LOG_LEVEL_INFO, "stats");
 		json_u64(&t, "calls", calls);
 		json_u64(&t, "retries", retries);
 		json_u64(&t, "giveups", giveups);

@@ -5,17 +5,21 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "core/config.h"
-#include "core/target.h"
-
 #define LOG_NONE (-1)
+
+enum log_level {
+	LOG_LEVEL_OFF,
+	LOG_LEVEL_ERROR,
+	LOG_LEVEL_WARN,
+	LOG_LEVEL_INFO,
+	LOG_LEVEL_DEBUG,
+};
 
 /* One thing that happened; fields set to NULL or LOG_NONE are left out. */
 struct log_event {
-	const char *event; /* retry, success, giveup, pass */
-	const char *call;  /* connect, ... */
-	const struct target_addr *target;
-	const char *name;     /* printed as the target when target is NULL: a host name */
+	const char *event;    /* retry, success, giveup, pass */
+	const char *call;     /* connect, ... */
+	const char *target;   /* the destination as text: an address, a path, a host name */
 	int err;	      /* 0: none */
 	const char *err_name; /* err's name when it is not an errno value (EAI_AGAIN) */
 	uint64_t attempt;     /* 0: none */
@@ -25,17 +29,23 @@ struct log_event {
 	const char *reason;
 };
 
-/* Take the sink, format and level from @cfg, which must outlive every log call. */
-void log_configure(const struct config *cfg);
+/*
+ * Set the level, the format and the file (NULL or "": stderr), which must
+ * outlive every log call.  Before this: warn level, text, stderr.
+ */
+void log_configure(enum log_level level, bool json, const char *path);
 
 /* Whether messages of @level are written. */
-bool log_enabled(enum config_log_level level);
+bool log_enabled(enum log_level level);
 
 /* Write @ev at @level.  Async-signal-safe; errno preserved. */
-void log_event(enum config_log_level level, const struct log_event *ev);
+void log_event(enum log_level level, const struct log_event *ev);
 
-/* Write a configuration problem at warn level.  errno preserved. */
-void log_config_problem(const struct config_problem *p);
+/*
+ * Write a configuration problem at warn level, in text as
+ * backoff: VARIABLE="VALUE": MESSAGE.  errno preserved.
+ */
+void log_config_problem(const char *variable, const char *value, const char *message);
 
 /* Write the BACKOFF_STATS summary line.  errno preserved. */
 void log_stats(uint64_t calls, uint64_t retries, uint64_t giveups, uint64_t waited_ms);

@@ -118,7 +118,7 @@ static void check_config(const struct config *cfg)
 	REQUIRE(p->ratio_milli <= POLICY_MAX_RATIO_MILLI);
 	REQUIRE(cfg->retries == CONFIG_INFINITE || cfg->retries <= CONFIG_MAX_RETRIES);
 	REQUIRE(cfg->timeout_ms == CONFIG_INFINITE || cfg->timeout_ms <= POLICY_MAX_DELAY_MS);
-	REQUIRE((unsigned)cfg->log_level <= CONFIG_LOG_DEBUG);
+	REQUIRE((unsigned)cfg->log_level <= LOG_LEVEL_DEBUG);
 	REQUIRE(terminated(cfg->log_file, sizeof(cfg->log_file)));
 	REQUIRE(cfg->targets.count <= TARGET_PATTERNS_MAX);
 	for (i = 0; i < cfg->targets.count; i++)
