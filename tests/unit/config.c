@@ -40,7 +40,7 @@ static void test_defaults(void)
 	CHECK(cfg.policy.jitter == POLICY_JITTER_FULL);
 	CHECK_U64(cfg.retries, CONFIG_INFINITE);
 	CHECK_U64(cfg.timeout_ms, 60000);
-	CHECK(cfg.log_level == CONFIG_LOG_WARN && !cfg.log_json && cfg.log_file[0] == '\0');
+	CHECK(cfg.log_level == LOG_LEVEL_WARN && !cfg.log_json && cfg.log_file[0] == '\0');
 	CHECK(!cfg.seeded && !cfg.stats && !cfg.strict);
 	CHECK(config_errset_has(&cfg.errors_inet, ECONNREFUSED));
 	CHECK(config_errset_has(&cfg.errors_inet, ETIMEDOUT));
@@ -297,12 +297,12 @@ static void test_booleans_levels_and_seed(void)
 
 	CHECK_U64(parse(&cfg, on), 0);
 	CHECK(!cfg.enabled && cfg.stats && cfg.strict && !cfg.nonblock && !cfg.send && !cfg.dns);
-	CHECK(cfg.log_level == CONFIG_LOG_DEBUG && cfg.log_json);
+	CHECK(cfg.log_level == LOG_LEVEL_DEBUG && cfg.log_json);
 	CHECK_STR(cfg.log_file, "/tmp/x.log");
 	CHECK(cfg.seeded);
 	CHECK_U64(cfg.seed, 18446744073709551ULL);
 	CHECK_U64(parse(&cfg, bad), 6);
-	CHECK(cfg.enabled && cfg.log_level == CONFIG_LOG_WARN && !cfg.log_json && !cfg.seeded);
+	CHECK(cfg.enabled && cfg.log_level == LOG_LEVEL_WARN && !cfg.log_json && !cfg.seeded);
 }
 
 static void test_problem_messages(void)
@@ -410,6 +410,44 @@ static void test_problem_format_truncates(void)
 	CHECK_STR(small, "backoff: BACKOF");
 }
 
+/* secure_getenv under AT_SECURE (setuid, setgid, capabilities): nothing is set. */
+static const char *secure_lookup(const char *name, void *ctx)
+{
+	(void)name;
+	(void)ctx;
+	return NULL;
+}
+
+/*
+ * In secure execution src/init.c looks variables up with secure_getenv,
+ * which answers NULL for every name: the configuration is then the
+ * defaults, with no log file, whatever the environment holds.  That rests
+ * on config_parse reading nothing but its lookup, checked here with every
+ * variable set in the real environment.
+ */
+static void test_secure_execution_honours_no_variable(void)
+{
+	const char *empty[] = { NULL };
+	struct config_problems problems;
+	struct config cfg, defaults;
+	size_t i;
+
+	for (i = 0; config_variables[i]; i++)
+		setenv(config_variables[i], "bogus", 1);
+	setenv("BACKOFF", "off", 1);
+	setenv("BACKOFF_LOG_FILE", "/tmp/backoff-secure.log", 1);
+	setenv("BACKOFF_RETRIES", "0", 1);
+	config_parse(secure_lookup, NULL, &cfg, &problems);
+	CHECK_U64(problems.count, 0);
+	config_parse(lookup, (void *)empty, &defaults, &problems);
+	CHECK(memcmp(&cfg, &defaults, sizeof(cfg)) == 0);
+	CHECK(cfg.enabled);
+	CHECK_STR(cfg.log_file, "");
+	CHECK_U64(cfg.retries, CONFIG_INFINITE);
+	for (i = 0; config_variables[i]; i++)
+		unsetenv(config_variables[i]);
+}
+
 int main(void)
 {
 	test_defaults();
@@ -427,5 +465,6 @@ int main(void)
 	test_spellings_accepted();
 	test_excerpt_escapes_quotes_and_backslashes();
 	test_problem_format_truncates();
+	test_secure_execution_honours_no_variable();
 	return unit_report("config");
 }
