@@ -180,3 +180,25 @@ fuzz: $(FUZZ_TARGETS:%=$(FUZZ_BUILD)/fuzz-%)
 $(FUZZ_BUILD)/fuzz-%: tests/fuzz/%.c $(FUZZ_CORE) $(wildcard src/*/*.h) Makefile
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(FUZZ_CFLAGS) -o $@ $< $(FUZZ_CORE)
+
+# Programs of the lifecycle tests that tests/helpers/ cannot hold: libraries and C++.
+HARDENING := $(BUILD)/hardening
+HARDENING_BINS := $(HARDENING)/early.so $(HARDENING)/module.so $(HARDENING)/crash-handler.so \
+	$(HARDENING)/static-init $(HARDENING)/secure-probe
+
+all: $(HARDENING_BINS)
+
+# Preloaded after libbackoff (early, crash-handler) or dlopen()ed (module).
+$(HARDENING)/%.so: tests/hardening/%.c Makefile
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) -fPIC -shared -o $@ $<
+
+$(HARDENING)/static-init: tests/hardening/static-init.cc Makefile
+	@mkdir -p $(dir $@)
+	$(CXX) -std=c++17 -Wall -Wextra -Werror $(OPT) $(EXTRA_CFLAGS) -o $@ $<
+
+# The probe with the library as a dependency of its own (absolute run path): the loader
+# ignores LD_PRELOAD paths in a set-user-ID program, not a run path without $ORIGIN.
+$(HARDENING)/secure-probe: tests/helpers/probe.c $(LIBRARY) Makefile
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) -o $@ $< -L$(BUILD) -l:libbackoff.so -Wl,-rpath,$(abspath $(BUILD))
