@@ -202,3 +202,16 @@ $(HARDENING)/static-init: tests/hardening/static-init.cc Makefile
 $(HARDENING)/secure-probe: tests/helpers/probe.c $(LIBRARY) Makefile
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -o $@ $< -L$(BUILD) -l:libbackoff.so -Wl,-rpath,$(abspath $(BUILD))
+
+ASAN_BUILD ?= build/asan
+SANITIZE_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
+SHELL_SCRIPTS += $(wildcard tests/hardening/*.sh)
+
+.PHONY: sanitize
+
+## sanitize: the whole suite against an ASan+UBSan build (build/asan); any report fails it
+# The plain library stands in for programs that hang under the ASan runtime alone.
+sanitize: $(LIBRARY)
+	$(MAKE) BUILD=$(ASAN_BUILD) OPT="-O1 -g" EXTRA_CFLAGS="$(SANITIZE_FLAGS)" all
+	OPT="-O1 -g" EXTRA_CFLAGS="$(SANITIZE_FLAGS)" PLAIN_LIB=$(abspath $(LIBRARY)) \
+		tests/hardening/sanitize.sh $(ASAN_BUILD)

@@ -5,7 +5,9 @@ bats_require_minimum_version 1.5.0
 
 ROOT=$(cd "$BATS_TEST_DIRNAME/.." && pwd)
 BUILD=${TEST_BUILD_DIR:-$ROOT/build}
-LIB=$BUILD/libbackoff.so
+# What the tests put in LD_PRELOAD.  TEST_PRELOAD_FIRST comes before the
+# library: the ASan runtime under make sanitize, which must be loaded first.
+LIB=${TEST_PRELOAD_FIRST:+$TEST_PRELOAD_FIRST:}$BUILD/libbackoff.so
 HELPERS=$BUILD/helpers
 SCHEDULE=$BUILD/backoff-schedule
 LAUNCHER=$ROOT/scripts/backoff
@@ -62,7 +64,7 @@ assert_between() {
 # require_build: the library and the helpers must have been built by make.
 require_build() {
 	local f
-	for f in "$LIB" "$HELPERS/late-listener" "$HELPERS/probe"; do
+	for f in "$BUILD/libbackoff.so" "$HELPERS/late-listener" "$HELPERS/probe"; do
 		[[ -e $f ]] || fail "$f is missing: run make first" || return
 	done
 }
