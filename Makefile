@@ -215,3 +215,21 @@ sanitize: $(LIBRARY)
 	$(MAKE) BUILD=$(ASAN_BUILD) OPT="-O1 -g" EXTRA_CFLAGS="$(SANITIZE_FLAGS)" all
 	OPT="-O1 -g" EXTRA_CFLAGS="$(SANITIZE_FLAGS)" PLAIN_LIB=$(abspath $(LIBRARY)) \
 		tests/hardening/sanitize.sh $(ASAN_BUILD)
+
+TSAN_BUILD ?= build/tsan
+# Late servers listen after 1..40 ms: a short base and cap keep 3200 connects to seconds.
+STRESS_ARGS ?= --threads 64 --connects 50 --watchdog 300
+STRESS_ENV := BACKOFF_BASE=5ms BACKOFF_CAP=50ms BACKOFF_TIMEOUT=30s BACKOFF_STATS=1
+
+.PHONY: tsan
+
+# The stress test with the library's objects linked in, so that ThreadSanitizer sees both.
+$(BUILD)/hardening/stress-linked: tests/helpers/stress.c $(LIB_OBJ)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) -o $@ $^ $(LIBS)
+
+## tsan: 64 threads x 50 connects to late servers, blocking, poll and epoll, under TSan
+tsan:
+	$(MAKE) BUILD=$(TSAN_BUILD) OPT="-O1 -g" EXTRA_CFLAGS="-fsanitize=thread" \
+		$(TSAN_BUILD)/hardening/stress-linked
+	env $(STRESS_ENV) tests/hardening/tsan.sh $(TSAN_BUILD)/hardening/stress-linked $(STRESS_ARGS)
