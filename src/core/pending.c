@@ -52,9 +52,8 @@ static struct entry table[PENDING_MAX];
 static pthread_mutex_t table_lock = PTHREAD_MUTEX_INITIALIZER;
 
 /* fds ever added to an epoll set while unmanaged, and the latest such additions. */
-#define ADDED_FDS (1U << 20)
 #define RECENT_ADDS 256
-static atomic_uint_fast64_t added_bits[ADDED_FDS / 64];
+atomic_uint_fast64_t pending_added_bits[PENDING_ADDED_FDS / 64];
 static struct {
 	atomic_int fd, epfd;
 } recent_adds[RECENT_ADDS];
@@ -222,9 +221,10 @@ static void fail(struct entry *e, int fd, int err)
 
 static bool added_bit(int fd)
 {
-	if (fd < 0 || (unsigned)fd >= ADDED_FDS)
+	if (fd < 0 || (unsigned)fd >= PENDING_ADDED_FDS)
 		return true;
-	return (atomic_load_explicit(&added_bits[(unsigned)fd / 64], memory_order_relaxed) >>
+	return (atomic_load_explicit(&pending_added_bits[(unsigned)fd / 64],
+				     memory_order_relaxed) >>
 		((unsigned)fd % 64)) &
 	       1;
 }
@@ -234,10 +234,10 @@ void pending_note_epoll_add(int epfd, int fd)
 	unsigned slot;
 
 	note_owner();
-	if (fd >= 0 && (unsigned)fd < ADDED_FDS && !added_bit(fd)) {
+	if (fd >= 0 && (unsigned)fd < PENDING_ADDED_FDS && !added_bit(fd)) {
 		unsigned top = atomic_load_explicit(&added_top, memory_order_relaxed);
 
-		atomic_fetch_or_explicit(&added_bits[(unsigned)fd / 64],
+		atomic_fetch_or_explicit(&pending_added_bits[(unsigned)fd / 64],
 					 1ULL << ((unsigned)fd % 64), memory_order_relaxed);
 		while ((unsigned)fd > top && !atomic_compare_exchange_weak_explicit(
 						     &added_top, &top, (unsigned)fd,
@@ -745,29 +745,32 @@ static bool added_in(unsigned lo, unsigned hi, bool clear)
 	bool any = false;
 
 	/* Every close() comes here: one word for one fd, and no scan past the top. */
-	if (lo == hi && lo < ADDED_FDS) {
+	if (lo == hi && lo < PENDING_ADDED_FDS) {
 		uint64_t bit = 1ULL << (lo % 64);
 
-		if (!(atomic_load_explicit(&added_bits[lo / 64], memory_order_relaxed) & bit))
+		if (!(atomic_load_explicit(&pending_added_bits[lo / 64], memory_order_relaxed) &
+		      bit))
 			return false;
 		if (clear)
-			atomic_fetch_and_explicit(&added_bits[lo / 64], ~bit, memory_order_relaxed);
+			atomic_fetch_and_explicit(&pending_added_bits[lo / 64], ~bit,
+						  memory_order_relaxed);
 		return true;
 	}
 	if (hi > top)
 		hi = top;
-	for (w = lo / 64; w <= hi / 64 && w < ADDED_FDS / 64; w++) {
+	for (w = lo / 64; w <= hi / 64 && w < PENDING_ADDED_FDS / 64; w++) {
 		uint64_t mask = ~0ULL;
 
 		if (w == lo / 64)
 			mask &= ~0ULL << (lo % 64);
 		if (w == hi / 64 && hi % 64 != 63)
 			mask &= (1ULL << (hi % 64 + 1)) - 1;
-		if (!(atomic_load_explicit(&added_bits[w], memory_order_relaxed) & mask))
+		if (!(atomic_load_explicit(&pending_added_bits[w], memory_order_relaxed) & mask))
 			continue;
 		any = true;
 		if (clear)
-			atomic_fetch_and_explicit(&added_bits[w], ~mask, memory_order_relaxed);
+			atomic_fetch_and_explicit(&pending_added_bits[w], ~mask,
+						  memory_order_relaxed);
 	}
 	return any;
 }

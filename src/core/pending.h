@@ -97,6 +97,28 @@ void pending_note_epoll_add(int epfd, int fd);
 /* The fds [@lo, @hi] were closed or replaced: drop their state and their epoll records. */
 void pending_forget(unsigned lo, unsigned hi);
 
+/* fds ever added to an epoll set while unmanaged: one bit each, below this. */
+#define PENDING_ADDED_FDS (1U << 20)
+extern atomic_uint_fast64_t pending_added_bits[PENDING_ADDED_FDS / 64];
+
+/*
+ * pending_forget() for one fd, for every close(): two relaxed loads when the
+ * fd was never in an epoll set and no connect is managed.
+ */
+static inline void pending_forget_fd(int fd)
+{
+	unsigned u = (unsigned)fd;
+
+	if (fd < 0)
+		return;
+	if (u < PENDING_ADDED_FDS && !pending_any() &&
+	    !((atomic_load_explicit(&pending_added_bits[u / 64], memory_order_relaxed) >>
+	       (u % 64)) &
+	      1))
+		return;
+	pending_forget(u, u);
+}
+
 /* In a forked child: the parent's connects are not the child's to retry. */
 void pending_after_fork(void);
 

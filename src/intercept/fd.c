@@ -13,8 +13,7 @@
 /* State is dropped before the real call: the number may be reused at once after it. */
 EXPORT int close(int fd)
 {
-	if (fd >= 0)
-		pending_forget((unsigned)fd, (unsigned)fd);
+	pending_forget_fd(fd);
 	return real_close(fd);
 }
 
@@ -33,14 +32,14 @@ EXPORT void closefrom(int lo)
 
 EXPORT int dup2(int old, int new)
 {
-	if (new >= 0 && old != new)
-		pending_forget((unsigned)new, (unsigned)new);
+	if (old != new)
+		pending_forget_fd(new);
 	return real_dup2(old, new);
 }
 
 EXPORT int dup3(int old, int new, int flags)
 {
-	if (new >= 0 && old != new)
-		pending_forget((unsigned)new, (unsigned)new);
+	if (old != new)
+		pending_forget_fd(new);
 	return real_dup3(old, new, flags);
 }
