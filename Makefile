@@ -233,3 +233,9 @@ tsan:
 	$(MAKE) BUILD=$(TSAN_BUILD) OPT="-O1 -g" EXTRA_CFLAGS="-fsanitize=thread" \
 		$(TSAN_BUILD)/hardening/stress-linked
 	env $(STRESS_ENV) tests/hardening/tsan.sh $(TSAN_BUILD)/hardening/stress-linked $(STRESS_ARGS)
+
+.PHONY: valgrind
+
+## valgrind: memcheck over the probe under the preload, blocking and non-blocking
+valgrind: all
+	$(BATS) $(BATS_FLAGS) tests/67-valgrind.bats
