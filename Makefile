@@ -239,3 +239,9 @@ tsan:
 ## valgrind: memcheck over the probe under the preload, blocking and non-blocking
 valgrind: all
 	$(BATS) $(BATS_FLAGS) tests/67-valgrind.bats
+
+.PHONY: analyze
+
+## analyze: cppcheck, clang-tidy and gcc -fanalyzer over src/; any finding fails it
+analyze:
+	tests/hardening/analyze.sh
