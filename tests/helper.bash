@@ -368,7 +368,7 @@ failure_text() {
 start_http_server() {
 	# shellcheck disable=SC2016 # a python program
 	start_bg "$1" "$PYTHON" -c '
-import functools, http.server, os, sys, time
+import functools, http.server, os, sys, threading, time
 port_file, after_ms, root = sys.argv[1], int(sys.argv[2]), sys.argv[3]
 handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=root)
 srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler, bind_and_activate=False)
@@ -379,6 +379,7 @@ os.rename(port_file + ".tmp", port_file)
 time.sleep(after_ms / 1000)
 srv.server_activate()
 print(f"listening mono_ms={time.monotonic_ns() // 1000000}", flush=True)
+threading.Timer(60, srv.shutdown).start()  # never outlives an interrupted test for long
 srv.serve_forever()
 ' "$T/$1.port" "$2" "$3"
 	wait_for_file "$T/$1.port" 5 || return
