@@ -31,6 +31,9 @@ SECURE_ENV=(BACKOFF=off BACKOFF_RETRIES=0 BACKOFF_BASE=bogus BACKOFF_LOG=debug
 # read, with a world-writable directory for a log file.  Needs root.
 setup_secure_probe() {
 	((EUID == 0)) || skip "needs root to make a set-user-ID program"
+	# The sanitizers ignore ASAN_OPTIONS in secure execution, and LeakSanitizer
+	# cannot run there: the ASan build of the probe would die at exit.
+	[[ -z ${TEST_PRELOAD_FIRST:-} ]] || skip "not under make sanitize"
 	command -v setpriv >/dev/null || skip "setpriv is not installed"
 	{ id daemon && id nobody; } >/dev/null 2>&1 || skip "no daemon and nobody users"
 	[[ -x $BUILD/hardening/secure-probe ]] || fail "$BUILD/hardening/secure-probe is missing"
