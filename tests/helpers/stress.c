@@ -341,6 +341,8 @@ static void *client_main(void *arg)
 		int fd;
 
 		o.lfd = bound_socket(style == S_GAI, &port);
+		if (o.lfd < 0 && style == S_GAI) /* no IPv6 here: the IPv4 address of the list */
+			o.lfd = bound_socket(false, &port);
 		o.after_ms = 1 + (long)(next_random(&p->rng) % (uint64_t)opt_late_max);
 		if (o.lfd < 0 || write_all(p->orders[1], &o, sizeof(o)) != 0) {
 			atomic_fetch_add(&n_failed[style], 1);
