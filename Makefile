@@ -154,11 +154,13 @@ COV_BUILD ?= build/coverage
 .PHONY: coverage
 
 ## coverage: branch coverage of src/core from the unit tests; 100 % of policy.c and config.c
+## (COVERAGE_SUITE=1: from the whole bats suite as well, against the same build)
 coverage:
 	$(MAKE) BUILD=$(COV_BUILD) OPT="-O0 -g" EXTRA_CFLAGS="--coverage" \
-		$(UNIT_SRC:tests/unit/%.c=$(COV_BUILD)/unit/%)
+		$(UNIT_SRC:tests/unit/%.c=$(COV_BUILD)/unit/%) $(if $(COVERAGE_SUITE),all)
 	find $(COV_BUILD) -name '*.gcda' -delete
 	@set -e; for u in $(UNIT_SRC:tests/unit/%.c=$(COV_BUILD)/unit/%); do $$u; done
+	$(if $(COVERAGE_SUITE),TEST_BUILD_DIR=$(abspath $(COV_BUILD)) $(BATS) $(BATS_FLAGS) tests/)
 	python3 tests/hardening/coverage.py $(COV_BUILD)/obj $(CORE_SRC) \
 		--require src/core/policy.c=100 --require src/core/config.c=100
 
