@@ -56,7 +56,7 @@ $(LIBRARY): $(LIB_OBJ) src/exports.map
 $(TOOL): src/tool/schedule.c $(CORE_OBJ)
 	$(CC) $(CFLAGS_ALL) -o $@ $^ $(LIBS)
 
-$(BUILD)/helpers/%: tests/helpers/%.c Makefile
+$(BUILD)/helpers/%: tests/helpers/%.c tests/helpers/common.h Makefile
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -o $@ $< -lpthread -ldl
 

@@ -47,6 +47,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common.h"
+
 #define MAX_DGRAM 65536
 
 static const char *prog = "dgram-receiver";
@@ -61,14 +63,6 @@ static void usage(void)
 	exit(2);
 }
 
-static long long mono_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 static void die(const char *what)
 {
 	fprintf(stderr, "%s: %s: %s\n", prog, what, strerror(errno));
@@ -77,12 +71,9 @@ static void die(const char *what)
 
 static long parse_long(const char *s, long min, long max)
 {
-	char *end;
 	long v;
 
-	errno = 0;
-	v = strtol(s, &end, 10);
-	if (errno || end == s || *end || v < min || v > max)
+	if (number_in(s, min, max, &v) != 0)
 		usage();
 	return v;
 }
@@ -90,40 +81,11 @@ static long parse_long(const char *s, long min, long max)
 /* IPv4 or IPv6 "HOST:PORT"; returns the address length. */
 static socklen_t parse_udp(const char *spec, struct sockaddr_storage *ss)
 {
-	char host[INET6_ADDRSTRLEN + 1];
-	const char *colon = strrchr(spec, ':');
-	size_t n;
-	long port;
+	socklen_t len = inet_from_spec(spec, 0, ss);
 
-	if (!colon)
+	if (len == 0)
 		usage();
-	n = (size_t)(colon - spec);
-	if (n >= 2 && spec[0] == '[' && spec[n - 1] == ']') {
-		spec++;
-		n -= 2;
-	}
-	if (n >= sizeof(host))
-		usage();
-	memcpy(host, spec, n);
-	host[n] = '\0';
-	port = parse_long(colon + 1, 0, 65535);
-	memset(ss, 0, sizeof(*ss));
-	if (strchr(host, ':')) {
-		struct sockaddr_in6 *in6 = (struct sockaddr_in6 *)ss;
-
-		in6->sin6_family = AF_INET6;
-		in6->sin6_port = htons((uint16_t)port);
-		if (inet_pton(AF_INET6, host, &in6->sin6_addr) != 1)
-			usage();
-		return sizeof(*in6);
-	}
-	struct sockaddr_in *in = (struct sockaddr_in *)ss;
-
-	in->sin_family = AF_INET;
-	in->sin_port = htons((uint16_t)port);
-	if (inet_pton(AF_INET, host, &in->sin_addr) != 1)
-		usage();
-	return sizeof(*in);
+	return len;
 }
 
 static in_port_t *port_of(struct sockaddr_storage *ss)

@@ -29,6 +29,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common.h"
+
 static const char *prog = "dgram-sender";
 
 static void usage(void)
@@ -42,53 +44,21 @@ static void usage(void)
 
 static long parse_long(const char *s, long min, long max)
 {
-	char *end;
 	long v;
 
-	errno = 0;
-	v = strtol(s, &end, 10);
-	if (errno || end == s || *end || v < min || v > max)
+	if (number_in(s, min, max, &v) != 0)
 		usage();
 	return v;
 }
 
-/* Fills *ss from "1.2.3.4:80" or "[::1]:80"; returns the address length. */
+/* IPv4 or IPv6 "HOST:PORT"; returns the address length. */
 static socklen_t parse_udp(const char *spec, struct sockaddr_storage *ss)
 {
-	char host[INET6_ADDRSTRLEN + 1];
-	const char *colon = strrchr(spec, ':');
-	size_t n;
-	long port;
+	socklen_t len = inet_from_spec(spec, 1, ss);
 
-	if (!colon)
+	if (len == 0)
 		usage();
-	n = (size_t)(colon - spec);
-	if (n >= 2 && spec[0] == '[' && spec[n - 1] == ']') {
-		spec++;
-		n -= 2;
-	}
-	if (n >= sizeof(host))
-		usage();
-	memcpy(host, spec, n);
-	host[n] = '\0';
-	port = parse_long(colon + 1, 1, 65535);
-	memset(ss, 0, sizeof(*ss));
-	if (strchr(host, ':')) {
-		struct sockaddr_in6 *in6 = (struct sockaddr_in6 *)ss;
-
-		in6->sin6_family = AF_INET6;
-		in6->sin6_port = htons((uint16_t)port);
-		if (inet_pton(AF_INET6, host, &in6->sin6_addr) != 1)
-			usage();
-		return sizeof(*in6);
-	}
-	struct sockaddr_in *in = (struct sockaddr_in *)ss;
-
-	in->sin_family = AF_INET;
-	in->sin_port = htons((uint16_t)port);
-	if (inet_pton(AF_INET, host, &in->sin_addr) != 1)
-		usage();
-	return sizeof(*in);
+	return len;
 }
 
 static socklen_t parse_unix(const char *path, struct sockaddr_storage *ss)

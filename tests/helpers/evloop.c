@@ -62,6 +62,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common.h"
+
 #define MAX_THREADS 256
 #define MAX_LIST 16
 #define REPLY_MAX 256
@@ -113,22 +115,11 @@ static void usage(void)
 	exit(2);
 }
 
-static long long mono_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 static long parse_long(const char *s, long min, long max)
 {
-	char *end;
 	long v;
 
-	errno = 0;
-	v = strtol(s, &end, 10);
-	if (errno || end == s || *end || v < min || v > max)
+	if (number_in(s, min, max, &v) != 0)
 		usage();
 	return v;
 }

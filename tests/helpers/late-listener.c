@@ -34,6 +34,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common.h"
+
 #define SAFETY_S 30
 
 static const char *prog = "late-listener";
@@ -47,14 +49,6 @@ static void usage(void)
 	exit(2);
 }
 
-static long long mono_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 static void die(const char *what)
 {
 	fprintf(stderr, "%s: %s: %s\n", prog, what, strerror(errno));
@@ -63,12 +57,9 @@ static void die(const char *what)
 
 static long parse_long(const char *s, long min, long max)
 {
-	char *end;
 	long v;
 
-	errno = 0;
-	v = strtol(s, &end, 10);
-	if (errno || end == s || *end || v < min || v > max)
+	if (number_in(s, min, max, &v) != 0)
 		usage();
 	return v;
 }

@@ -21,6 +21,8 @@
 #include <sys/socket.h>
 #include <time.h>
 
+#include "common.h"
+
 static const char *prog = "resolve";
 
 static void usage(void)
@@ -30,14 +32,6 @@ static void usage(void)
 		"       gethostbyname2_r] [--numeric] NAME\n",
 		prog);
 	exit(2);
-}
-
-static long long mono_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
 static const char *gai_name(int rc)

@@ -27,6 +27,8 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "common.h"
+
 static const char *prog = "stream-pump";
 
 static void usage(void)
@@ -45,12 +47,9 @@ static void die(const char *what)
 
 static long parse_long(const char *s, long min, long max)
 {
-	char *end;
 	long v;
 
-	errno = 0;
-	v = strtol(s, &end, 10);
-	if (errno || end == s || *end || v < min || v > max)
+	if (number_in(s, min, max, &v) != 0)
 		usage();
 	return v;
 }

@@ -44,6 +44,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common.h"
+
 #define WAIT_MS 30000 /* a connect or a reply taking longer is a failure */
 #define REQUEST "ping"
 #define REPLY "pong"
@@ -410,14 +412,6 @@ static void on_watchdog(int sig)
 	(void)sig;
 	syscall(SYS_write, STDERR_FILENO, msg, sizeof(msg) - 1);
 	_exit(3);
-}
-
-static long long mono_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
 int main(int argc, char **argv)
