@@ -167,11 +167,12 @@ coverage:
 FUZZ_BUILD ?= build/fuzz
 FUZZ_CC ?= clang
 FUZZ_SECONDS ?= 300
-FUZZ_TARGETS := config target policy
+FUZZ_TARGETS := config target policy fdinfo
 # integer: unsigned wrap-around and lossy conversions count as findings too.
 FUZZ_CFLAGS = $(WARN) -g -O1 -Isrc -fsanitize=fuzzer,address,undefined,integer \
 	-fno-sanitize-recover=all
-FUZZ_CORE := src/core/config.c src/core/target.c src/core/policy.c src/sys/text.c
+FUZZ_CORE := src/core/config.c src/core/target.c src/core/policy.c src/sys/text.c \
+	src/sys/fdinfo.c
 
 .PHONY: fuzz
 

@@ -12,7 +12,7 @@
 #include "sys/rng.h"
 #include "sys/text.h"
 
-static atomic_uint_fast64_t stat_calls, stat_retries, stat_giveups, stat_waited_ms;
+static atomic_uint_fast64_t stat_calls, stat_retries, stat_giveups, stat_waited_ms, stat_unmanaged;
 
 static void count(atomic_uint_fast64_t *counter, uint64_t n)
 {
@@ -25,6 +25,12 @@ void retry_stats_read(struct retry_stats *out)
 	out->retries = atomic_load_explicit(&stat_retries, memory_order_relaxed);
 	out->giveups = atomic_load_explicit(&stat_giveups, memory_order_relaxed);
 	out->waited_ms = atomic_load_explicit(&stat_waited_ms, memory_order_relaxed);
+	out->unmanaged = atomic_load_explicit(&stat_unmanaged, memory_order_relaxed);
+}
+
+void retry_count_unmanaged(void)
+{
+	count(&stat_unmanaged, 1);
 }
 
 /* The destination as the log prints it: the address, else the name looked up. */

@@ -35,18 +35,26 @@ static const char *why_not(const struct config *cfg, int fd, const struct target
 		t->family == AF_UNIX ? &cfg->errors_unix : &cfg->errors_inet;
 	int type;
 
-	if (err != EINPROGRESS && !config_errset_has(set, err))
+	if (err == EINPROGRESS) {
+		/*
+		 * Only a connection-mode socket that is non-blocking (or blocking
+		 * with SO_SNDTIMEO expired: then the program does not wait for it,
+		 * and a retry checks the mode first) answers so: no system call.
+		 */
+		*blocking = false;
+		goto destination;
+	}
+	if (!config_errset_has(set, err))
 		return "errno";
 	type = sock_type(fd);
 	/* An AF_UNIX datagram connect fails too while the receiver is missing. */
 	if (type != SOCK_STREAM && !(type == SOCK_DGRAM && t->family == AF_UNIX))
 		return "not-stream";
 	*blocking = sock_is_blocking(fd);
-	if (*blocking && err == EINPROGRESS)
-		return "errno"; /* SO_SNDTIMEO expired mid-attempt: never retried */
 	/* A datagram connect ends at once: no attempt is under way for the event loop. */
 	if (!*blocking && type == SOCK_DGRAM)
 		return "nonblocking";
+destination:
 	if (!*blocking && !cfg->nonblock)
 		return "nonblocking";
 	if (!target_matches(&cfg->targets, t))
@@ -71,10 +79,15 @@ static int connect_managed(int fd, const struct sockaddr *addr, socklen_t len, b
 	case PENDING_CONNECTING:
 		/* hiredis and perl check completion so: the kernel answers them. */
 		rc = real_connect(fd, addr, len);
-		if (rc == 0 || (errno != EALREADY && errno != EINPROGRESS)) {
-			err = errno;
-			pending_release(fd);
-			errno = err;
+		if (rc != 0 && errno == EALREADY)
+			return rc;
+		err = errno;
+		pending_release(fd);
+		errno = err;
+		/* A new attempt: the number was reused behind the hooks; managed afresh. */
+		if (rc != 0 && err == EINPROGRESS) {
+			*done = false;
+			return -1;
 		}
 		return rc;
 	default:
@@ -86,8 +99,9 @@ static int connect_managed(int fd, const struct sockaddr *addr, socklen_t len, b
 /*
  * Returns 0 with errno untouched on success, else -1 with the errno of the
  * last real attempt, or EINPROGRESS for a non-blocking connect whose retry is
- * scheduled.  Thread-safe; async-signal-safe as connect(2) is for blocking
- * sockets.
+ * scheduled.  Thread-safe.  Async-signal-safe: a signal handler may call
+ * it while its thread is inside another hook (nothing here waits for a
+ * lock); a blocking retry sleeps in the handler, as the program asked.
  */
 EXPORT int connect(int fd, __CONST_SOCKADDR_ARG arg, socklen_t len)
 {
@@ -103,9 +117,12 @@ EXPORT int connect(int fd, __CONST_SOCKADDR_ARG arg, socklen_t len)
 		rc = connect_managed(fd, addr, len, &done);
 		if (done)
 			return rc;
+		if (rc != 0)
+			goto failed; /* connect_managed made this attempt */
 	}
 	if (real_connect(fd, addr, len) == 0)
 		return 0;
+failed:
 	err = errno;
 	if (!cfg->enabled || !target_from_sockaddr(addr, len, &target))
 		goto out_fail;
