@@ -10,6 +10,12 @@
  *       Start a non-blocking connect to IP:PORT, vfork() a child that closes
  *       that socket (as a child closing the fds it must not inherit does) and
  *       execs PROGRAM, then wait for the connect with poll() and SO_ERROR.
+ *   lifecycle fork-busy IP:PORT
+ *       Start a non-blocking connect to IP:PORT, give it 200 ms in poll(),
+ *       then fork() a child that looks at the socket it inherited: it prints
+ *       "child read: ENAME" (a read of one byte) and "child poll: N" (a poll
+ *       for POLLOUT with no wait) and exits.  Then wait for the connect with
+ *       poll() and SO_ERROR.
  *   lifecycle spawn PROGRAM [ARGS...]
  *       posix_spawn() PROGRAM with file actions (a close and a dup2); wait.
  *   lifecycle close-range IP:PORT
@@ -44,6 +50,7 @@ static void usage(void)
 	fprintf(stderr, "usage: lifecycle dlopen MODULE IP:PORT\n"
 			"       lifecycle vfork-exec PROGRAM [ARGS...]\n"
 			"       lifecycle vfork-busy IP:PORT PROGRAM [ARGS...]\n"
+			"       lifecycle fork-busy IP:PORT\n"
 			"       lifecycle spawn PROGRAM [ARGS...]\n"
 			"       lifecycle close-range IP:PORT\n");
 	exit(2);
@@ -183,6 +190,44 @@ static int run_vfork_busy(char **argv)
 	return report("parent", err) | child;
 }
 
+static int run_fork_busy(char **argv)
+{
+	struct pollfd pfd;
+	struct sockaddr_in to;
+	char ip[INET_ADDRSTRLEN];
+	int fd, err, child;
+	pid_t pid;
+
+	if (!argv[0])
+		usage();
+	parse_addr(argv[0], &to, ip, sizeof(ip));
+	fd = start_connect(&to, &err);
+	if (fd < 0 || err != 0)
+		return report("parent", err);
+	pfd = (struct pollfd){ .fd = fd, .events = POLLOUT };
+	if (poll(&pfd, 1, 200) != 0)
+		fprintf(stderr,
+			"lifecycle: the connect ended within 200 ms: nothing was pending\n");
+	fflush(NULL);
+	pid = fork();
+	if (pid < 0)
+		return report("fork", errno);
+	if (pid == 0) {
+		char c;
+		ssize_t n = read(fd, &c, 1);
+
+		printf("child read: %s\n", n < 0 ? strerrorname_np(errno) : "data");
+		pfd = (struct pollfd){ .fd = fd, .events = POLLOUT };
+		printf("child poll: %d\n", poll(&pfd, 1, 0));
+		fflush(NULL);
+		_exit(0);
+	}
+	child = wait_child(pid);
+	err = finish_connect(fd);
+	close(fd);
+	return report("parent", err) | child;
+}
+
 static int run_spawn(char **argv)
 {
 	posix_spawn_file_actions_t actions;
@@ -257,6 +302,8 @@ int main(int argc, char **argv)
 		return run_vfork_exec(argv + 2);
 	if (strcmp(argv[1], "vfork-busy") == 0)
 		return run_vfork_busy(argv + 2);
+	if (strcmp(argv[1], "fork-busy") == 0)
+		return run_fork_busy(argv + 2);
 	if (strcmp(argv[1], "spawn") == 0)
 		return run_spawn(argv + 2);
 	if (strcmp(argv[1], "close-range") == 0)
