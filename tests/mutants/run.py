@@ -127,8 +127,11 @@ def run_mutant(m, root, build, out, timeout):
         result.update(result=what, detail=detail, seconds=round(time.monotonic() - start))
         return result
 
-    with open(os.path.join(root, m["file"]), encoding="utf-8") as f:
-        text = f.read()
+    try:
+        with open(os.path.join(root, m["file"]), encoding="utf-8") as f:
+            text = f.read()
+    except FileNotFoundError:
+        return done("stale", f"{m['file']} does not exist")
     found = text.count(m["find"])
     if found != 1:
         return done("stale", f"fragment found {found} times in {m['file']}")
