@@ -7,7 +7,8 @@ usage: run.py [--list FILE] [--build DIR] [--out DIR] [--jobs N] [--only NAME,..
 For each mutant of the list: copy the tree (src, tests, scripts, Makefile) and
 the up-to-date build (BUILD, without its own mutants directory) to
 OUT/NAME, keeping file times so that make rebuilds only what the edit
-touches; replace the mutant's fragment, which must occur exactly once in its
+touches (the copy of a caught mutant is removed, its log kept as
+OUT/NAME.log); replace the mutant's fragment, which must occur exactly once in its
 file; `make all` there; run bats on the mutant's guarding test files only.
 Results:
 
@@ -156,15 +157,19 @@ def run_mutant(m, root, build, out, timeout):
         bats += ["--filter", m["filter"]]
     bats += [os.path.join("tests", t) for t in m["tests"]]
     rc = run_logged(bats, dest, log, timeout - (time.monotonic() - start), env)
-    if rc is None:
-        return done("caught", f"timed out after {timeout} s")
     with open(log, encoding="utf-8", errors="replace") as f:
         lines = f.read().splitlines()
     failed = [line for line in lines if line.startswith("not ok ")]
     skipped = [line for line in lines if re.match(r"^ok \d+ .*# skip", line)]
     ran = [line for line in lines if re.match(r"^(not )?ok \d+ ", line)]
-    if not ran:
+    if rc is not None and not ran:
         return done("broken", f"bats ran no test: see {os.path.relpath(log, root)}")
+    if rc != 0:
+        # Caught: only the log is worth keeping (OUT/NAME.log), not the copy.
+        shutil.copy2(log, dest + ".log")
+        shutil.rmtree(dest)
+    if rc is None:
+        return done("caught", f"timed out after {timeout} s")
     if rc != 0:
         return done("caught", f"{len(failed)} of {len(ran)} failed: " +
                     "; ".join(re.sub(r"^not ok \d+ ", "", line) for line in failed[:2]))
