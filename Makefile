@@ -248,3 +248,10 @@ valgrind: all
 ## analyze: cppcheck, clang-tidy and gcc -fanalyzer over src/; any finding fails it
 analyze:
 	tests/hardening/analyze.sh
+
+.PHONY: mutants
+
+## mutants: each one-edit mutant of tests/mutants/list must fail its guarding tests
+## (MUTANTS=name1,name2: only those; 2 at a time; a table of the results)
+mutants: all
+	python3 tests/mutants/run.py --build $(BUILD) --jobs 2 $(if $(MUTANTS),--only $(MUTANTS))
