@@ -158,9 +158,9 @@ bool fdtable_claim(struct fdslot *s, bool wait)
 				break;
 			continue;
 		}
+		/* A handler on the claiming thread: never wait for ourselves. */
 		if (atomic_load_explicit(&s->claimer, memory_order_relaxed) == me)
-			return false; /* a handler on the claiming thread: never wait for ourselves
-				       */
+			return false;
 		if (clock_now_ns() - atomic_load_explicit(&s->claimed_ns, memory_order_relaxed) >
 		    CLAIM_STALE_NS) {
 			/* Abandoned (a siglongjmp out of a hook): take it over. */

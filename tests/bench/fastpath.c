@@ -226,8 +226,10 @@ static void bench_nb_connect(long n)
 	    listen(lfd, 64) < 0 || getsockname(lfd, (struct sockaddr *)&sin, &len) < 0)
 		die("tcp listen");
 	for (i = 0; i < n; i++) {
-		int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0), conn, err = 0;
-		struct epoll_event ev = { .events = EPOLLIN | EPOLLOUT | EPOLLET, .data.ptr = &token };
+		int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0), conn,
+		    err = 0;
+		struct epoll_event ev = { .events = EPOLLIN | EPOLLOUT | EPOLLET,
+					  .data.ptr = &token };
 		socklen_t elen = sizeof(err);
 
 		if (fd < 0 || epoll_ctl(ep, EPOLL_CTL_ADD, fd, &ev) < 0)
