@@ -36,6 +36,7 @@ BACKOFF_LOG_FORMAT    0     1    1   1    1
 BACKOFF_SEED          0     1    1   1    1
 BACKOFF_STATS         0     1    1   1    1
 BACKOFF_STRICT        0     1    1   1    1
+BACKOFF_SHARED        0     1    1   1    1
 '
 
 # run_program VAR=VALUE...: a shell printing "out" and exiting 3 under the

@@ -46,9 +46,12 @@ struct fdreg {
 
 #define FDREG_INLINE 2
 
+struct dest;
+
 /* A managed connect: written only by the thread that holds the claim. */
 struct fdconn {
-	dev_t dev; /* the socket's identity, against fd reuse behind the hooks */
+	struct dest *dest; /* its destination's shared budget, or NULL */
+	dev_t dev;	   /* the socket's identity, against fd reuse behind the hooks */
 	ino_t ino;
 	struct sockaddr_storage addr;
 	socklen_t addrlen;

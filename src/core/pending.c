@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "core/dest.h"
 #include "core/epollreg.h"
 #include "core/retry.h"
 #include "sys/clock.h"
@@ -52,6 +53,33 @@ static struct retry_call call_of(const struct config *cfg, struct fdslot *s)
 	};
 
 	return c;
+}
+
+/*
+ * A failed attempt of @s at @now: its destination's clock runs from its
+ * first failure, and the call's deadline is never past the destination's.
+ */
+static void charge(const struct config *cfg, struct fdslot *s, uint64_t now)
+{
+	uint64_t left = dest_budget_left(cfg, s->conn.dest, now);
+
+	if (left != CONFIG_INFINITE && now + left < s->conn.progress.deadline_ms)
+		s->conn.progress.deadline_ms = now + left;
+}
+
+/* The connect of @s succeeded at @now: logged if it took retries; its destination is up. */
+static void succeeded(const struct config *cfg, struct fdslot *s, uint64_t now)
+{
+	struct retry_call c = call_of(cfg, s);
+
+	retry_succeeded(&c, &s->conn.progress, now);
+	dest_succeeded(s->conn.dest);
+}
+
+/* The connect of @s gave up at @now: its destination may be known down from now on. */
+static void gave_up(const struct config *cfg, struct fdslot *s, uint64_t now)
+{
+	dest_gave_up(cfg, s->conn.dest, &s->conn.target, now);
 }
 
 static int tcp_state(int fd)
@@ -147,15 +175,27 @@ bool pending_manage(const struct config *cfg, int fd, const struct sockaddr *add
 	memcpy(&s->conn.addr, addr, len);
 	s->conn.addrlen = len;
 	s->conn.target = *t;
+	s->conn.dest = dest_of(cfg, t);
 	now = clock_now_ms();
 	retry_begin(cfg, &s->conn.progress, CONFIG_INFINITE, now);
 	state = FDS_CONNECTING;
-	if (sync_err) {
-		c = call_of(cfg, s);
-		if (!retry_plan(cfg, &c, &s->conn.progress, sync_err, now, &due))
+	if (dest_down(s->conn.dest)) {
+		/*
+		 * Known down: this attempt is the kernel's alone (no retry), only
+		 * watched, so that its success makes the destination up again.
+		 */
+		if (sync_err)
 			state = FDS_FREE;
-		else
+		s->conn.progress.deadline_ms = now;
+	} else if (sync_err) {
+		c = call_of(cfg, s);
+		charge(cfg, s, now);
+		if (!retry_plan(cfg, &c, &s->conn.progress, sync_err, now, &due)) {
+			gave_up(cfg, s, now);
+			state = FDS_FREE;
+		} else {
 			state = hide(s, fd, due);
+		}
 	}
 out_release:
 	state = fdtable_release(s, state);
@@ -178,13 +218,18 @@ static unsigned attempt_failed(const struct config *cfg, struct fdslot *s, int f
 
 	if (!same_socket(s, fd) || (fcntl(fd, F_GETFL) & O_NONBLOCK) == 0)
 		return FDS_FREE; /* replaced behind the hooks, or made blocking: not ours */
+	if (!dest_down(s->conn.dest))
+		charge(cfg, s, now);
 	if (!retry_allowed(cfg, &s->conn.progress, now)) {
 		/*
 		 * The last attempt: the program sees the kernel's own outcome, and a
 		 * connect() that checks it (hiredis, perl) must get it from the
 		 * kernel too, not start another round.
 		 */
-		retry_plan(cfg, &c, &s->conn.progress, 0, now, &due);
+		if (!dest_down(s->conn.dest)) {
+			retry_plan(cfg, &c, &s->conn.progress, 0, now, &due);
+			gave_up(cfg, s, now);
+		}
 		return FDS_FINAL;
 	}
 	epollreg_hide(s, fd);
@@ -195,6 +240,7 @@ static unsigned attempt_failed(const struct config *cfg, struct fdslot *s, int f
 	err = errno;
 	if (!config_errset_has(c.retryable, err) ||
 	    !retry_plan(cfg, &c, &s->conn.progress, err, now, &due)) {
+		gave_up(cfg, s, now);
 		atomic_store_explicit(&s->conn.err, err, memory_order_relaxed);
 		epollreg_replay(s, fd);
 		return FDS_FAILED;
@@ -214,7 +260,7 @@ static unsigned attempt_again(const struct config *cfg, struct fdslot *s, int fd
 	s->conn.progress.attempt++;
 	if (real_connect(fd, (const struct sockaddr *)&s->conn.addr, s->conn.addrlen) == 0) {
 		epollreg_replay(s, fd);
-		retry_succeeded(&c, &s->conn.progress, now_ms);
+		succeeded(cfg, s, now_ms);
 		return FDS_FREE;
 	}
 	err = errno;
@@ -222,9 +268,11 @@ static unsigned attempt_again(const struct config *cfg, struct fdslot *s, int fd
 		epollreg_replay(s, fd);
 		return FDS_CONNECTING;
 	}
+	charge(cfg, s, now_ms);
 	if (config_errset_has(c.retryable, err) &&
 	    retry_plan(cfg, &c, &s->conn.progress, err, now_ms, &due))
 		return hide(s, fd, due);
+	gave_up(cfg, s, now_ms);
 	atomic_store_explicit(&s->conn.err, err, memory_order_relaxed);
 	epollreg_replay(s, fd);
 	return FDS_FAILED;
@@ -255,9 +303,7 @@ bool pending_event(const struct config *cfg, int fd, bool maybe_failed, bool *ex
 		show = state != FDS_HIDDEN;
 		*extra_err = state == FDS_FAILED;
 	} else if (state == FDS_CONNECTING) {
-		struct retry_call c = call_of(cfg, s);
-
-		retry_succeeded(&c, &s->conn.progress, clock_now_ms());
+		succeeded(cfg, s, clock_now_ms());
 		state = FDS_FREE; /* handed over */
 	}
 	fdtable_release(s, state);
@@ -372,12 +418,15 @@ enum pending_answer pending_connect_answer(int fd, int *err)
 	return masked_answer(fd, EALREADY, err);
 }
 
-void pending_release(int fd)
+void pending_release(int fd, bool connected)
 {
 	struct fdslot *s = managed_slot(fd);
 
-	if (s && fdtable_claim(s, true))
+	if (s && fdtable_claim(s, true)) {
+		if (connected)
+			dest_succeeded(s->conn.dest);
 		fdtable_release(s, FDS_FREE);
+	}
 }
 
 enum pending_answer pending_io_answer(int fd, int *err)
@@ -426,9 +475,7 @@ enum pending_answer pending_so_error(const struct config *cfg, int fd, int *err)
 			if (tcp == TCP_CLOSE) {
 				state = attempt_failed(cfg, s, fd);
 			} else if (tcp == TCP_ESTABLISHED) {
-				struct retry_call c = call_of(cfg, s);
-
-				retry_succeeded(&c, &s->conn.progress, clock_now_ms());
+				succeeded(cfg, s, clock_now_ms());
 				state = FDS_FREE;
 			}
 		}

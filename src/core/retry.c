@@ -79,6 +79,13 @@ void retry_log_pass(const char *call, const struct target_addr *target, int err,
 		log_simple(LOG_LEVEL_DEBUG, "pass", &c, err, 0, LOG_NONE, LOG_NONE, reason);
 }
 
+void retry_log_down(const char *call, const struct target_addr *target, uint64_t elapsed_ms)
+{
+	struct retry_call c = { .call = call, .target = target };
+
+	log_simple(LOG_LEVEL_INFO, "down", &c, 0, 0, LOG_NONE, (int64_t)elapsed_ms, "budget-spent");
+}
+
 void retry_begin(const struct config *cfg, struct retry_progress *p, uint64_t budget_ms,
 		 uint64_t now_ms)
 {

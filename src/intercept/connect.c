@@ -3,6 +3,7 @@
 #include <sys/socket.h>
 
 #include "core/addrlist.h"
+#include "core/dest.h"
 #include "core/pending.h"
 #include "core/retry.h"
 #include "init.h"
@@ -82,7 +83,7 @@ static int connect_managed(int fd, const struct sockaddr *addr, socklen_t len, b
 		if (rc != 0 && errno == EALREADY)
 			return rc;
 		err = errno;
-		pending_release(fd);
+		pending_release(fd, rc == 0 || err == EISCONN);
 		errno = err;
 		/* A new attempt: the number was reused behind the hooks; managed afresh. */
 		if (rc != 0 && err == EINPROGRESS) {
@@ -120,8 +121,14 @@ EXPORT int connect(int fd, __CONST_SOCKADDR_ARG arg, socklen_t len)
 		if (rc != 0)
 			goto failed; /* connect_managed made this attempt */
 	}
-	if (real_connect(fd, addr, len) == 0)
+	if (real_connect(fd, addr, len) == 0) {
+		/* A destination whose clock runs is up again (rare: one load otherwise). */
+		if (__builtin_expect(dest_any_clock(), 0) && cfg->enabled &&
+		    target_from_sockaddr(addr, len, &target))
+			dest_succeeded(dest_of(cfg, &target));
+		errno = saved;
 		return 0;
+	}
 failed:
 	err = errno;
 	if (!cfg->enabled || !target_from_sockaddr(addr, len, &target))
@@ -141,17 +148,31 @@ failed:
 	}
 	{
 		struct connect_ctx ctx = { fd, addr, len };
+		struct dest *d = dest_of(cfg, &target);
+		uint64_t budget, sndtimeo;
 		struct retry_call call = {
 			.call = "connect",
 			.target = &target,
 			.retryable =
 				target.family == AF_UNIX ? &cfg->errors_unix : &cfg->errors_inet,
-			.budget_ms = sock_sndtimeo_ms(fd),
 			.attempt = connect_again,
 			.ctx = &ctx,
 		};
 
+		if (dest_down(d)) {
+			/* Its budget ran out: the kernel's answer, at once, as without libbackoff.
+			 */
+			retry_log_pass("connect", &target, err, "known-down");
+			goto out_fail;
+		}
+		budget = dest_budget_left(cfg, d, clock_now_ms());
+		sndtimeo = sock_sndtimeo_ms(fd);
+		call.budget_ms = sndtimeo < budget ? sndtimeo : budget;
 		err = retry_blocking(cfg, &call, err);
+		if (err == 0)
+			dest_succeeded(d);
+		else
+			dest_gave_up(cfg, d, &target, clock_now_ms());
 	}
 	if (err == 0) {
 		errno = saved;

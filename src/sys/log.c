@@ -240,6 +240,11 @@ static void format_text(struct text *t, const struct log_event *ev)
 		text_str(t, " (");
 		text_str(t, reason_text(ev->reason ? ev->reason : "?"));
 		text_str(t, ")");
+	} else if (strcmp(ev->event, "down") == 0) {
+		text_str(t, "known down: no success in ");
+		text_u64(t, (uint64_t)ev->elapsed_ms);
+		text_str(t, "ms, its time budget; further connects get the kernel's answer at once "
+			    "until one succeeds");
 	} else {
 		if (ev->err) {
 			text_str(t, err_text(ev));
