@@ -32,12 +32,50 @@ static atomic_uint top_fd; /* the highest fd with a slot: scans stop there */
 atomic_uint fdtable_managed;
 atomic_uint fdtable_hidden;
 
-/* Each thread's token: the address of a thread-local byte, no system call. */
-static __thread char thread_token __attribute__((tls_model("initial-exec")));
+/*
+ * The slots this thread holds or is taking, innermost last: a signal handler
+ * runs on the thread it interrupted, so it finds here the claims it must
+ * never wait for (the interrupted code holds them until the handler returns).
+ */
+#define HELD_MAX 8
+static __thread struct {
+	struct fdslot *slot[HELD_MAX];
+	unsigned n;
+} held __attribute__((tls_model("initial-exec")));
 
-uintptr_t fdtable_thread_token(void)
+static bool held_here(const struct fdslot *s)
 {
-	return (uintptr_t)&thread_token;
+	unsigned i, n = held.n < HELD_MAX ? held.n : HELD_MAX;
+
+	for (i = 0; i < n; i++)
+		if (held.slot[i] == s)
+			return true;
+	return false;
+}
+
+static void held_push(struct fdslot *s)
+{
+	/* Full only after siglongjmps left entries behind: the oldest goes. */
+	if (held.n >= HELD_MAX)
+		held.n = HELD_MAX - 1;
+	held.slot[held.n] = s;
+	atomic_signal_fence(memory_order_seq_cst); /* seen by a handler before the CAS */
+	held.n++;
+}
+
+static void held_pop(const struct fdslot *s)
+{
+	if (held.n > 0 && held.slot[held.n - 1] == s)
+		held.n--;
+}
+
+/* Whether the claim on @s (seen at @now) was abandoned: made over a second ago. */
+static bool claim_stale(const struct fdslot *s, uint64_t now)
+{
+	uint64_t since = atomic_load_explicit(&s->claimed_ns, memory_order_relaxed);
+
+	/* 0: a claim just taken, its time not written yet. */
+	return since != 0 && now - since > CLAIM_STALE_NS;
 }
 
 /*
@@ -144,12 +182,15 @@ static void enable_cancel(void)
 
 bool fdtable_claim(struct fdslot *s, bool wait)
 {
-	uintptr_t me = fdtable_thread_token();
 	uint32_t w = atomic_load_explicit(&s->word, memory_order_relaxed);
 	unsigned spins = 0;
 
 	if (atomic_load_explicit(&owner_pid, memory_order_relaxed) == 0)
 		atomic_store_explicit(&owner_pid, (int)getpid(), memory_order_relaxed);
+	/* A handler on the claiming thread: never wait for ourselves. */
+	if (held_here(s))
+		return false;
+	held_push(s);
 	for (;;) {
 		if (!(w & FDS_CLAIMED)) {
 			if (atomic_compare_exchange_weak_explicit(&s->word, &w, w | FDS_CLAIMED,
@@ -158,25 +199,22 @@ bool fdtable_claim(struct fdslot *s, bool wait)
 				break;
 			continue;
 		}
-		/* A handler on the claiming thread: never wait for ourselves. */
-		if (atomic_load_explicit(&s->claimer, memory_order_relaxed) == me)
-			return false;
-		if (clock_now_ns() - atomic_load_explicit(&s->claimed_ns, memory_order_relaxed) >
-		    CLAIM_STALE_NS) {
+		if (claim_stale(s, clock_now_ns())) {
 			/* Abandoned (a siglongjmp out of a hook): take it over. */
 			if (atomic_compare_exchange_strong_explicit(
 				    &s->word, &w, w, memory_order_acquire, memory_order_relaxed))
 				break;
 			continue;
 		}
-		if (!wait)
+		if (!wait) {
+			held_pop(s);
 			return false;
+		}
 		if (++spins % 64 == 0)
 			sched_yield();
 		w = atomic_load_explicit(&s->word, memory_order_relaxed);
 	}
 	disable_cancel();
-	atomic_store_explicit(&s->claimer, me, memory_order_relaxed);
 	atomic_store_explicit(&s->claimed_ns, clock_now_ns(), memory_order_relaxed);
 	return true;
 }
@@ -186,10 +224,9 @@ unsigned fdtable_settled(struct fdslot *s)
 	uint32_t w = atomic_load_explicit(&s->word, memory_order_acquire);
 	unsigned spins = 0;
 
-	while ((w & FDS_CLAIMED) &&
-	       atomic_load_explicit(&s->claimer, memory_order_relaxed) != fdtable_thread_token() &&
-	       clock_now_ns() - atomic_load_explicit(&s->claimed_ns, memory_order_relaxed) <=
-		       CLAIM_STALE_NS) {
+	if (held_here(s))
+		return w & FDS_STATE;
+	while ((w & FDS_CLAIMED) && !claim_stale(s, clock_now_ns())) {
 		if (++spins % 64 == 0)
 			sched_yield();
 		w = atomic_load_explicit(&s->word, memory_order_acquire);
@@ -218,7 +255,8 @@ unsigned fdtable_release(struct fdslot *s, unsigned state)
 {
 	uint32_t w = atomic_load_explicit(&s->word, memory_order_relaxed), next;
 
-	atomic_store_explicit(&s->claimer, 0, memory_order_relaxed);
+	/* Not stale until the next claimer says when it claimed. */
+	atomic_store_explicit(&s->claimed_ns, 0, memory_order_relaxed);
 	do {
 		if (w & FDS_CLOSED) {
 			next = w & FDS_EPOLL; /* closed meanwhile: nothing survives */
@@ -229,6 +267,7 @@ unsigned fdtable_release(struct fdslot *s, unsigned state)
 	} while (!atomic_compare_exchange_weak_explicit(&s->word, &w, next, memory_order_release,
 							memory_order_relaxed));
 	fdtable_count(w & FDS_STATE, next & FDS_STATE);
+	held_pop(s);
 	enable_cancel();
 	return next & FDS_STATE;
 }
@@ -298,7 +337,7 @@ void fdtable_after_fork(void)
 		w = atomic_load_explicit(&s->word, memory_order_relaxed);
 		atomic_store_explicit(&s->word, w & (FDS_EPOLL | FDS_REGS | FDS_UNKNOWN),
 				      memory_order_relaxed);
-		atomic_store_explicit(&s->claimer, 0, memory_order_relaxed);
+		atomic_store_explicit(&s->claimed_ns, 0, memory_order_relaxed);
 	}
 	atomic_store_explicit(&fdtable_managed, 0, memory_order_relaxed);
 	atomic_store_explicit(&fdtable_hidden, 0, memory_order_relaxed);

@@ -67,8 +67,8 @@ struct fdslot {
 	_Atomic uint32_t nreg;	/* registrations of this fd recorded in reg[] then more[] */
 	_Atomic uint32_t morecap;
 	_Atomic(struct fdreg *) more; /* mapped when the fd is in more than FDREG_INLINE sets */
-	_Atomic uintptr_t claimer;    /* the claiming thread's token */
-	_Atomic uint64_t claimed_ns;  /* when claimed: a claim left by siglongjmp expires */
+	_Atomic uint64_t
+		claimed_ns; /* when claimed (0: just now): a claim left by siglongjmp expires */
 	struct fdreg reg[FDREG_INLINE];
 	struct fdconn conn;
 };
@@ -146,8 +146,5 @@ void fdtable_count(unsigned old_state, unsigned new_state);
 
 /* In a forked child: no thread holds a claim; the parent's connects are not the child's. */
 void fdtable_after_fork(void);
-
-/* The claim of the calling thread's signal handler can be told from its own: a token. */
-uintptr_t fdtable_thread_token(void);
 
 #endif
