@@ -349,6 +349,7 @@ static void test_every_rejection(void)
 		"BACKOFF_NONBLOCK=maybe",
 		"BACKOFF_SEND=maybe",
 		"BACKOFF_DNS=maybe",
+		"BACKOFF_SHARED=maybe",
 		"BACKOFF_SEED=42x",
 		"BACKOFF_STRICT=maybe",
 		"BACKOFF_JITTER=proportional:0.5x",
