@@ -75,7 +75,7 @@ static bool claim_stale(const struct fdslot *s, uint64_t now)
 	uint64_t since = atomic_load_explicit(&s->claimed_ns, memory_order_relaxed);
 
 	/* 0: a claim just taken, its time not written yet. */
-	return since != 0 && now - since > CLAIM_STALE_NS;
+	return since != 0 && now > since && now - since > CLAIM_STALE_NS;
 }
 
 /*
@@ -199,7 +199,7 @@ bool fdtable_claim(struct fdslot *s, bool wait)
 				break;
 			continue;
 		}
-		if (claim_stale(s, clock_now_ns())) {
+		if (claim_stale(s, clock_coarse_ns())) {
 			/* Abandoned (a siglongjmp out of a hook): take it over. */
 			if (atomic_compare_exchange_strong_explicit(
 				    &s->word, &w, w, memory_order_acquire, memory_order_relaxed))
@@ -215,7 +215,7 @@ bool fdtable_claim(struct fdslot *s, bool wait)
 		w = atomic_load_explicit(&s->word, memory_order_relaxed);
 	}
 	disable_cancel();
-	atomic_store_explicit(&s->claimed_ns, clock_now_ns(), memory_order_relaxed);
+	atomic_store_explicit(&s->claimed_ns, clock_coarse_ns() | 1, memory_order_relaxed);
 	return true;
 }
 
@@ -226,7 +226,7 @@ unsigned fdtable_settled(struct fdslot *s)
 
 	if (held_here(s))
 		return w & FDS_STATE;
-	while ((w & FDS_CLAIMED) && !claim_stale(s, clock_now_ns())) {
+	while ((w & FDS_CLAIMED) && !claim_stale(s, clock_coarse_ns())) {
 		if (++spins % 64 == 0)
 			sched_yield();
 		w = atomic_load_explicit(&s->word, memory_order_acquire);

@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "core/addrlist.h"
 #include "core/dest.h"
 #include "core/epollreg.h"
 #include "core/retry.h"
@@ -82,6 +83,11 @@ static void gave_up(const struct config *cfg, struct fdslot *s, uint64_t now)
 	dest_gave_up(cfg, s->conn.dest, &s->conn.target, now);
 }
 
+/*
+ * The TCP state of @fd, or -1 (not TCP).  A failed attempt shows as
+ * TCP_CLOSE without consuming the pending error (measured), so the last
+ * failure can be left to the kernel.
+ */
 static int tcp_state(int fd)
 {
 	struct tcp_info info;
@@ -89,15 +95,6 @@ static int tcp_state(int fd)
 
 	memset(&info, 0, sizeof(info));
 	return real_getsockopt(fd, IPPROTO_TCP, TCP_INFO, &info, &len) == 0 ? info.tcpi_state : -1;
-}
-
-/*
- * A failed TCP attempt shows as TCP_CLOSE in TCP_INFO without consuming the
- * pending error (measured), so the last failure can be left to the kernel.
- */
-static bool tcp_failed(int fd)
-{
-	return tcp_state(fd) == TCP_CLOSE;
 }
 
 /* A managed slot of @fd, its state settled (no other thread changing it), or NULL. */
@@ -218,6 +215,12 @@ static unsigned attempt_failed(const struct config *cfg, struct fdslot *s, int f
 
 	if (!same_socket(s, fd) || (fcntl(fd, F_GETFL) & O_NONBLOCK) == 0)
 		return FDS_FREE; /* replaced behind the hooks, or made blocking: not ours */
+	if (s->conn.progress.attempt == 1 &&
+	    addrlist_find(&s->conn.target, now) == ADDRLIST_NOT_LAST) {
+		/* Another address follows: the program moves on at once, as without libbackoff. */
+		retry_log_pass("connect", &s->conn.target, 0, "not-last-address");
+		return FDS_FINAL;
+	}
 	if (!dest_down(s->conn.dest))
 		charge(cfg, s, now);
 	if (!retry_allowed(cfg, &s->conn.progress, now)) {
@@ -283,7 +286,7 @@ bool pending_event(const struct config *cfg, int fd, bool maybe_failed, bool *ex
 	struct fdslot *s = managed_slot(fd);
 	unsigned state;
 	bool show = true;
-	int saved = errno;
+	int saved = errno, tcp;
 
 	*extra_err = false;
 	if (!s)
@@ -298,10 +301,18 @@ bool pending_event(const struct config *cfg, int fd, bool maybe_failed, bool *ex
 	if (state != FDS_CONNECTING || !fdtable_claim(s, true))
 		return true; /* another thread decides; the program sees what the kernel says */
 	state = fdtable_state_of(s);
-	if (state == FDS_CONNECTING && maybe_failed && tcp_failed(fd)) {
+	tcp = state == FDS_CONNECTING && maybe_failed ? tcp_state(fd) : TCP_ESTABLISHED;
+	if (state == FDS_CONNECTING && tcp == TCP_CLOSE) {
 		state = attempt_failed(cfg, s, fd);
 		show = state != FDS_HIDDEN;
 		*extra_err = state == FDS_FAILED;
+	} else if (state == FDS_CONNECTING && tcp == TCP_SYN_SENT) {
+		/*
+		 * An error reported while the socket still says SYN_SENT: a reset
+		 * being processed on another CPU (the kernel sets the error, then
+		 * the state).  Not shown: the state change wakes the wait again.
+		 */
+		show = false;
 	} else if (state == FDS_CONNECTING) {
 		succeeded(cfg, s, clock_now_ms());
 		state = FDS_FREE; /* handed over */

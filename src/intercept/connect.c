@@ -60,8 +60,11 @@ destination:
 		return "nonblocking";
 	if (!target_matches(&cfg->targets, t))
 		return "excluded";
-	/* Programs that try several addresses move on at once, as without libbackoff. */
-	if (addrlist_find(t, clock_now_ms()) == ADDRLIST_NOT_LAST)
+	/*
+	 * Programs that try several addresses move on at once, as without
+	 * libbackoff.  An attempt under way is asked at its first failure.
+	 */
+	if (err != EINPROGRESS && addrlist_find(t, clock_now_ms()) == ADDRLIST_NOT_LAST)
 		return "not-last-address";
 	return NULL;
 }

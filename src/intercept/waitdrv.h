@@ -24,7 +24,8 @@
 struct waitdrv {
 	const struct config *cfg;
 	bool infinite;
-	uint64_t deadline_ns;
+	int64_t timeout_ns;   /* the program's */
+	uint64_t deadline_ns; /* 0 until a second wait or a clamp needs the clock */
 };
 
 /*
@@ -59,30 +60,55 @@ static inline int64_t waitdrv_tv_to_ns(const struct timeval *tv)
 	return tv ? waitdrv_sec_to_ns((int64_t)tv->tv_sec, (int64_t)tv->tv_usec * 1000) : -1;
 }
 
+/*
+ * The program's deadline is taken from the clock before the first wait that
+ * needs it: a wait for ever or for 0 ns that is not clamped reads no clock.
+ */
 static inline void waitdrv_begin(struct waitdrv *w, const struct config *cfg, int64_t timeout_ns)
 {
 	w->cfg = cfg;
 	w->infinite = timeout_ns < 0;
-	w->deadline_ns = w->infinite ? 0 : clock_now_ns() + (uint64_t)timeout_ns;
+	w->timeout_ns = timeout_ns;
+	w->deadline_ns = 0;
 }
 
-static inline bool waitdrv_expired(const struct waitdrv *w)
+/* The program's deadline; @now_ns the time if known (else 0). */
+static inline uint64_t waitdrv_deadline(struct waitdrv *w, uint64_t now_ns)
 {
-	return !w->infinite && clock_now_ns() >= w->deadline_ns;
+	if (w->deadline_ns == 0)
+		w->deadline_ns = (now_ns ? now_ns : clock_now_ns()) + (uint64_t)w->timeout_ns;
+	return w->deadline_ns;
+}
+
+/*
+ * Whether the program's timeout has passed, after a wait that returned no
+ * event of the program's.  A timeout of 0 has, at once.
+ */
+static inline bool waitdrv_expired(struct waitdrv *w)
+{
+	if (w->infinite)
+		return false;
+	if (w->timeout_ns == 0)
+		return true;
+	return clock_now_ns() >= waitdrv_deadline(w, 0);
 }
 
 /* What is left of the program's timeout, in ns. */
-static inline uint64_t waitdrv_left_ns(const struct waitdrv *w)
+static inline uint64_t waitdrv_left_ns(struct waitdrv *w)
 {
-	uint64_t now = clock_now_ns();
+	uint64_t now = clock_now_ns(), end;
 
-	return w->infinite || now >= w->deadline_ns ? 0 : w->deadline_ns - now;
+	if (w->infinite)
+		return 0;
+	end = waitdrv_deadline(w, now);
+	return now >= end ? 0 : end - now;
 }
 
-/* Run the retries due now; call before each snapshot. */
+/* Run the retries due now; call before each snapshot.  No clock read when none is hidden. */
 static inline void waitdrv_run_due(const struct waitdrv *w)
 {
-	pending_run_due(w->cfg, clock_now_ms());
+	if (pending_next_due() != CONFIG_INFINITE)
+		pending_run_due(w->cfg, clock_now_ms());
 }
 
 /*
@@ -90,14 +116,26 @@ static inline void waitdrv_run_due(const struct waitdrv *w)
  * program's, clamped to @due_ms (the snapshot's earliest due retry) and to
  * the process's earliest one.
  */
-static inline int64_t waitdrv_timeout(const struct waitdrv *w, uint64_t due_ms)
+static inline int64_t waitdrv_timeout(struct waitdrv *w, uint64_t due_ms)
 {
-	uint64_t now = clock_now_ns(), left = UINT64_MAX, global = pending_next_due();
+	uint64_t now, left = UINT64_MAX, global = pending_next_due(), end;
 
-	if (!w->infinite)
-		left = w->deadline_ns > now ? w->deadline_ns - now : 0;
 	if (global < due_ms)
 		due_ms = global;
+	/*
+	 * Nothing to clamp to, and a timeout that needs no deadline (none, or
+	 * 0: a wait that is not repeated): no clock.
+	 */
+	if (due_ms == CONFIG_INFINITE && (w->infinite || w->timeout_ns == 0)) {
+		if (w->infinite)
+			return pending_any() ? (int64_t)WAITDRV_MAX_SLEEP_NS : -1;
+		return 0;
+	}
+	now = clock_now_ns();
+	if (!w->infinite) {
+		end = waitdrv_deadline(w, now);
+		left = end > now ? end - now : 0;
+	}
 	if (due_ms != CONFIG_INFINITE) {
 		uint64_t due_ns = due_ms * 1000000ULL, until = due_ns > now ? due_ns - now : 0;
 
