@@ -23,6 +23,7 @@ struct dest {
 
 static struct dest table[DEST_SLOTS];
 atomic_uint dest_clocks;
+atomic_uint dest_downs;
 
 static uint64_t hash_of(const struct target_addr *t)
 {
@@ -110,15 +111,18 @@ void dest_gave_up(const struct config *cfg, struct dest *d, const struct target_
 	first = atomic_load_explicit(&d->first_fail_ms, memory_order_relaxed);
 	if (first == 0 || now_ms < first + cfg->timeout_ms)
 		return;
-	if (!atomic_exchange_explicit(&d->down, true, memory_order_relaxed))
+	if (!atomic_exchange_explicit(&d->down, true, memory_order_relaxed)) {
+		atomic_fetch_add_explicit(&dest_downs, 1, memory_order_relaxed);
 		retry_log_down("connect", t, now_ms - first);
+	}
 }
 
 void dest_succeeded(struct dest *d)
 {
 	if (!d)
 		return;
-	atomic_store_explicit(&d->down, false, memory_order_relaxed);
+	if (atomic_exchange_explicit(&d->down, false, memory_order_relaxed))
+		atomic_fetch_sub_explicit(&dest_downs, 1, memory_order_relaxed);
 	if (atomic_exchange_explicit(&d->first_fail_ms, 0, memory_order_relaxed) != 0)
 		atomic_fetch_sub_explicit(&dest_clocks, 1, memory_order_relaxed);
 }

@@ -20,6 +20,14 @@ static inline bool dest_any_clock(void)
 	return atomic_load_explicit(&dest_clocks, memory_order_relaxed) != 0;
 }
 
+/* Destinations known down now. */
+extern atomic_uint dest_downs;
+
+static inline bool dest_any_down(void)
+{
+	return atomic_load_explicit(&dest_downs, memory_order_relaxed) != 0;
+}
+
 /*
  * The record of destination @t, made on first use; NULL when BACKOFF_SHARED
  * is off, or when the table is full (then one warning, and the call keeps a

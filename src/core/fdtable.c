@@ -166,20 +166,6 @@ struct fdslot *fdtable_get(int fd)
 	return &l->slot[u & (LEAF_SLOTS - 1)];
 }
 
-static void disable_cancel(void)
-{
-	int ignored;
-
-	pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &ignored);
-}
-
-static void enable_cancel(void)
-{
-	int ignored;
-
-	pthread_setcancelstate(PTHREAD_CANCEL_ENABLE, &ignored);
-}
-
 bool fdtable_claim(struct fdslot *s, bool wait)
 {
 	uint32_t w = atomic_load_explicit(&s->word, memory_order_relaxed);
@@ -214,7 +200,6 @@ bool fdtable_claim(struct fdslot *s, bool wait)
 			sched_yield();
 		w = atomic_load_explicit(&s->word, memory_order_relaxed);
 	}
-	disable_cancel();
 	atomic_store_explicit(&s->claimed_ns, clock_coarse_ns() | 1, memory_order_relaxed);
 	return true;
 }
@@ -268,7 +253,6 @@ unsigned fdtable_release(struct fdslot *s, unsigned state)
 							memory_order_relaxed));
 	fdtable_count(w & FDS_STATE, next & FDS_STATE);
 	held_pop(s);
-	enable_cancel();
 	return next & FDS_STATE;
 }
 

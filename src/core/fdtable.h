@@ -2,6 +2,7 @@
 #ifndef BACKOFF_CORE_FDTABLE_H
 #define BACKOFF_CORE_FDTABLE_H
 
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -110,9 +111,29 @@ static inline unsigned fdtable_state_of(const struct fdslot *s)
  * registrations or connect.  With @wait, spin (yielding) while another thread
  * holds it; without, give up at once.  Returns false if not claimed: a claim
  * held by this very thread (a signal handler inside a hook) is never waited
- * for.  Cancellation is disabled until fdtable_release.
+ * for.  The claimer disables cancellation around any cancellation point it
+ * reaches while holding it (fdtable_nocancel).
  */
 bool fdtable_claim(struct fdslot *s, bool wait);
+
+/*
+ * Disable cancellation (a claim is never left held by a cancelled thread);
+ * returns what to give fdtable_cancel_restore.
+ */
+static inline int fdtable_nocancel(void)
+{
+	int old = PTHREAD_CANCEL_ENABLE;
+
+	pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &old);
+	return old;
+}
+
+static inline void fdtable_cancel_restore(int old)
+{
+	int ignored;
+
+	pthread_setcancelstate(old, &ignored);
+}
 
 /*
  * Wait while another thread holds @s (its state is changing), never for the

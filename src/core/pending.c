@@ -62,7 +62,11 @@ static struct retry_call call_of(const struct config *cfg, struct fdslot *s)
  */
 static void charge(const struct config *cfg, struct fdslot *s, uint64_t now)
 {
-	uint64_t left = dest_budget_left(cfg, s->conn.dest, now);
+	uint64_t left;
+
+	if (!s->conn.dest)
+		s->conn.dest = dest_of(cfg, &s->conn.target);
+	left = dest_budget_left(cfg, s->conn.dest, now);
 
 	if (left != CONFIG_INFINITE && now + left < s->conn.progress.deadline_ms)
 		s->conn.progress.deadline_ms = now + left;
@@ -71,10 +75,15 @@ static void charge(const struct config *cfg, struct fdslot *s, uint64_t now)
 /* The connect of @s succeeded at @now: logged if it took retries; its destination is up. */
 static void succeeded(const struct config *cfg, struct fdslot *s, uint64_t now)
 {
-	struct retry_call c = call_of(cfg, s);
+	if (s->conn.progress.attempt > 1) {
+		struct retry_call c = call_of(cfg, s);
+		int cancel = fdtable_nocancel(); /* a log line is a cancellation point */
 
-	retry_succeeded(&c, &s->conn.progress, now);
-	dest_succeeded(s->conn.dest);
+		retry_succeeded(&c, &s->conn.progress, now);
+		fdtable_cancel_restore(cancel);
+	}
+	if (dest_any_clock())
+		dest_succeeded(s->conn.dest ? s->conn.dest : dest_of(cfg, &s->conn.target));
 }
 
 /* The connect of @s gave up at @now: its destination may be known down from now on. */
@@ -172,7 +181,8 @@ bool pending_manage(const struct config *cfg, int fd, const struct sockaddr *add
 	memcpy(&s->conn.addr, addr, len);
 	s->conn.addrlen = len;
 	s->conn.target = *t;
-	s->conn.dest = dest_of(cfg, t);
+	/* Looked up here only when some destination is down; else at a first failure. */
+	s->conn.dest = dest_any_down() ? dest_of(cfg, t) : NULL;
 	now = clock_now_ms();
 	retry_begin(cfg, &s->conn.progress, CONFIG_INFINITE, now);
 	state = FDS_CONNECTING;
@@ -185,6 +195,8 @@ bool pending_manage(const struct config *cfg, int fd, const struct sockaddr *add
 			state = FDS_FREE;
 		s->conn.progress.deadline_ms = now;
 	} else if (sync_err) {
+		int cancel = fdtable_nocancel(); /* a log line is a cancellation point */
+
 		c = call_of(cfg, s);
 		charge(cfg, s, now);
 		if (!retry_plan(cfg, &c, &s->conn.progress, sync_err, now, &due)) {
@@ -193,6 +205,7 @@ bool pending_manage(const struct config *cfg, int fd, const struct sockaddr *add
 		} else {
 			state = hide(s, fd, due);
 		}
+		fdtable_cancel_restore(cancel);
 	}
 out_release:
 	state = fdtable_release(s, state);
@@ -207,7 +220,19 @@ out:
  * (which also resets the socket for the next attempt, measured) and
  * schedule.  Returns the new state.
  */
+static unsigned attempt_failed_claimed(const struct config *cfg, struct fdslot *s, int fd);
+
+/* attempt_failed_claimed with cancellation off: it connects and logs. */
 static unsigned attempt_failed(const struct config *cfg, struct fdslot *s, int fd)
+{
+	int cancel = fdtable_nocancel();
+	unsigned state = attempt_failed_claimed(cfg, s, fd);
+
+	fdtable_cancel_restore(cancel);
+	return state;
+}
+
+static unsigned attempt_failed_claimed(const struct config *cfg, struct fdslot *s, int fd)
 {
 	struct retry_call c = call_of(cfg, s);
 	uint64_t now = clock_now_ms(), due;
@@ -367,9 +392,13 @@ void pending_run_due(const struct config *cfg, uint64_t now_ms)
 				next = now_ms + 1;
 			continue;
 		}
-		if (fdtable_state_of(s) == FDS_HIDDEN)
+		if (fdtable_state_of(s) == FDS_HIDDEN) {
+			int cancel = fdtable_nocancel(); /* connect and a log line: cancellation
+							    points */
+
 			fdtable_release(s, attempt_again(cfg, s, (int)fd, now_ms));
-		else
+			fdtable_cancel_restore(cancel);
+		} else
 			fdtable_release(s, fdtable_state_of(s));
 		if (fdtable_state_of(s) == FDS_HIDDEN) {
 			due = atomic_load_explicit(&s->conn.due_ms, memory_order_relaxed);
@@ -429,13 +458,13 @@ enum pending_answer pending_connect_answer(int fd, int *err)
 	return masked_answer(fd, EALREADY, err);
 }
 
-void pending_release(int fd, bool connected)
+void pending_release(const struct config *cfg, int fd, bool connected)
 {
 	struct fdslot *s = managed_slot(fd);
 
 	if (s && fdtable_claim(s, true)) {
-		if (connected)
-			dest_succeeded(s->conn.dest);
+		if (connected && dest_any_clock())
+			dest_succeeded(s->conn.dest ? s->conn.dest : dest_of(cfg, &s->conn.target));
 		fdtable_release(s, FDS_FREE);
 	}
 }

@@ -51,7 +51,7 @@ enum pending_answer pending_connect_answer(int fd, int *err);
  * The program learnt the outcome of @fd's connect by itself (@connected: it
  * succeeded): stop managing it.
  */
-void pending_release(int fd, bool connected);
+void pending_release(const struct config *cfg, int fd, bool connected);
 
 /* For getsockopt(SO_ERROR): hidden -> 0, failed -> the error; may detect a failure. */
 enum pending_answer pending_so_error(const struct config *cfg, int fd, int *err);

@@ -70,7 +70,8 @@ destination:
 }
 
 /* A second connect() on a managed fd: answered for a hidden attempt, else the kernel's. */
-static int connect_managed(int fd, const struct sockaddr *addr, socklen_t len, bool *done)
+static int connect_managed(const struct config *cfg, int fd, const struct sockaddr *addr,
+			   socklen_t len, bool *done)
 {
 	int err = 0, rc;
 
@@ -86,7 +87,7 @@ static int connect_managed(int fd, const struct sockaddr *addr, socklen_t len, b
 		if (rc != 0 && errno == EALREADY)
 			return rc;
 		err = errno;
-		pending_release(fd, rc == 0 || err == EISCONN);
+		pending_release(cfg, fd, rc == 0 || err == EISCONN);
 		errno = err;
 		/* A new attempt: the number was reused behind the hooks; managed afresh. */
 		if (rc != 0 && err == EINPROGRESS) {
@@ -118,7 +119,7 @@ EXPORT int connect(int fd, __CONST_SOCKADDR_ARG arg, socklen_t len)
 	const char *reason;
 
 	if (__builtin_expect(pending_any(), 0)) {
-		rc = connect_managed(fd, addr, len, &done);
+		rc = connect_managed(cfg, fd, addr, len, &done);
 		if (done)
 			return rc;
 		if (rc != 0)
