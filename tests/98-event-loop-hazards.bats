@@ -77,7 +77,7 @@ hazard() {
 }
 
 @test "300 threads each connect non-blocking to a server 1.5 s late: all 300 get the greeting" {
-	start_listener server 1500 --count 300 --send hello
+	start_listener server 1500 --count 300 --send hello --backlog 1024
 	run timeout 60 env LD_PRELOAD="$LIB" BACKOFF_BASE=50ms BACKOFF_CAP=500ms \
 		"$HELPERS/hazards" threads 300 "127.0.0.1:$PORT"
 	assert_eq "$status" 0 "status (output: $output)"

@@ -270,6 +270,16 @@ void fdtable_forget(int fd)
 		atomic_fetch_add_explicit(&s->epgen, 1, memory_order_relaxed);
 	if ((w & FDS_STATE) != FDS_FREE && in_vfork_child())
 		return;
+	/*
+	 * Another thread working on this fd (a due retry) finishes first: after
+	 * the real close the number may be another socket's.  Claims are short
+	 * and never wait on the kernel; the thread's own claim (a handler) is not
+	 * waited for: its claimer clears the slot at release.
+	 */
+	if (w & FDS_CLAIMED) {
+		fdtable_settled(s);
+		w = atomic_load_explicit(&s->word, memory_order_relaxed);
+	}
 	do {
 		if (w & FDS_CLAIMED) {
 			next = w | FDS_CLOSED; /* the claimer clears it */

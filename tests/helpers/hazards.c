@@ -395,16 +395,22 @@ static int mode_errno_ctl(void)
 }
 
 static atomic_int connected;
+/* Why the others did not: the errno of the connect, or of the read (+1000), or EOF (999). */
+static atomic_int why[2048];
 
 static void *one_client(void *arg)
 {
-	int fd = start_connect();
+	int fd = start_connect(), err;
 	char buf[64];
 	long long end = mono_ms() + 15000;
 
 	(void)arg;
-	if (await(fd, 15000) != 0)
+	err = await(fd, 15000);
+	if (err != 0) {
+		atomic_fetch_add(&why[err < 0 ? ETIMEDOUT : err % 1000], 1);
+		close(fd);
 		return NULL;
+	}
 	while (mono_ms() < end) {
 		struct pollfd p = { .fd = fd, .events = POLLIN };
 		ssize_t n;
@@ -415,8 +421,10 @@ static void *one_client(void *arg)
 			atomic_fetch_add(&connected, 1);
 			break;
 		}
-		if (n == 0 || (errno != EAGAIN && errno != EINTR))
+		if (n == 0 || (errno != EAGAIN && errno != EINTR)) {
+			atomic_fetch_add(&why[n == 0 ? 999 : 1000 + errno % 1000], 1);
 			break;
+		}
 	}
 	close(fd);
 	return NULL;
@@ -436,7 +444,13 @@ static int mode_threads(long n)
 		}
 	for (i = 0; i < n; i++)
 		pthread_join(t[i], NULL);
-	printf("threads: %d of %ld got the greeting\n", atomic_load(&connected), n);
+	printf("threads: %d of %ld got the greeting", atomic_load(&connected), n);
+	for (i = 0; i < 2048; i++)
+		if (atomic_load(&why[i]))
+			printf(" %s%s=%d", i >= 1000 ? "read " : "",
+			       i == 999 ? "EOF" : strerrorname_np((int)(i % 1000)),
+			       atomic_load(&why[i]));
+	printf("\n");
 	free(t);
 	return atomic_load(&connected) == n ? 0 : 1;
 }

@@ -2,7 +2,7 @@
 
 /*
  * usage: late-listener (--tcp HOST:PORT | --unix PATH) [--after MS] [--send TEXT]
- *                      [--port-file F] [--count N] [--linger-ms MS]
+ *                      [--port-file F] [--count N] [--linger-ms MS] [--backlog N]
  *
  * TCP: the socket is bound at start-up (port 0 picks a free port, written to
  * --port-file through a rename so that a reader never sees half a number), but
@@ -13,6 +13,8 @@
  * Then it accepts N connections one after the other, writes TEXT to each,
  * shuts the write side down and reads what the peer sent until it closes (or
  * --linger-ms passes), so that the client never gets a reset instead of data.
+ * --backlog is listen()'s (64): a handshake past it waits for the server's
+ * retransmitted SYN-ACK, seconds later, while the client sees it connected.
  *
  * stdout, one line each, CLOCK_MONOTONIC in milliseconds:
  *   listening mono_ms=NNN
@@ -44,7 +46,7 @@ static void usage(void)
 {
 	fprintf(stderr,
 		"usage: %s (--tcp HOST:PORT | --unix PATH) [--after MS] [--send TEXT]\n"
-		"       [--port-file F] [--count N] [--linger-ms MS]\n",
+		"       [--port-file F] [--count N] [--linger-ms MS] [--backlog N]\n",
 		prog);
 	exit(2);
 }
@@ -206,10 +208,11 @@ int main(int argc, char **argv)
 		{ "port-file", required_argument, NULL, 'p' },
 		{ "count", required_argument, NULL, 'c' },
 		{ "linger-ms", required_argument, NULL, 'l' },
+		{ "backlog", required_argument, NULL, 'b' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *tcp = NULL, *unix_path = NULL, *text = "", *port_file = NULL;
-	long after_ms = 0, count = 1, linger_ms = 2000;
+	long after_ms = 0, count = 1, linger_ms = 2000, backlog = 64;
 	long long start = mono_ms();
 	int fd, opt;
 
@@ -232,6 +235,9 @@ int main(int argc, char **argv)
 			break;
 		case 'c':
 			count = parse_long(optarg, 1, 100000);
+			break;
+		case 'b':
+			backlog = parse_long(optarg, 1, 65535);
 			break;
 		case 'l':
 			linger_ms = parse_long(optarg, 0, 60000);
@@ -274,7 +280,7 @@ int main(int argc, char **argv)
 		if (bind(fd, (struct sockaddr *)&sun, sizeof(sun)) < 0)
 			die(unix_path);
 	}
-	if (listen(fd, 64) < 0)
+	if (listen(fd, (int)backlog) < 0)
 		die("listen");
 	say("listening");
 
