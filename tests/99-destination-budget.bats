@@ -33,10 +33,10 @@ elapsed_ms() {
 @test "four blocking connects to a dead address share one budget and end with the kernel's error" {
 	closed_port dead
 	local t0 plain
-	run "$PYTHON" -c "$FOUR_CONNECTS" "$PORT"
+	run timeout 30 "$PYTHON" -c "$FOUR_CONNECTS" "$PORT"
 	plain=$output
 	t0=$(date +%s%3N)
-	run --separate-stderr env LD_PRELOAD="$LIB" BACKOFF_TIMEOUT=1s BACKOFF_LOG=info \
+	run --separate-stderr timeout 30 env LD_PRELOAD="$LIB" BACKOFF_TIMEOUT=1s BACKOFF_LOG=info \
 		BACKOFF_LOG_FORMAT=json BACKOFF_LOG_FILE="$T/log.json" "$PYTHON" -c "$FOUR_CONNECTS" "$PORT"
 	assert_between "$(elapsed_ms "$t0")" 900 1800 "ms for the four connects"
 	assert_eq "$(cut -d' ' -f1 <<<"$output")" "$(cut -d' ' -f1 <<<"$plain")" "outcomes"
@@ -51,7 +51,7 @@ elapsed_ms() {
 	t0=$(date +%s%3N)
 	# Each call: 3 retries of 300 ms, 0.9 s; the second is cut at the 1 s budget, the
 	# rest get the kernel's answer at once (with a budget per call: 1.8 s, then down).
-	run env LD_PRELOAD="$LIB" BACKOFF_TIMEOUT=1s BACKOFF_RETRIES=3 BACKOFF_BASE=300ms \
+	run timeout 30 env LD_PRELOAD="$LIB" BACKOFF_TIMEOUT=1s BACKOFF_RETRIES=3 BACKOFF_BASE=300ms \
 		BACKOFF_CAP=300ms BACKOFF_JITTER=none BACKOFF_LOG=error "$PYTHON" -c "
 import socket, sys
 for i in range(8):
@@ -68,7 +68,7 @@ for i in range(8):
 	closed_port dead
 	local t0
 	t0=$(date +%s%3N)
-	run env LD_PRELOAD="$LIB" BACKOFF_TIMEOUT=1s BACKOFF_SHARED=off BACKOFF_LOG=error \
+	run timeout 30 env LD_PRELOAD="$LIB" BACKOFF_TIMEOUT=1s BACKOFF_SHARED=off BACKOFF_LOG=error \
 		"$PYTHON" -c "$FOUR_CONNECTS" "$PORT"
 	assert_between "$(elapsed_ms "$t0")" 3900 5500 "ms for the four connects"
 	assert_eq "$(grep -c '^ConnectionRefusedError 1.0$' <<<"$output")" 4 "connects of 1 s"
@@ -77,10 +77,10 @@ for i in range(8):
 @test "logger to a missing log socket ends within one budget, as it ends without the library" {
 	command -v logger >/dev/null || fail "logger is not installed (apt-get install bsdutils)"
 	local t0 plain_status
-	run logger -u "$T/missing.sock" hello
+	run timeout 30 logger -u "$T/missing.sock" hello
 	plain_status=$status
 	t0=$(date +%s%3N)
-	run env LD_PRELOAD="$LIB" BACKOFF_TIMEOUT=1s BACKOFF_LOG=error logger -u "$T/missing.sock" hello
+	run timeout 30 env LD_PRELOAD="$LIB" BACKOFF_TIMEOUT=1s BACKOFF_LOG=error logger -u "$T/missing.sock" hello
 	assert_between "$(elapsed_ms "$t0")" 900 1800 "ms logger took"
 	assert_eq "$status" "$plain_status" "logger status"
 }
@@ -88,7 +88,7 @@ for i in range(8):
 @test "a success clears known down: the next failure gets a whole budget again" {
 	closed_port dead
 	stop_bg_all # the port is free again: the script listens on it itself
-	run env LD_PRELOAD="$LIB" BACKOFF_TIMEOUT=1s BACKOFF_LOG=error "$PYTHON" -c '
+	run timeout 30 env LD_PRELOAD="$LIB" BACKOFF_TIMEOUT=1s BACKOFF_LOG=error "$PYTHON" -c '
 import socket, sys, time
 port = int(sys.argv[1])
 def attempt():
@@ -117,10 +117,10 @@ ConnectionRefusedError 1.0"
 	command -v curl >/dev/null || fail "curl is not installed (apt-get install curl)"
 	closed_port dead
 	local t0 plain_status
-	run curl -sS "http://127.0.0.1:$PORT/" "http://127.0.0.1:$PORT/"
+	run timeout 30 curl -sS "http://127.0.0.1:$PORT/" "http://127.0.0.1:$PORT/"
 	plain_status=$status
 	t0=$(date +%s%3N)
-	run env LD_PRELOAD="$LIB" BACKOFF_TIMEOUT=1s BACKOFF_LOG=error \
+	run timeout 30 env LD_PRELOAD="$LIB" BACKOFF_TIMEOUT=1s BACKOFF_LOG=error \
 		curl -sS "http://127.0.0.1:$PORT/" "http://127.0.0.1:$PORT/"
 	assert_between "$(elapsed_ms "$t0")" 900 1800 "ms curl took"
 	assert_eq "$status" "$plain_status" "curl status"

@@ -45,7 +45,7 @@ mkdir -p "$TMPDIR"
 wrapped=()
 wrappers=$TMPDIR/path
 mkdir -p "$wrappers"
-for prog in curl wget psql python3 node nc socat perl ssh telnet; do
+for prog in curl wget psql python3 node nc socat perl ssh telnet logger nginx; do
 	real=$(command -v "$prog") || continue
 	status=0
 	timeout 5 env LD_PRELOAD="$asan_rt" "$real" --version </dev/null >/dev/null 2>&1 || status=$?
