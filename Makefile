@@ -36,6 +36,8 @@ UNITS := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/unit/%)
 
 LIBRARY := $(BUILD)/libbackoff.so
 TOOL := $(BUILD)/backoff-schedule
+SUPERVISE_SRC := $(wildcard src/supervise/*.c)
+SUPERVISOR := $(BUILD)/backoff-supervise
 
 SHELL_SCRIPTS := scripts/backoff .ci/run $(wildcard tests/*.bash tests/bench/*.sh)
 BATS ?= bats
@@ -44,7 +46,7 @@ BATS_FLAGS ?=
 .PHONY: all check test unit demo install uninstall clean check-exports format format-check \
 	shellcheck help
 
-all: $(LIBRARY) $(TOOL) $(HELPERS) $(SHIMS) $(UNITS)
+all: $(LIBRARY) $(TOOL) $(SUPERVISOR) $(HELPERS) $(SHIMS) $(UNITS)
 
 $(BUILD)/obj/%.o: %.c $(wildcard src/*.h src/*/*.h) Makefile
 	@mkdir -p $(dir $@)
@@ -54,6 +56,13 @@ $(LIBRARY): $(LIB_OBJ) src/exports.map
 	$(CC) $(CFLAGS_ALL) $(LIB_CFLAGS) $(LIB_LDFLAGS) -o $@ $(LIB_OBJ) $(LIBS)
 
 $(TOOL): src/tool/schedule.c $(CORE_OBJ)
+	$(CC) $(CFLAGS_ALL) -o $@ $^ $(LIBS)
+
+# The supervisor engine: a program of its own, on the same core as the library, with
+# libc's calls as the real ones (src/supervise/libc.c) instead of sys/real.c.
+SUPERVISE_CORE := $(patsubst %,$(BUILD)/obj/src/%.o,core/config core/policy core/target \
+	core/retry sys/clock sys/log sys/rng sys/text)
+$(SUPERVISOR): $(SUPERVISE_SRC:%.c=$(BUILD)/obj/%.o) $(SUPERVISE_CORE)
 	$(CC) $(CFLAGS_ALL) -o $@ $^ $(LIBS)
 
 $(BUILD)/helpers/%: tests/helpers/%.c tests/helpers/common.h Makefile
@@ -91,16 +100,18 @@ check-exports: $(LIBRARY)
 		echo "check-exports: $$(wc -l < $(BUILD)/exports.actual) symbols, as in src/exports.map"; \
 	else echo "check-exports: exported symbols differ from src/exports.map" >&2; exit 1; fi
 
-install: $(LIBRARY) $(TOOL)
+install: $(LIBRARY) $(TOOL) $(SUPERVISOR)
 	install -d $(DESTDIR)$(LIBDIR) $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)
 	install -m 0755 $(LIBRARY) $(DESTDIR)$(LIBDIR)/libbackoff.so
 	install -m 0755 $(TOOL) $(DESTDIR)$(LIBDIR)/backoff-schedule
+	install -m 0755 $(SUPERVISOR) $(DESTDIR)$(LIBDIR)/backoff-supervise
 	sed -e 's|@LIBDIR@|$(LIBDIR)|g' scripts/backoff > $(DESTDIR)$(BINDIR)/backoff
 	chmod 0755 $(DESTDIR)$(BINDIR)/backoff
 	install -m 0644 scripts/backoff.1 $(DESTDIR)$(MANDIR)/backoff.1
 
 uninstall:
 	rm -f $(DESTDIR)$(LIBDIR)/libbackoff.so $(DESTDIR)$(LIBDIR)/backoff-schedule \
+		$(DESTDIR)$(LIBDIR)/backoff-supervise \
 		$(DESTDIR)$(BINDIR)/backoff $(DESTDIR)$(MANDIR)/backoff.1
 	-rmdir $(DESTDIR)$(LIBDIR)
 
@@ -247,3 +258,26 @@ valgrind: all
 ## analyze: cppcheck, clang-tidy and gcc -fanalyzer over src/; any finding fails it
 analyze:
 	tests/hardening/analyze.sh
+
+# Programs out of the preload's reach, for the supervisor engine's tests: C clients linked
+# statically (glibc's libc.a) and a Go client built both ways (Go makes its own system
+# calls, with cgo or not).  The Go client is built when go is installed (.ci/run installs it).
+STATIC_HELPERS := $(BUILD)/static/raw-connect
+GO ?= go
+GO_FOUND := $(shell command -v $(GO) 2>/dev/null)
+GO_CLIENTS := $(if $(GO_FOUND),$(BUILD)/go/dial-nocgo $(BUILD)/go/dial-cgo)
+GO_ENV = GOCACHE=$(abspath $(BUILD))/go/cache GOPATH=$(abspath $(BUILD))/go/path GO111MODULE=off
+
+all: $(STATIC_HELPERS) $(GO_CLIENTS)
+
+$(BUILD)/static/%: tests/static/%.c tests/helpers/common.h Makefile
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) -static -o $@ $<
+
+$(BUILD)/go/dial-nocgo: tests/go/dial.go Makefile
+	@mkdir -p $(dir $@)
+	$(GO_ENV) CGO_ENABLED=0 $(GO) build -o $@ $<
+
+$(BUILD)/go/dial-cgo: tests/go/dial.go Makefile
+	@mkdir -p $(dir $@)
+	$(GO_ENV) CGO_ENABLED=1 $(GO) build -o $@ $<

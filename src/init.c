@@ -3,11 +3,13 @@
 
 #include <pthread.h>
 #include <stdlib.h>
+#include <sys/prctl.h>
 #include <unistd.h>
 
 #include "core/pending.h"
 #include "core/retry.h"
 #include "sys/log.h"
+#include "sys/cookie.h"
 #include "sys/real.h"
 #include "sys/rng.h"
 
@@ -35,6 +37,9 @@ static void init_run(void)
 	unsigned i;
 
 	real_resolve();
+	/* Under the supervisor engine (a seccomp filter is in place): one engine per connect. */
+	if (secure_getenv(COOKIE_ENV) && prctl(PR_GET_SECCOMP, 0, 0, 0, 0) == 2)
+		real_mark_connects();
 	config_parse(lookup_env, NULL, &init_config, &problems);
 	log_configure(init_config.log_level, init_config.log_json, init_config.log_file);
 	for (i = 0; i < problems.count; i++)

@@ -14,6 +14,9 @@ static enum log_level log_level = LOG_LEVEL_WARN;
 static bool log_json;
 static const char *log_path;
 
+/* The calling thread's stderr: the supervisor engine writes to the program's own. */
+static __thread int log_stderr __attribute__((tls_model("initial-exec"))) = STDERR_FILENO;
+
 static const char *const level_names[] = { "off", "error", "warn", "info", "debug" };
 
 void log_configure(enum log_level level, bool json, const char *path)
@@ -21,6 +24,11 @@ void log_configure(enum log_level level, bool json, const char *path)
 	log_level = level;
 	log_json = json;
 	log_path = path && path[0] ? path : NULL;
+}
+
+void log_set_thread_stderr(int fd)
+{
+	log_stderr = fd >= 0 ? fd : STDERR_FILENO;
 }
 
 bool log_enabled(enum log_level level)
@@ -35,7 +43,7 @@ bool log_enabled(enum log_level level)
  */
 static void emit(struct text *t)
 {
-	int fd = STDERR_FILENO;
+	int fd = log_stderr;
 	ssize_t ignored;
 
 	if (t->len == t->size - 1)
@@ -45,12 +53,12 @@ static void emit(struct text *t)
 	if (log_path) {
 		fd = open(log_path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOCTTY, 0644);
 		if (fd < 0)
-			fd = STDERR_FILENO;
+			fd = log_stderr;
 	}
 	/* The real calls: the hooks may hold libbackoff's lock around this line. */
 	ignored = real_write(fd, t->buf, t->len);
 	(void)ignored;
-	if (fd != STDERR_FILENO)
+	if (fd != log_stderr)
 		real_close(fd);
 }
 

@@ -35,6 +35,12 @@ struct log_event {
  */
 void log_configure(enum log_level level, bool json, const char *path);
 
+/*
+ * Make @fd the calling thread's stderr for the lines it writes (-1: the
+ * process's fd 2 again).  The caller keeps @fd open while it is set.
+ */
+void log_set_thread_stderr(int fd);
+
 /* Whether messages of @level are written. */
 bool log_enabled(enum log_level level);
 
