@@ -262,7 +262,7 @@ analyze:
 # Programs out of the preload's reach, for the supervisor engine's tests: C clients linked
 # statically (glibc's libc.a) and a Go client built both ways (Go makes its own system
 # calls, with cgo or not).  The Go client is built when go is installed (.ci/run installs it).
-STATIC_HELPERS := $(BUILD)/static/raw-connect
+STATIC_HELPERS := $(BUILD)/static/raw-connect $(BUILD)/static/raw-odd
 GO ?= go
 GO_FOUND := $(shell command -v $(GO) 2>/dev/null)
 GO_CLIENTS := $(if $(GO_FOUND),$(BUILD)/go/dial-nocgo $(BUILD)/go/dial-cgo)

@@ -134,7 +134,7 @@ static _Noreturn void supervisor(int sock, const struct config *cfg)
 	serve_run(listener, cfg);
 	retry_stats_read(&s);
 	if (stats_fd >= 0 && s.calls > 0) {
-		log_set_thread_stderr(stats_fd);
+		log_set_thread_task(stats_fd, 0, 0);
 		log_stats(s.calls, s.retries, s.giveups, s.waited_ms);
 	}
 	_exit(0);

@@ -392,6 +392,13 @@ static bool managed_attempt(struct job *j, const struct retry_call *c, struct re
 	int err;
 
 	p->attempt++;
+	/*
+	 * On loopback the attempt settles inside connect(): its event reaches the
+	 * program before connect returns, so a getsockopt must already see an
+	 * attempt under way, or a Go program told "wait again" would wait for an
+	 * event that has passed.
+	 */
+	managed_set(m, MANAGED_ATTEMPTING);
 	err = connect(m->dup, (const struct sockaddr *)&j->addr, j->len) == 0 ? 0 : errno;
 	/* Measured: after a failure whose SO_ERROR was read, connect only resets the socket. */
 	if (err == ECONNABORTED)
@@ -401,10 +408,8 @@ static bool managed_attempt(struct job *j, const struct retry_call *c, struct re
 		managed_done(m);
 		return false;
 	}
-	if (err == EINPROGRESS || err == EALREADY) {
-		managed_set(m, MANAGED_ATTEMPTING);
+	if (err == EINPROGRESS || err == EALREADY)
 		return true;
-	}
 	return managed_plan(j, c, p, err, wake);
 }
 
@@ -421,14 +426,15 @@ static void job_free(struct job *j)
 static int borrow_stderr(const struct job *j)
 {
 	int fd = task_getfd(j->pidfd, STDERR_FILENO);
+	pid_t tgid = task_tgid((pid_t)j->n.pid);
 
-	log_set_thread_stderr(fd);
+	log_set_thread_task(fd, tgid > 0 ? tgid : (int)j->n.pid, (int)j->n.pid);
 	return fd;
 }
 
 static void return_stderr(int fd)
 {
-	log_set_thread_stderr(-1);
+	log_set_thread_task(-1, 0, 0);
 	if (fd >= 0)
 		close(fd);
 }

@@ -14,8 +14,13 @@ static enum log_level log_level = LOG_LEVEL_WARN;
 static bool log_json;
 static const char *log_path;
 
-/* The calling thread's stderr: the supervisor engine writes to the program's own. */
+/*
+ * The calling thread's stderr and the task its lines speak for: the supervisor
+ * engine writes to the program's own stderr, under the program's pid and tid.
+ */
 static __thread int log_stderr __attribute__((tls_model("initial-exec"))) = STDERR_FILENO;
+static __thread int log_pid __attribute__((tls_model("initial-exec")));
+static __thread int log_tid __attribute__((tls_model("initial-exec")));
 
 static const char *const level_names[] = { "off", "error", "warn", "info", "debug" };
 
@@ -26,9 +31,11 @@ void log_configure(enum log_level level, bool json, const char *path)
 	log_path = path && path[0] ? path : NULL;
 }
 
-void log_set_thread_stderr(int fd)
+void log_set_thread_task(int fd, int pid, int tid)
 {
 	log_stderr = fd >= 0 ? fd : STDERR_FILENO;
+	log_pid = pid;
+	log_tid = tid;
 }
 
 bool log_enabled(enum log_level level)
@@ -122,8 +129,8 @@ static void json_head(struct text *t, enum log_level level, const char *event)
 	put_time(t, clock_wall_ms());
 	text_put(t, "\"", 1);
 	json_u64(t, "mono_ms", clock_now_ms());
-	json_u64(t, "pid", (uint64_t)getpid());
-	json_u64(t, "tid", (uint64_t)gettid());
+	json_u64(t, "pid", (uint64_t)(log_pid ? log_pid : getpid()));
+	json_u64(t, "tid", (uint64_t)(log_tid ? log_tid : gettid()));
 	json_str(t, "level", level_names[level]);
 	json_str(t, "event", event);
 }
@@ -131,7 +138,7 @@ static void json_head(struct text *t, enum log_level level, const char *event)
 static void text_head(struct text *t)
 {
 	text_str(t, "backoff[");
-	text_u64(t, (uint64_t)getpid());
+	text_u64(t, (uint64_t)(log_pid ? log_pid : getpid()));
 	text_str(t, "]: ");
 }
 
