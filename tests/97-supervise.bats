@@ -229,3 +229,32 @@ supervisors() {
 	assert_eq "$status" 0 "status of the second client"
 	assert_match "$output" hello "output of the second client"
 }
+
+@test "as a user without privileges the supervisor runs (no_new_privs) and retries" {
+	command -v setpriv >/dev/null || fail "setpriv is missing (util-linux)"
+	USER_DIR=$(mktemp -d /tmp/backoff-user.XXXXXX)
+	cp "$RAW" "$USER_DIR/raw-connect"
+	chmod 755 "$USER_DIR" "$USER_DIR/raw-connect"
+	late_tcp server
+	run --separate-stderr timeout 20 setpriv --reuid=65534 --regid=65534 --clear-groups \
+		"$LAUNCHER" --base 50ms --cap "${CAP_MS}ms" -v -- "$USER_DIR/raw-connect" --tcp "$ADDR"
+	rm -rf "$USER_DIR"
+	assert_eq "$status" 0 "status: $stderr"
+	assert_match "$output" hello "output"
+	assert_match "$stderr" "succeeded on attempt" "the log"
+}
+
+@test "a set-user-ID command run by a user gets the preload alone, with one line saying why" {
+	command -v setpriv >/dev/null || fail "setpriv is missing (util-linux)"
+	USER_DIR=$(mktemp -d /tmp/backoff-user.XXXXXX)
+	cp /bin/true "$USER_DIR/suid-true"
+	chmod 4755 "$USER_DIR/suid-true"
+	chmod 755 "$USER_DIR"
+	run --separate-stderr setpriv --reuid=65534 --regid=65534 --clear-groups \
+		"$LAUNCHER" -- "$USER_DIR/suid-true"
+	rm -rf "$USER_DIR"
+	assert_eq "$status" 0 "status"
+	assert_match "$stderr" "set-user-ID or has file capabilities: the preload alone retries" \
+		"the warning"
+	assert_eq "$(count_lines "$stderr")" 1 "lines on stderr"
+}
