@@ -138,12 +138,22 @@ help:
 # Benchmarks (tests/bench/): `make bench` rewrites tests/bench/report.md and herd.svg.
 BENCH_PROGS := $(BUILD)/bench/fastpath $(BUILD)/bench/herd
 BENCH_SHIMS := $(BUILD)/bench/malloc_count.so $(BUILD)/bench/gate.so
+BENCH_SUPERVISE := $(BUILD)/bench/supervise-static $(BUILD)/bench/supervise-dynamic
 BENCH_DEPS := $(LIBRARY) $(BUILD)/helpers/probe $(BUILD)/helpers/late-listener $(BENCH_PROGS) \
-	$(BENCH_SHIMS)
+	$(BENCH_SHIMS) $(SUPERVISOR) $(BENCH_SUPERVISE)
 
 $(BENCH_PROGS): $(BUILD)/bench/%: tests/bench/%.c Makefile
 	@mkdir -p $(dir $@)
 	$(CC) $(WARN) $(OPT) -o $@ $<
+
+# The supervisor's cost: the same program with raw system calls (static) and through libc.
+$(BUILD)/bench/supervise-static: tests/bench/supervise.c Makefile
+	@mkdir -p $(dir $@)
+	$(CC) $(WARN) $(OPT) -static -pthread -o $@ $<
+
+$(BUILD)/bench/supervise-dynamic: tests/bench/supervise.c Makefile
+	@mkdir -p $(dir $@)
+	$(CC) $(WARN) $(OPT) -pthread -o $@ $<
 
 $(BENCH_SHIMS): $(BUILD)/bench/%.so: tests/bench/%.c Makefile
 	@mkdir -p $(dir $@)
@@ -153,10 +163,12 @@ $(BENCH_SHIMS): $(BUILD)/bench/%.so: tests/bench/%.c Makefile
 ## bench: measure cost, recovery, herd, timing, size (about 5 min); writes tests/bench/report.md
 bench: $(BENCH_DEPS)
 	python3 tests/bench/run.py --build $(BUILD) --out tests/bench
+	python3 tests/bench/supervise.py --build $(BUILD) --out tests/bench
 
 ## bench-quick: the benchmark's reduced set (under a minute), to prove it still runs
 bench-quick: $(BENCH_DEPS)
 	python3 tests/bench/run.py --quick --build $(BUILD) --out $(BUILD)/bench-quick
+	python3 tests/bench/supervise.py --quick --build $(BUILD) --out $(BUILD)/bench-quick
 
 # Hardening (tests/hardening/, tests/fuzz/): each gate builds into a directory of its
 # own, so that the default build is left as it is.

@@ -258,3 +258,23 @@ supervisors() {
 		"the warning"
 	assert_eq "$(count_lines "$stderr")" 1 "lines on stderr"
 }
+
+@test "a signal during a held connect: EINTR without SA_RESTART, the call restarted with it" {
+	late_tcp server
+	run --separate-stderr "$LAUNCHER" --engine supervise --cap "${CAP_MS}ms" -- \
+		"$HELPERS/probe" --alarm 300 "$ADDR"
+	assert_eq "$output" EINTR "without SA_RESTART"
+	assert_match "$stderr" "elapsed_ms=(2|3)[0-9][0-9] " "time until EINTR"
+	run --separate-stderr "$LAUNCHER" --engine supervise --cap "${CAP_MS}ms" -- \
+		"$HELPERS/probe" --alarm 300 --sa-restart --read "$ADDR"
+	assert_eq "$output" "OK hello" "with SA_RESTART"
+}
+
+@test "the launcher's inspection tells Go, static, dynamic and script apart" {
+	assert_eq "$("$SUPERVISOR" --inspect "$GO_DIAL-nocgo")" go "Go without cgo"
+	assert_eq "$("$SUPERVISOR" --inspect "$GO_DIAL-cgo")" go "Go with cgo"
+	assert_eq "$("$SUPERVISOR" --inspect "$RAW")" static "gcc -static"
+	assert_eq "$("$SUPERVISOR" --inspect "$HELPERS/probe")" dynamic "dynamically linked"
+	assert_eq "$("$SUPERVISOR" --inspect "$LAUNCHER")" script "script"
+	assert_eq "$("$SUPERVISOR" --inspect "$T/none")" unknown "missing file"
+}

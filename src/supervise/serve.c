@@ -516,18 +516,77 @@ static void *blocking_worker(void *arg)
 	return NULL;
 }
 
+/*
+ * Workers are kept once started: a connect waits for a thread already there
+ * (a wake-up) rather than for a new one (a clone, a stack).  There are as many
+ * as connects were ever retried at once.
+ */
+struct task {
+	struct task *next;
+	void *(*fn)(void *);
+	struct job *job;
+};
+
+static pthread_mutex_t pool_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t pool_cond = PTHREAD_COND_INITIALIZER;
+static struct task *pool_head, **pool_tail = &pool_head;
+static unsigned pool_idle, pool_queued;
+
+static void *pool_worker(void *arg)
+{
+	struct task *t;
+
+	(void)arg;
+	for (;;) {
+		pthread_mutex_lock(&pool_lock);
+		while (!pool_head) {
+			pool_idle++;
+			pthread_cond_wait(&pool_cond, &pool_lock);
+			pool_idle--;
+		}
+		t = pool_head;
+		pool_queued--;
+		pool_head = t->next;
+		if (!pool_head)
+			pool_tail = &pool_head;
+		pthread_mutex_unlock(&pool_lock);
+		t->fn(t->job);
+		free(t);
+	}
+	return NULL;
+}
+
 static bool spawn(void *(*fn)(void *), struct job *j)
 {
+	struct task *t = malloc(sizeof(*t));
 	pthread_attr_t attr;
-	pthread_t t;
-	int rc;
+	pthread_t thread;
+	bool ok = true;
 
-	pthread_attr_init(&attr);
-	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-	pthread_attr_setstacksize(&attr, 256 * 1024);
-	rc = pthread_create(&t, &attr, fn, j);
-	pthread_attr_destroy(&attr);
-	return rc == 0;
+	if (!t)
+		return false;
+	t->next = NULL;
+	t->fn = fn;
+	t->job = j;
+	pthread_mutex_lock(&pool_lock);
+	/* Each queued task has an idle worker of its own, or a connect could wait for another. */
+	if (pool_idle <= pool_queued) {
+		pthread_attr_init(&attr);
+		pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+		pthread_attr_setstacksize(&attr, 256 * 1024);
+		ok = pthread_create(&thread, &attr, pool_worker, NULL) == 0;
+		pthread_attr_destroy(&attr);
+	}
+	if (ok) {
+		*pool_tail = t;
+		pool_tail = &t->next;
+		pool_queued++;
+		pthread_cond_signal(&pool_cond);
+	}
+	pthread_mutex_unlock(&pool_lock);
+	if (!ok)
+		free(t);
+	return ok;
 }
 
 static bool is_go(pid_t tgid)
