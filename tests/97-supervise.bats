@@ -278,3 +278,16 @@ supervisors() {
 	assert_eq "$("$SUPERVISOR" --inspect "$LAUNCHER")" script "script"
 	assert_eq "$("$SUPERVISOR" --inspect "$T/none")" unknown "missing file"
 }
+
+@test "BACKOFF_TARGETS and BACKOFF_STATS work under the supervisor as under the preload" {
+	local start
+	start=$(now_ms)
+	run --separate-stderr "$LAUNCHER" --engine supervise --targets '!127.0.0.1:*' -v -- \
+		"$RAW" --tcp 127.0.0.1:1
+	assert_eq "$status" 1 "status with the target excluded"
+	assert_eq "$stderr" "raw-connect: connect: Connection refused" "stderr: no retry"
+	assert_between "$(($(now_ms) - start))" 0 2000 "ms with the target excluded"
+	run --separate-stderr "$LAUNCHER" --engine supervise --timeout 200ms --stats -- \
+		"$RAW" --tcp 127.0.0.1:1
+	assert_match "$stderr" "stats: calls=1 retries=[0-9]+ giveups=1 waited_ms=" "the stats line"
+}

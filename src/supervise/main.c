@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -49,12 +50,15 @@ static int inspect(const char *path)
 	return 0;
 }
 
-/* Close every fd from 3 up but @keep (bats and pipelines must not wait for the supervisor). */
-static void close_others(int keep)
+/*
+ * Close every fd from 3 up but @keep and, if @also_next, @keep + 1 (bats and
+ * pipelines must not wait for the supervisor).
+ */
+static void close_others(int keep, bool also_next)
 {
 	if (keep > 3)
 		close_range(3, (unsigned)keep - 1, 0);
-	close_range((unsigned)keep + 1, ~0U, 0);
+	close_range((unsigned)keep + (also_next ? 2 : 1), ~0U, 0);
 }
 
 static int receive_fd(int sock)
@@ -101,9 +105,10 @@ static int send_fd(int sock, int fd)
  * cannot wait() for it; in a session of its own, so the terminal's signals
  * are the program's alone; with no fd of the program's (stdin, stdout and
  * stderr are /dev/null, so out=$(backoff -- prog) ends with the program).
- * With BACKOFF_STATS it keeps the launcher's stderr for the summary line.
+ * With BACKOFF_STATS it keeps the launcher's stderr for the summary line,
+ * written in the name of @program, the launched command's PID.
  */
-static _Noreturn void supervisor(int sock, const struct config *cfg)
+static _Noreturn void supervisor(int sock, const struct config *cfg, pid_t program)
 {
 	int stats_fd = -1, null_fd, listener;
 	pid_t self = getpid();
@@ -111,20 +116,16 @@ static _Noreturn void supervisor(int sock, const struct config *cfg)
 
 	setsid();
 	signal(SIGPIPE, SIG_IGN);
-	if (cfg->stats) {
-		stats_fd = fcntl(STDERR_FILENO, F_DUPFD_CLOEXEC, 3);
-		if (stats_fd >= 0 && stats_fd != sock + 1)
-			stats_fd = dup3(stats_fd, sock + 1, O_CLOEXEC);
-	}
+	/* The stats line's fd goes right after @sock, the one other fd kept. */
+	if (cfg->stats)
+		stats_fd = dup3(STDERR_FILENO, sock + 1, O_CLOEXEC);
 	null_fd = open("/dev/null", O_RDWR | O_CLOEXEC);
 	if (null_fd >= 0) {
 		dup2(null_fd, STDIN_FILENO);
 		dup2(null_fd, STDOUT_FILENO);
 		dup2(null_fd, STDERR_FILENO);
 	}
-	close_others(sock);
-	if (stats_fd < 0)
-		close_range((unsigned)sock + 1, ~0U, 0);
+	close_others(sock, stats_fd >= 0);
 	listener = receive_fd(sock);
 	if (listener < 0 || write(sock, &self, sizeof(self)) != (ssize_t)sizeof(self))
 		_exit(0);
@@ -134,7 +135,7 @@ static _Noreturn void supervisor(int sock, const struct config *cfg)
 	serve_run(listener, cfg);
 	retry_stats_read(&s);
 	if (stats_fd >= 0 && s.calls > 0) {
-		log_set_thread_task(stats_fd, 0, 0);
+		log_set_thread_task(stats_fd, program, program);
 		log_stats(s.calls, s.retries, s.giveups, s.waited_ms);
 	}
 	_exit(0);
@@ -146,7 +147,7 @@ static _Noreturn void supervisor(int sock, const struct config *cfg)
  */
 static int start(const struct config *cfg, const char **why)
 {
-	pid_t child, sup = 0;
+	pid_t child, sup = 0, program = getpid();
 	int sv[2], listener, status, err;
 
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) != 0) {
@@ -166,7 +167,7 @@ static int start(const struct config *cfg, const char **why)
 		close(sv[0]);
 		if (fork() != 0)
 			_exit(0);
-		supervisor(sv[1], cfg);
+		supervisor(sv[1], cfg, program);
 	}
 	close(sv[1]);
 	while (waitpid(child, &status, 0) < 0 && errno == EINTR)

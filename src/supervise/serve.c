@@ -653,6 +653,36 @@ static bool connect_eligible(struct job *j)
 	return target_matches(&cfg->targets, &j->target);
 }
 
+/*
+ * A second connect() on a socket being retried (perl and ssh check completion
+ * so): answered as the kernel would for the attempt the program believes in,
+ * EALREADY while it is under way, the error once it failed.  Returns false
+ * if the socket is not being retried.
+ */
+static bool connect_again(struct job *j)
+{
+	struct managed *m;
+	struct stat st;
+
+	if (fstat(j->dup, &st) != 0)
+		return false;
+	pthread_mutex_lock(&managed_lock);
+	for (m = managed_list; m && !(m->dev == st.st_dev && m->ino == st.st_ino); m = m->next)
+		;
+	if (!m || m->state == MANAGED_DONE || (m->state == MANAGED_FAILED && m->collected)) {
+		pthread_mutex_unlock(&managed_lock);
+		return false;
+	}
+	if (m->state == MANAGED_FAILED) {
+		m->collected = true;
+		reply(j->n.id, m->err);
+	} else {
+		reply(j->n.id, EALREADY);
+	}
+	pthread_mutex_unlock(&managed_lock);
+	return true;
+}
+
 static void on_connect(const struct seccomp_notif *n)
 {
 	struct job *j = calloc(1, sizeof(*j));
@@ -688,6 +718,8 @@ static void on_connect(const struct seccomp_notif *n)
 	}
 	if (!cfg->nonblock)
 		goto out_continue;
+	if (atomic_load(&managed_count) > 0 && connect_again(j))
+		goto out_free;
 	err = connect(j->dup, (const struct sockaddr *)&j->addr, j->len) == 0 ? 0 : errno;
 	if (err != EINPROGRESS && !config_errset_has(retryable(&j->target), err)) {
 		reply(n->id, err);
