@@ -48,7 +48,8 @@ assert_only_the_launcher_connects() {
 	assert_eq "$status" 0 "status under the launcher: $stderr" || return
 	assert_match "$output" "hello" "output under the launcher" || return
 	assert_retried_then_connected "$T/log.json" "$TARGET" "$ERRNO" \
-		"$(listener_mono server listening)" "$CAP_MS"
+		"$(listener_mono server listening)" "$CAP_MS" || return
+	record_matrix "$BATS_TEST_DESCRIPTION" "auto: $("$SUPERVISOR" --inspect "$(command -v "$1")")"
 }
 
 @test "a static client's blocking raw connect to a late TCP server connects" {
@@ -290,4 +291,25 @@ supervisors() {
 	run --separate-stderr "$LAUNCHER" --engine supervise --timeout 200ms --stats -- \
 		"$RAW" --tcp 127.0.0.1:1
 	assert_match "$stderr" "stats: calls=1 retries=[0-9]+ giveups=1 waited_ms=" "the stats line"
+}
+
+# As Yama's ptrace_scope does to a supervisor that is not an ancestor: a non-dumpable
+# program of an unprivileged user denies the supervisor its memory and its sockets.
+@test "without ptrace access to the program, its connects get the kernel's answer at once" {
+	local start mode
+	command -v setpriv >/dev/null || fail "setpriv is missing (util-linux)"
+	USER_DIR=$(mktemp -d /tmp/backoff-user.XXXXXX)
+	cp "$RAW" "$USER_DIR/raw-connect"
+	chmod 755 "$USER_DIR" "$USER_DIR/raw-connect"
+	closed_port server
+	for mode in --tcp "--nonblock --tcp"; do
+		start=$(now_ms)
+		# shellcheck disable=SC2086 # $mode is two words
+		run --separate-stderr timeout 20 setpriv --reuid=65534 --regid=65534 --clear-groups \
+			"$LAUNCHER" -- "$USER_DIR/raw-connect" --undumpable $mode "127.0.0.1:$PORT"
+		assert_eq "$status" 1 "status ($mode)"
+		assert_eq "$stderr" "raw-connect: connect: Connection refused" "stderr ($mode)"
+		assert_between "$(($(now_ms) - start))" 0 2000 "ms ($mode)"
+	done
+	rm -rf "$USER_DIR"
 }

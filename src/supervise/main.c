@@ -145,7 +145,7 @@ static _Noreturn void supervisor(int sock, const struct config *cfg, pid_t progr
  * Start the supervisor and install the filter on this process.  Returns 0,
  * or -1 with *why and errno, having changed nothing that the program sees.
  */
-static int start(const struct config *cfg, const char **why)
+static int start(const struct config *cfg, const char **why, pid_t *supervisor_pid)
 {
 	pid_t child, sup = 0, program = getpid();
 	int sv[2], listener, status, err;
@@ -189,6 +189,7 @@ static int start(const struct config *cfg, const char **why)
 	/* Yama ptrace_scope 1: name the supervisor as this process's tracer (EINVAL without Yama).
 	 */
 	(void)prctl(PR_SET_PTRACER, (unsigned long)sup, 0, 0, 0);
+	*supervisor_pid = sup;
 	return 0;
 }
 
@@ -197,6 +198,8 @@ int main(int argc, char **argv)
 	struct config_problems problems;
 	struct config cfg;
 	const char *preload = NULL, *why = NULL;
+	char pid_text[16];
+	pid_t sup = 0;
 	int i = 1;
 
 	if (argc == 3 && strcmp(argv[1], "--inspect") == 0)
@@ -213,13 +216,15 @@ int main(int argc, char **argv)
 	}
 	/* The launcher has reported the problems already; the program's preload reports them. */
 	config_parse(lookup_env, NULL, &cfg, &problems);
-	if (cfg.enabled && start(&cfg, &why) != 0)
+	if (cfg.enabled && start(&cfg, &why, &sup) != 0)
 		fprintf(stderr, "backoff: the supervisor engine cannot run here (%s: %s): %s\n",
 			why, strerror(errno),
 			preload ? "the preload alone retries, for dynamically linked programs"
 				: "running the command without retries");
-	else if (cfg.enabled && preload)
-		setenv(COOKIE_ENV, "1", 1);
+	else if (cfg.enabled && preload) {
+		snprintf(pid_text, sizeof(pid_text), "%d", (int)sup);
+		setenv(COOKIE_ENV, pid_text, 1);
+	}
 	if (preload)
 		setenv("LD_PRELOAD", preload, 1);
 	execvp(argv[i], argv + i);

@@ -13,9 +13,10 @@
 #define COOKIE_ARG4 0x7072656c6f61642eULL /* "preload." */
 
 /*
- * Set in the environment by the supervisor engine for the tree it watches:
- * the preload marks its connects only where this is set and a seccomp
- * filter is in place.
+ * Set in the environment by the supervisor engine for the tree it watches,
+ * to the supervisor's PID: the preload marks its connects only where this is
+ * set and a seccomp filter is in place, and names the supervisor as the
+ * tracer of its children (Yama).
  */
 #define COOKIE_ENV "BACKOFF_SUPERVISED"
 

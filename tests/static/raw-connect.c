@@ -2,11 +2,14 @@
 
 /*
  * usage: raw-connect (--tcp HOST:PORT | --unix PATH) [--nonblock] [--wait-ms MS]
+ *                    [--undumpable]
  *
  * Connects with syscall(SYS_connect), out of the preload's reach.  Blocking:
  * one call.  --nonblock: a non-blocking socket, EINPROGRESS, poll(POLLOUT)
  * for at most MS (default 20000), then SO_ERROR, as OpenBSD nc does.  Then
- * reads what the server sends and prints it.
+ * reads what the server sends and prints it.  --undumpable: first
+ * prctl(PR_SET_DUMPABLE, 0), which denies ptrace access to other processes
+ * of the same user, as Yama's ptrace_scope does to non-ancestors.
  * stdout: "connected mono_ms=N" then the data; stderr: "raw-connect: ERROR".
  * Exit status: 0 connected, 1 failed.
  */
@@ -15,6 +18,7 @@
 #include <poll.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/un.h>
 #include <unistd.h>
@@ -47,6 +51,8 @@ int main(int argc, char **argv)
 			un->sun_family = AF_UNIX;
 			snprintf(un->sun_path, sizeof(un->sun_path), "%s", argv[++i]);
 			len = (socklen_t)sizeof(*un);
+		} else if (strcmp(argv[i], "--undumpable") == 0) {
+			prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
 		} else if (strcmp(argv[i], "--nonblock") == 0) {
 			nonblock = true;
 		} else if (strcmp(argv[i], "--wait-ms") == 0 && i + 1 < argc) {
@@ -59,7 +65,7 @@ int main(int argc, char **argv)
 	}
 	if (len == 0) {
 		fprintf(stderr, "usage: raw-connect (--tcp HOST:PORT | --unix PATH) [--nonblock] "
-				"[--wait-ms MS]\n");
+				"[--wait-ms MS] [--undumpable]\n");
 		return 2;
 	}
 	fd = socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC | (nonblock ? SOCK_NONBLOCK : 0), 0);
