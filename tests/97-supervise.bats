@@ -92,6 +92,11 @@ assert_only_the_launcher_connects() {
 	assert_only_the_launcher_connects "$GO_DIAL-cgo" unix "$ADDR"
 }
 
+@test "a Go client started by a shell script connects to a late TCP server" {
+	late_tcp server
+	assert_only_the_launcher_connects sh -c "exec 2>&1; $GO_DIAL-nocgo tcp $ADDR; exit \$?"
+}
+
 @test "Go's own dial timeout stays exact under the supervisor: 2 s, whatever BACKOFF_TIMEOUT says" {
 	local build start elapsed
 	closed_port server
@@ -167,7 +172,8 @@ count_attempts() {
 	wait_for_file "$T/pid.out" 5
 	assert_eq "$(<"$T/pid.out")" "$pid" "the PID the program sees"
 	kill -TERM "$pid"
-	run wait "$pid"
+	local status=0
+	wait "$pid" || status=$?
 	assert_eq "$status" 143 "status after SIGTERM"
 }
 

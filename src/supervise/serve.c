@@ -1,4 +1,4 @@
-/* The supervisor loop: connect and getsockopt(SO_ERROR) notifications, retried in workers. */
+/* The supervisor: connect and getsockopt(SO_ERROR) notifications, answered and retried. */
 #include "supervise/serve.h"
 
 #include <errno.h>
@@ -32,7 +32,7 @@
 #define PIDFD_THREAD O_EXCL /* Linux 6.9: a pidfd for a thread, not only a leader */
 #endif
 
-/* How often a worker checks that the program still holds the socket, in ms. */
+/* How often a retrying thread checks that the program still holds the socket, in ms. */
 #define CHECK_MS 100
 /* How long a failure waits for the program to read it with SO_ERROR, in ms. */
 #define COLLECT_MS 30000
@@ -41,16 +41,16 @@ static int listener = -1;
 static const struct config *cfg;
 
 /*
- * Mechanism.  A blocking connect is held: a worker thread retries it on a
- * duplicate of the program's socket (pidfd_getfd: the same open file
+ * Mechanism.  A blocking connect is held: the thread that received it
+ * retries it on a duplicate of the program's socket (pidfd_getfd: the same open file
  * description, so connecting the duplicate connects the program's socket)
  * and answers the notification with the final result, as the preload does
  * inside the call.
  *
  * A non-blocking connect is answered at once: the supervisor makes the first
  * attempt on the duplicate and the program gets what the kernel said, or
- * EINPROGRESS when the attempt is under way or failed with a retryable error.
- * A worker then runs the schedule on the duplicate.  The program learns the
+ * EINPROGRESS when the attempt is under way or failed with a retryable error;
+ * the same thread then runs the schedule on the duplicate.  The program learns the
  * outcome from getsockopt(SO_ERROR), which the filter also sends here: while
  * retries go on, a Go program (whose dial loop takes EINPROGRESS from
  * SO_ERROR as "wait again", and waits for the next edge of its edge-triggered
@@ -96,7 +96,7 @@ static pthread_mutex_t managed_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct managed *managed_list;
 static atomic_uint managed_count;
 
-/* Everything a worker needs about one connect. */
+/* Everything a retrying thread needs about one connect. */
 struct job {
 	struct seccomp_notif n;
 	struct sockaddr_storage addr;
@@ -439,9 +439,8 @@ static void return_stderr(int fd)
 		close(fd);
 }
 
-static void *managed_worker(void *arg)
+static void managed_retry(struct job *j)
 {
-	struct job *j = arg;
 	struct managed *m = j->m;
 	struct retry_call c = {
 		.call = "connect",
@@ -480,7 +479,6 @@ static void *managed_worker(void *arg)
 	return_stderr(log_fd);
 	managed_remove(m);
 	job_free(j);
-	return NULL;
 }
 
 static int attempt_while_valid(void *ctx)
@@ -492,9 +490,8 @@ static int attempt_while_valid(void *ctx)
 	return connect(j->dup, (const struct sockaddr *)&j->addr, j->len) == 0 ? 0 : errno;
 }
 
-static void *blocking_worker(void *arg)
+static void blocking_retry(struct job *j)
 {
-	struct job *j = arg;
 	int err = connect(j->dup, (const struct sockaddr *)&j->addr, j->len) == 0 ? 0 : errno;
 
 	if (err && config_errset_has(retryable(&j->target), err)) {
@@ -513,80 +510,56 @@ static void *blocking_worker(void *arg)
 	}
 	reply(j->n.id, err);
 	job_free(j);
-	return NULL;
 }
 
 /*
- * Workers are kept once started: a connect waits for a thread already there
- * (a wake-up) rather than for a new one (a clone, a stack).  There are as many
- * as connects were ever retried at once.
+ * Receivers: threads that each take a notification from the listener and
+ * answer it themselves, retries included, so that a connect costs no hand-off
+ * between threads.  One more is started whenever none would be left waiting,
+ * so a long retry never makes another connect wait; a receiver that finds
+ * enough others waiting ends.
  */
-struct task {
-	struct task *next;
-	void *(*fn)(void *);
-	struct job *job;
-};
+#define RECEIVERS_SPARE 1
+#define RECEIVERS_IDLE_MAX 4
 
-static pthread_mutex_t pool_lock = PTHREAD_MUTEX_INITIALIZER;
-static pthread_cond_t pool_cond = PTHREAD_COND_INITIALIZER;
-static struct task *pool_head, **pool_tail = &pool_head;
-static unsigned pool_idle, pool_queued;
+static atomic_uint receivers_idle;
 
-static void *pool_worker(void *arg)
+static void dispatch(const struct seccomp_notif *n);
+
+static void *receiver(void *arg);
+
+static bool receiver_start(void)
 {
-	struct task *t;
+	pthread_attr_t attr;
+	pthread_t t;
+	int rc;
 
-	(void)arg;
-	for (;;) {
-		pthread_mutex_lock(&pool_lock);
-		while (!pool_head) {
-			pool_idle++;
-			pthread_cond_wait(&pool_cond, &pool_lock);
-			pool_idle--;
-		}
-		t = pool_head;
-		pool_queued--;
-		pool_head = t->next;
-		if (!pool_head)
-			pool_tail = &pool_head;
-		pthread_mutex_unlock(&pool_lock);
-		t->fn(t->job);
-		free(t);
-	}
-	return NULL;
+	pthread_attr_init(&attr);
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	pthread_attr_setstacksize(&attr, 256 * 1024);
+	rc = pthread_create(&t, &attr, receiver, NULL);
+	pthread_attr_destroy(&attr);
+	return rc == 0;
 }
 
-static bool spawn(void *(*fn)(void *), struct job *j)
+static void *receiver(void *arg)
 {
-	struct task *t = malloc(sizeof(*t));
-	pthread_attr_t attr;
-	pthread_t thread;
-	bool ok = true;
+	(void)arg;
+	for (;;) {
+		struct seccomp_notif n;
+		int rc;
 
-	if (!t)
-		return false;
-	t->next = NULL;
-	t->fn = fn;
-	t->job = j;
-	pthread_mutex_lock(&pool_lock);
-	/* Each queued task has an idle worker of its own, or a connect could wait for another. */
-	if (pool_idle <= pool_queued) {
-		pthread_attr_init(&attr);
-		pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-		pthread_attr_setstacksize(&attr, 256 * 1024);
-		ok = pthread_create(&thread, &attr, pool_worker, NULL) == 0;
-		pthread_attr_destroy(&attr);
+		memset(&n, 0, sizeof(n));
+		atomic_fetch_add(&receivers_idle, 1);
+		rc = ioctl(listener, SECCOMP_IOCTL_NOTIF_RECV, &n);
+		if (atomic_fetch_sub(&receivers_idle, 1) <= RECEIVERS_SPARE)
+			(void)receiver_start();
+		/* ENOENT: the task went away meanwhile; EINTR: nothing was taken. */
+		if (rc == 0)
+			dispatch(&n);
+		if (atomic_load(&receivers_idle) >= RECEIVERS_IDLE_MAX)
+			return NULL;
 	}
-	if (ok) {
-		*pool_tail = t;
-		pool_tail = &t->next;
-		pool_queued++;
-		pthread_cond_signal(&pool_cond);
-	}
-	pthread_mutex_unlock(&pool_lock);
-	if (!ok)
-		free(t);
-	return ok;
 }
 
 static bool is_go(pid_t tgid)
@@ -621,11 +594,7 @@ static bool managed_start(struct job *j, int first_err)
 	managed_list = m;
 	atomic_fetch_add(&managed_count, 1);
 	pthread_mutex_unlock(&managed_lock);
-	if (spawn(managed_worker, j))
-		return true;
-	j->m = NULL;
-	managed_remove(m);
-	return false;
+	return true;
 out_free:
 	free(m);
 	return false;
@@ -712,8 +681,7 @@ static void on_connect(const struct seccomp_notif *n)
 	if (!id_valid(n->id))
 		goto out_free;
 	if (!(flags & O_NONBLOCK)) {
-		if (!spawn(blocking_worker, j))
-			goto out_continue;
+		blocking_retry(j);
 		return;
 	}
 	if (!cfg->nonblock)
@@ -730,6 +698,7 @@ static void on_connect(const struct seccomp_notif *n)
 		goto out_free;
 	}
 	reply(n->id, EINPROGRESS);
+	managed_retry(j);
 	return;
 out_continue:
 	reply_continue(n->id);
@@ -796,32 +765,30 @@ out_continue:
 	reply_continue(n->id);
 }
 
+static void dispatch(const struct seccomp_notif *n)
+{
+	if (n->data.nr == __NR_connect)
+		on_connect(n);
+	else
+		on_getsockopt(n);
+}
+
 void serve_run(int fd, const struct config *config)
 {
+	unsigned i;
+
 	listener = fd;
 	cfg = config;
-	for (;;) {
-		struct pollfd p = { fd, POLLIN, 0 };
-		struct seccomp_notif n;
-
-		if (poll(&p, 1, -1) < 0) {
-			if (errno == EINTR)
-				continue;
+	for (i = 0; i < RECEIVERS_SPARE + 1; i++)
+		if (!receiver_start())
 			return;
-		}
-		if (!(p.revents & POLLIN)) {
-			/* POLLHUP: no task is left under the filter. */
-			if (p.revents & (POLLHUP | POLLERR | POLLNVAL))
-				return;
-			continue;
-		}
-		memset(&n, 0, sizeof(n));
-		/* ENOENT: the task went away between the poll and here. */
-		if (ioctl(fd, SECCOMP_IOCTL_NOTIF_RECV, &n) != 0)
-			continue;
-		if (n.data.nr == __NR_connect)
-			on_connect(&n);
-		else
-			on_getsockopt(&n);
+	/* POLLHUP, reported whatever the events asked: no task is left under the filter. */
+	for (;;) {
+		struct pollfd p = { fd, 0, 0 };
+
+		if (poll(&p, 1, -1) < 0 && errno != EINTR)
+			return;
+		if (p.revents & (POLLHUP | POLLERR | POLLNVAL))
+			return;
 	}
 }
