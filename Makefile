@@ -138,7 +138,8 @@ help:
 # Benchmarks (tests/bench/): `make bench` rewrites tests/bench/report.md and herd.svg.
 BENCH_PROGS := $(BUILD)/bench/fastpath $(BUILD)/bench/herd
 BENCH_SHIMS := $(BUILD)/bench/malloc_count.so $(BUILD)/bench/gate.so
-BENCH_SUPERVISE := $(BUILD)/bench/supervise-static $(BUILD)/bench/supervise-dynamic
+BENCH_SUPERVISE := $(BUILD)/bench/supervise-static $(BUILD)/bench/supervise-dynamic \
+	$(BUILD)/bench/seccomp-allow
 BENCH_DEPS := $(LIBRARY) $(BUILD)/helpers/probe $(BUILD)/helpers/late-listener $(BENCH_PROGS) \
 	$(BENCH_SHIMS) $(SUPERVISOR) $(BENCH_SUPERVISE)
 
@@ -150,6 +151,10 @@ $(BENCH_PROGS): $(BUILD)/bench/%: tests/bench/%.c Makefile
 $(BUILD)/bench/supervise-static: tests/bench/supervise.c Makefile
 	@mkdir -p $(dir $@)
 	$(CC) $(WARN) $(OPT) -static -pthread -o $@ $<
+
+$(BUILD)/bench/seccomp-allow: tests/bench/seccomp-allow.c Makefile
+	@mkdir -p $(dir $@)
+	$(CC) $(WARN) $(OPT) -o $@ $<
 
 $(BUILD)/bench/supervise-dynamic: tests/bench/supervise.c Makefile
 	@mkdir -p $(dir $@)

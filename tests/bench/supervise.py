@@ -7,7 +7,9 @@ Runs BUILD/bench/supervise-static (raw system calls: the supervisor's work) and
 BUILD/bench/supervise-dynamic (libc calls: the preload's) bare and under the
 launcher's engines, interleaved round by round so that the load of a shared
 machine falls on every variant alike, and writes OUT/supervise.md: the median
-of each variant and its ratio to the bare run.  Standard library only.
+of each variant and its ratio to the bare run.  A filter that allows
+everything (seccomp-allow) shows what any seccomp filter costs a system call
+on the machine, the floor for the supervisor's.  Standard library only.
 """
 
 import argparse
@@ -35,6 +37,7 @@ def main():
     a = ap.parse_args()
     static = os.path.join(a.build, "bench", "supervise-static")
     dynamic = os.path.join(a.build, "bench", "supervise-dynamic")
+    allow = os.path.join(a.build, "bench", "seccomp-allow")
     rounds, calls, connects = (3, 200000, 500) if a.quick else (9, 3000000, 4000)
 
     def under(engine, prog, *args):
@@ -44,6 +47,8 @@ def main():
         ("static, unrelated system call (ns)", "bare", [static, "syscalls", str(calls)]),
         ("static, unrelated system call (ns)", "supervise",
          under("supervise", static, "syscalls", str(calls))),
+        ("static, unrelated system call (ns)", "any filter (allow-all, for reference)",
+         [allow, static, "syscalls", str(calls)]),
         ("static, successful loopback connect (us)", "bare", [static, "connects", str(connects)]),
         ("static, successful loopback connect (us)", "supervise",
          under("supervise", static, "connects", str(connects))),
