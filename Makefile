@@ -195,7 +195,7 @@ coverage:
 FUZZ_BUILD ?= build/fuzz
 FUZZ_CC ?= clang
 FUZZ_SECONDS ?= 300
-FUZZ_TARGETS := config target policy
+FUZZ_TARGETS := config target policy notify
 # integer: unsigned wrap-around and lossy conversions count as findings too.
 FUZZ_CFLAGS = $(WARN) -g -O1 -Isrc -fsanitize=fuzzer,address,undefined,integer \
 	-fno-sanitize-recover=all
@@ -203,9 +203,16 @@ FUZZ_CORE := src/core/config.c src/core/target.c src/core/policy.c src/sys/text.
 
 .PHONY: fuzz
 
-## fuzz: libFuzzer on the variables, the target patterns and the policy, FUZZ_SECONDS each
+## fuzz: libFuzzer on the variables, the target patterns, the policy and the supervisor's
+## notification and ELF parsing, FUZZ_SECONDS each
 fuzz: $(FUZZ_TARGETS:%=$(FUZZ_BUILD)/fuzz-%)
 	tests/hardening/fuzz.sh $(FUZZ_BUILD) $(FUZZ_SECONDS) $(FUZZ_TARGETS)
+
+# The supervisor's parsers of what a traced program hands it: notifications and executables.
+$(FUZZ_BUILD)/fuzz-notify: tests/fuzz/notify.c $(FUZZ_CORE) src/supervise/notify.c \
+		src/supervise/elf.c $(wildcard src/*/*.h) Makefile
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -o $@ $< $(FUZZ_CORE) src/supervise/notify.c src/supervise/elf.c
 
 $(FUZZ_BUILD)/fuzz-%: tests/fuzz/%.c $(FUZZ_CORE) $(wildcard src/*/*.h) Makefile
 	@mkdir -p $(dir $@)

@@ -12,9 +12,13 @@
 #define MAX_HEADERS 4096
 #define MAX_SHSTRTAB (1U << 20)
 
-static bool read_at(int fd, void *buf, size_t len, uint64_t off)
+/* Read @len bytes at @base + @index * @stride, offsets from a hostile file included. */
+static bool read_at(int fd, void *buf, size_t len, uint64_t base, uint64_t index, uint64_t stride)
 {
-	if (off > INT64_MAX)
+	uint64_t off;
+
+	if (__builtin_mul_overflow(index, stride, &off) ||
+	    __builtin_add_overflow(base, off, &off) || off > INT64_MAX)
 		return false;
 	return pread(fd, buf, len, (off_t)off) == (ssize_t)len;
 }
@@ -25,7 +29,7 @@ static bool has_interp(int fd, const Elf64_Ehdr *eh)
 	unsigned i;
 
 	for (i = 0; i < eh->e_phnum && i < MAX_HEADERS; i++) {
-		if (!read_at(fd, &ph, sizeof(ph), eh->e_phoff + (uint64_t)i * eh->e_phentsize))
+		if (!read_at(fd, &ph, sizeof(ph), eh->e_phoff, i, eh->e_phentsize))
 			return false;
 		if (ph.p_type == PT_INTERP)
 			return true;
@@ -42,15 +46,17 @@ static bool has_go_section(int fd, const Elf64_Ehdr *eh)
 	unsigned i, j;
 
 	if (eh->e_shentsize != sizeof(sh) || eh->e_shstrndx >= eh->e_shnum ||
-	    !read_at(fd, &str, sizeof(str), eh->e_shoff + (uint64_t)eh->e_shstrndx * sizeof(sh)))
+	    !read_at(fd, &str, sizeof(str), eh->e_shoff, eh->e_shstrndx, sizeof(sh)))
 		return false;
 	for (i = 0; i < eh->e_shnum && i < MAX_HEADERS; i++) {
-		if (!read_at(fd, &sh, sizeof(sh), eh->e_shoff + (uint64_t)i * sizeof(sh)))
+		if (!read_at(fd, &sh, sizeof(sh), eh->e_shoff, i, sizeof(sh)))
 			return false;
 		if (sh.sh_name >= str.sh_size || sh.sh_name >= MAX_SHSTRTAB)
 			continue;
 		memset(strtab, 0, sizeof(strtab));
-		if (pread(fd, strtab, sizeof(strtab) - 1, (off_t)(str.sh_offset + sh.sh_name)) <= 0)
+		/* A name near the end of the file is read short: the bytes left are zero. */
+		if (str.sh_offset > INT64_MAX - MAX_SHSTRTAB ||
+		    pread(fd, strtab, sizeof(strtab) - 1, (off_t)(str.sh_offset + sh.sh_name)) <= 0)
 			continue;
 		for (j = 0; j < sizeof(names) / sizeof(names[0]); j++)
 			if (strcmp(strtab, names[j]) == 0)

@@ -25,6 +25,7 @@
 #include "core/retry.h"
 #include "core/target.h"
 #include "supervise/elf.h"
+#include "supervise/notify.h"
 #include "sys/clock.h"
 #include "sys/log.h"
 
@@ -601,25 +602,18 @@ out_free:
 }
 
 /*
- * The eligibility checks that need no socket: length, address, family,
- * target filter.  Every way out but SERVE_RETRY hands the call back.
+ * The eligibility checks that need no socket (supervise/notify.c): length,
+ * address, family, target filter.  False: the call goes back to the kernel.
  */
 static bool connect_eligible(struct job *j)
 {
 	const struct seccomp_notif *n = &j->n;
-	uint64_t len = n->data.args[2];
+	size_t len = notify_address_len(n->data.args[2]);
+	bool readable = len > 0 && task_read((pid_t)n->pid, n->data.args[1], &j->addr, len);
 
-	if (!cfg->enabled || cfg->retries == 0)
-		return false;
-	/* A length the kernel would refuse (EINVAL) or an address it cannot read (EFAULT). */
-	if (len < sizeof(sa_family_t) || len > sizeof(j->addr))
-		return false;
 	j->len = (socklen_t)len;
-	if (!task_read((pid_t)n->pid, n->data.args[1], &j->addr, j->len))
-		return false;
-	if (!target_from_sockaddr((const struct sockaddr *)&j->addr, j->len, &j->target))
-		return false;
-	return target_matches(&cfg->targets, &j->target);
+	return notify_connect_eligible(cfg, n->data.args[2], &j->addr, readable ? len : 0,
+				       &j->target);
 }
 
 /*
@@ -741,7 +735,8 @@ static void on_getsockopt(const struct seccomp_notif *n)
 		goto out_continue;
 	rc = fstat(dup, &st);
 	close(dup);
-	if (rc != 0 || !task_read(h.pid, h.optlen, &optlen, sizeof(optlen)) || optlen < sizeof(int))
+	if (rc != 0 || !task_read(h.pid, h.optlen, &optlen, sizeof(optlen)) ||
+	    !notify_optlen_fits(optlen))
 		goto out_continue;
 	pthread_mutex_lock(&managed_lock);
 	for (m = managed_list; m && !(m->dev == st.st_dev && m->ino == st.st_ino); m = m->next)
