@@ -290,13 +290,15 @@ STATIC_HELPERS := $(BUILD)/static/raw-connect $(BUILD)/static/raw-odd
 GO ?= go
 GO_FOUND := $(shell command -v $(GO) 2>/dev/null)
 GO_CLIENTS := $(if $(GO_FOUND),$(BUILD)/go/dial-nocgo $(BUILD)/go/dial-cgo)
-GO_ENV = GOCACHE=$(abspath $(BUILD))/go/cache GOPATH=$(abspath $(BUILD))/go/path GO111MODULE=off
+GO_ENV = GOCACHE=$(abspath $(BUILD))/go/cache GOPATH=$(abspath $(BUILD))/go/path GO111MODULE=off \
+	GOTOOLCHAIN=local GOFLAGS=
 
 all: $(STATIC_HELPERS) $(GO_CLIENTS)
 
+# Without EXTRA_CFLAGS: the sanitizers' runtimes cannot be linked statically.
 $(BUILD)/static/%: tests/static/%.c tests/helpers/common.h Makefile
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS_ALL) -static -o $@ $<
+	$(CC) $(WARN) $(OPT) -static -o $@ $<
 
 $(BUILD)/go/dial-nocgo: tests/go/dial.go Makefile
 	@mkdir -p $(dir $@)
