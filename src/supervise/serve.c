@@ -166,17 +166,22 @@ static int task_getfd(int pidfd, int fd)
 	return (int)syscall(SYS_pidfd_getfd, pidfd, fd, 0);
 }
 
+/* An address in the task, as a system call argument carries it. */
+static void *task_address(uint64_t addr)
+{
+	return (void *)(uintptr_t)addr;
+}
+
 static bool task_read(pid_t pid, uint64_t addr, void *buf, size_t len)
 {
-	struct iovec local = { buf, len }, remote = { (void *)(uintptr_t)addr, len };
+	struct iovec local = { buf, len }, remote = { task_address(addr), len };
 
 	return process_vm_readv(pid, &local, 1, &remote, 1, 0) == (ssize_t)len;
 }
 
-static bool task_write(pid_t pid, uint64_t addr, const void *buf, size_t len)
+static bool task_write(pid_t pid, uint64_t addr, void *buf, size_t len)
 {
-	struct iovec local = { (void *)(uintptr_t)buf, len },
-		     remote = { (void *)(uintptr_t)addr, len };
+	struct iovec local = { buf, len }, remote = { task_address(addr), len };
 
 	return process_vm_writev(pid, &local, 1, &remote, 1, 0) == (ssize_t)len;
 }
@@ -537,7 +542,7 @@ static bool receiver_start(void)
 
 	pthread_attr_init(&attr);
 	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-	pthread_attr_setstacksize(&attr, 256 * 1024);
+	pthread_attr_setstacksize(&attr, (size_t)256 * 1024);
 	rc = pthread_create(&t, &attr, receiver, NULL);
 	pthread_attr_destroy(&attr);
 	return rc == 0;
