@@ -208,6 +208,16 @@ supervisors() {
 	assert_eq "$(supervisors)" "$before" "supervisor processes left"
 }
 
+@test "the supervisor is not a child of the program: wait() finds none" {
+	local engine
+	for engine in auto supervise; do
+		# shellcheck disable=SC2016 # $$ is the program's; read is a builtin: no child yet
+		run "$LAUNCHER" --engine "$engine" -- sh -c \
+			'read -r kids </proc/$$/task/$$/children; echo "children:${kids:-}"'
+		assert_eq "$output" "children:" "children of the program ($engine)"
+	done
+}
+
 @test "the program's fds are its own: nothing of the supervisor's leaks into it" {
 	local engine bare
 	# shellcheck disable=SC2016 # $$ is the program's
