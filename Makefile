@@ -195,11 +195,12 @@ coverage:
 FUZZ_BUILD ?= build/fuzz
 FUZZ_CC ?= clang
 FUZZ_SECONDS ?= 300
-FUZZ_TARGETS := config target policy notify
+FUZZ_TARGETS := config target policy fdinfo notify
 # integer: unsigned wrap-around and lossy conversions count as findings too.
 FUZZ_CFLAGS = $(WARN) -g -O1 -Isrc -fsanitize=fuzzer,address,undefined,integer \
 	-fno-sanitize-recover=all
-FUZZ_CORE := src/core/config.c src/core/target.c src/core/policy.c src/sys/text.c
+FUZZ_CORE := src/core/config.c src/core/target.c src/core/policy.c src/sys/text.c \
+	src/sys/fdinfo.c
 
 .PHONY: fuzz
 
@@ -307,3 +308,10 @@ $(BUILD)/go/dial-nocgo: tests/go/dial.go Makefile
 $(BUILD)/go/dial-cgo: tests/go/dial.go Makefile
 	@mkdir -p $(dir $@)
 	$(GO_ENV) CGO_ENABLED=1 $(GO) build -o $@ $<
+
+.PHONY: mutants
+
+## mutants: each one-edit mutant of tests/mutants/list must fail its guarding tests
+## (MUTANTS=name1,name2: only those; 2 at a time; a table of the results)
+mutants: all
+	python3 tests/mutants/run.py --build $(BUILD) --jobs 2 $(if $(MUTANTS),--only $(MUTANTS))

@@ -90,7 +90,7 @@ __attribute__((destructor)) static void init_destructor(void)
 		return;
 	retry_stats_read(&s);
 	/* Processes of a tree that retried nothing stay quiet. */
-	if (s.calls == 0)
+	if (s.calls == 0 && s.unmanaged == 0)
 		return;
-	log_stats(s.calls, s.retries, s.giveups, s.waited_ms);
+	log_stats(s.calls, s.retries, s.giveups, s.waited_ms, s.unmanaged);
 }

@@ -8,7 +8,10 @@ load helper
 	for d in "$BUILD"/unit/*; do
 		[[ -f $d && -x $d ]] && drivers+=("$d")
 	done
-	((${#drivers[@]} > 0)) || skip "no unit drivers in $BUILD/unit"
+	# make builds one driver per tests/unit/*.c: none means a broken build, not a pass.
+	((${#drivers[@]} > 0)) || fail "no unit drivers in $BUILD/unit: run make first" || return
+	assert_eq "${#drivers[@]}" "$(find "$ROOT/tests/unit" -name '*.c' | wc -l)" \
+		"unit drivers built, one per tests/unit/*.c" || return
 	for d in "${drivers[@]}"; do
 		if ! timeout 60 "$d" >"$T/${d##*/}.log" 2>&1; then
 			failed+=("${d##*/}")

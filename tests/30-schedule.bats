@@ -1,5 +1,6 @@
 #!/usr/bin/env bats
-# With a seed, the library waits exactly the delays that backoff-schedule prints.
+# With a seed, the library waits exactly the delays that backoff-schedule prints,
+# and both are the delays computed here from the documented formulas.
 # shellcheck disable=SC2154 # stderr is set by bats run --separate-stderr
 
 load helper
@@ -9,8 +10,48 @@ setup() {
 	[[ -x $SCHEDULE ]] || fail "$SCHEDULE is missing: run make first"
 }
 
-# check_schedule JITTER: five retries against a closed port log the delays of
-# the schedule, each within the schedule's bounds.
+# expected_delays JITTER: the five delays of BACKOFF_SEED=42 BACKOFF_BASE=10ms
+# BACKOFF_CAP=200ms (multiplier 2), one per line, computed independently of
+# policy.c: the window is min(base * 2^(n-1), cap); the strategy's range
+# (README, BACKOFF_JITTER); a draw in [lo, hi] is lo + x % (hi - lo + 1), x the
+# next output of splitmix64 started from the seed; the cap bounds the delay.
+expected_delays() {
+	"$PYTHON" - "$1" <<'EOF'
+import sys
+M = (1 << 64) - 1
+state = 42
+def draw(lo, hi):
+    global state
+    state = (state + 0x9E3779B97F4A7C15) & M
+    z = state
+    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & M
+    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & M
+    return lo + (z ^ (z >> 31)) % (hi - lo + 1)
+jitter, _, ratio = sys.argv[1].partition(":")
+base, cap, prev = 10, 200, 10
+for n in range(1, 6):
+    w = min(base * 2 ** (n - 1), cap)
+    if jitter == "none":
+        lo, hi = w, w
+    elif jitter == "full":
+        lo, hi = 0, w
+    elif jitter == "equal":
+        lo, hi = w // 2, w // 2 * 2
+    elif jitter == "decorrelated":
+        lo, hi = base, 3 * min(max(prev, base), cap)
+    elif jitter == "additive":
+        lo, hi = w, w + base
+    elif jitter == "proportional":
+        spread = w * int(float(ratio or "0.2") * 1000) // 1000
+        lo, hi = w - spread, w + spread
+    prev = min(draw(lo, hi), cap)
+    print(prev)
+EOF
+}
+
+# check_schedule JITTER: five retries against a closed port log the delays
+# computed by expected_delays, and backoff-schedule prints the same, each
+# within the schedule's bounds.
 check_schedule() {
 	local vars=(BACKOFF_SEED=42 BACKOFF_RETRIES=5 BACKOFF_BASE=10ms BACKOFF_CAP=200ms
 		BACKOFF_JITTER="$1" BACKOFF_LOG=info BACKOFF_LOG_FORMAT=json
@@ -26,6 +67,8 @@ check_schedule() {
 	planned=$(awk '!/^#/ && NF { print $2 }' <<<"$output")
 	logged=$(json_events "$T/log.json" retry delay_ms)
 	assert_eq "$(count_lines "$logged")" 5 "retry events"
+	assert_eq "$(tr '\n' ' ' <<<"$logged")" "$(expected_delays "$1" | tr '\n' ' ')" \
+		"logged vs computed delays"
 	assert_eq "$(tr '\n' ' ' <<<"$logged")" "$(tr '\n' ' ' <<<"$planned")" "logged vs planned delays"
 	awk '!/^#/ && NF && !($3 <= $2 && $2 <= $4) {
 		print "retry " $1 ": delay " $2 " outside [" $3 ", " $4 "]"; bad = 1
@@ -60,4 +103,8 @@ check_schedule() {
 
 @test "seeded delays with proportional:0.5 jitter match the schedule" {
 	check_schedule proportional:0.5
+}
+
+@test "the expected delays without jitter are the doubling window" {
+	assert_eq "$(expected_delays none | tr '\n' ' ')" "10 20 40 80 160 " "expected delays"
 }

@@ -35,6 +35,20 @@ setup() {
 	assert_eq "$(strace_connects "$T/strace" "htons($PORT)")" 1 "connect calls"
 }
 
+# A datagram connect to a bound port succeeds (the rule above is never reached):
+# here the first connect fails with ENETUNREACH, a retryable errno, at the
+# hands of tests/helpers/faultshim.c, preloaded after the library.
+@test "a UDP connect that fails with a retryable errno is not retried" {
+	closed_port server
+	run timeout 20 env LD_PRELOAD="$LIB:$HELPERS/faultshim.so" FAULT_CALL=connect FAULT_COUNT=1 \
+		FAULT_ERRNO=ENETUNREACH FAULT_REPORT="$T/faults" "${LOG_ENV[@]}" \
+		"$HELPERS/probe" --type dgram "127.0.0.1:$PORT"
+	assert_eq "$output" ENETUNREACH "probe output"
+	assert_eq "$(<"$T/faults")" "connect calls=1 faults=1" "connect calls (faultshim report)"
+	assert_eq "$(json_events "$T/log.json" retry)" "" "retry events"
+	assert_eq "$(json_events "$T/log.json" pass reason)" "not-stream" "pass events"
+}
+
 @test "a UDP connect failing with ENETUNREACH is not retried" {
 	require_unshare -n
 	run traced "$T/strace" "${UNSHARE[@]}" env "${LOG_ENV[@]}" "$HELPERS/probe" --type dgram 127.0.0.1:9

@@ -47,6 +47,24 @@ pids_that() {
 	assert_eq "$(pids_that "$T/log.json" success | wc -l)" 1 "processes that succeeded"
 }
 
+# glibc's posix_spawn child shares its parent's memory until it execs, like a
+# vfork child, and runs the file actions there (through its internal close,
+# not the close() symbol, today): closing the parent's connecting socket in
+# the child must leave the parent's records alone either way.
+@test "a posix_spawn child whose file actions close its parent's connecting socket leaves that connect retried" {
+	start_listener parent 500
+	local parent_port=$PORT
+	start_listener child 500
+	run --separate-stderr timeout 20 env LD_PRELOAD="$LIB" BACKOFF_LOG=info \
+		BACKOFF_LOG_FORMAT=json BACKOFF_LOG_FILE="$T/log.json" \
+		"$HELPERS/lifecycle" spawn-busy "127.0.0.1:$parent_port" \
+		"$HELPERS/probe" "127.0.0.1:$PORT"
+	assert_eq "$status" 0 "status (stderr: $stderr)"
+	assert_eq "$(sort <<<"$output")" $'OK\nparent OK' "output of the child and the parent's"
+	assert_eq "$(pids_that "$T/log.json" success | wc -l)" 2 "processes that succeeded"
+	assert_eq "$(grep -c '^accepted ' "$T/parent.out" || true)" 1 "connections to the parent's server"
+}
+
 @test "exec passes the configuration on, and BACKOFF=off in a child's environment turns it off there" {
 	closed_port server
 	# A shell under the library runs one probe as it is, then one with BACKOFF=off.

@@ -42,7 +42,7 @@ setup_secure_probe() {
 	[[ -z ${TEST_PRELOAD_FIRST:-} ]] || skip "not under make sanitize"
 	# Nor can gcov's runtime write its counts from there.
 	! gcov_build || skip "not with a coverage build"
-	command -v setpriv >/dev/null || skip "setpriv is not installed"
+	require_program setpriv util-linux
 	{ id daemon && id nobody; } >/dev/null 2>&1 || skip "no daemon and nobody users"
 	[[ -x $BUILD/hardening/secure-probe ]] || fail "$BUILD/hardening/secure-probe is missing"
 	SECURE_DIR=$(mktemp -d /tmp/backoff-secure.XXXXXX)

@@ -6,7 +6,7 @@ load helper
 
 setup() {
 	require_build
-	command -v valgrind >/dev/null || skip "valgrind is not installed"
+	require_program valgrind
 	# The sanitizers' runtime and valgrind do not share a process.
 	[[ -z ${TEST_PRELOAD_FIRST:-} ]] || skip "not under make sanitize"
 }

@@ -37,6 +37,7 @@ BACKOFF_SEED          0     1    1   1    1
 BACKOFF_STATS         0     1    1   1    1
 BACKOFF_ENGINE        0     1    1   1    1
 BACKOFF_STRICT        0     1    1   1    1
+BACKOFF_SHARED        0     1    1   1    1
 '
 
 # run_program VAR=VALUE...: a shell printing "out" and exiting 3 under the
@@ -128,4 +129,15 @@ check_launcher_usage() {
 
 @test "the launcher rejects a malformed duration with status 2" {
 	check_launcher_usage 10x --cap 10x
+}
+
+@test "a log file the process cannot open gets one warning naming it and the reason, then stderr" {
+	closed_port dead
+	run --separate-stderr env LD_PRELOAD="$LIB" BACKOFF_BASE=10ms BACKOFF_RETRIES=3 \
+		BACKOFF_LOG=info BACKOFF_LOG_FILE="$T/no/such/dir/log" \
+		"$HELPERS/probe" "127.0.0.1:$PORT"
+	assert_eq "$output" "ECONNREFUSED" "probe output"
+	assert_eq "$(grep -c 'BACKOFF_LOG_FILE=' <<<"$stderr")" 1 "warnings (stderr: $stderr)"
+	assert_match "$stderr" "BACKOFF_LOG_FILE=\"$T/no/such/dir/log\": cannot open it \(ENOENT\): logging to stderr"
+	assert_eq "$(grep -c 'retrying in' <<<"$stderr")" 3 "retry lines on stderr"
 }

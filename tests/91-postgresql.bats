@@ -11,7 +11,7 @@ setup_file() {
 	local bin dirs=(/usr/lib/postgresql/*/bin)
 	bin=$(printf '%s\n' "${dirs[@]}" | sort -V | tail -n 1)
 	if [[ -z $bin || ! -x $bin/initdb || ! -x $bin/pg_ctl ]] || ! command -v psql >/dev/null; then
-		export PG_SKIP="PostgreSQL server binaries (/usr/lib/postgresql/*/bin) or psql not installed"
+		export PG_SKIP="PostgreSQL server binaries (/usr/lib/postgresql/*/bin) or psql not installed (apt-get install postgresql)"
 		return 0
 	fi
 	PG_AS=()

@@ -24,7 +24,27 @@ check_late() {
 	assert_between "$accepted" "$listening" "$((listening + CAP_MS + 500))" "accept time" || return
 	assert_retried_then_connected "$T/log.json" "127.0.0.1:$PORT" ECONNREFUSED "$listening" \
 		"$CAP_MS" || return
+	assert_retries_on_time "$T/log.json" || return
 	record_matrix "$1" "$2"
+}
+
+# assert_retries_on_time LOG: each retry was made when it was due (the wait
+# clamped to it), not up to a second late: the outcome of attempt N+1 (its
+# failure, or the success) is logged within 500 ms of the failure of attempt
+# N plus its wait (a loaded machine under make sanitize takes a few hundred).
+assert_retries_on_time() {
+	local prev_mono="" prev_wait="" mono wait late worst=0
+	while read -r mono wait; do
+		if [[ -n $prev_mono ]]; then
+			late=$((mono - prev_mono - prev_wait))
+			((late > worst)) && worst=$late
+		fi
+		prev_mono=$mono prev_wait=$wait
+	done < <({
+		json_events "$1" retry mono_ms wait_ms
+		json_events "$1" success mono_ms wait_ms
+	} | sort -n)
+	assert_between "$worst" 0 500 "latest retry after its due time (ms)"
 }
 
 # late_probe MODE: the probe in MODE (the socket added to epoll after

@@ -82,7 +82,9 @@ reuse() {
 		BACKOFF_LOG=info BACKOFF_LOG_FORMAT=json BACKOFF_LOG_FILE="$T/log.json" \
 		"$HELPERS/evloop" --reuse "$how" --wait "$wait" --dead "127.0.0.1:$DEAD_PORT" \
 		"${args[@]}" --hold 900
-	EXPECTED=("A connect: EINPROGRESS" "A wait: 0" "A closed: $how" "B fd: same"
+	# While A's retry is pending: in progress, as the kernel answers mid-attempt.
+	EXPECTED=("A connect: EINPROGRESS" "A wait: 0" "A again: EALREADY" "A SO_ERROR: 0"
+		"A read: EAGAIN" "A closed: ${how%-back}" "B fd: same"
 		"B poll: 1 OUT|HUP" "B SO_ERROR: 0" "B read: ENOTCONN")
 	[[ $live == no ]] || EXPECTED+=("B connect: EINPROGRESS" "B connected: 0")
 	[[ $wait != epoll* ]] || EXPECTED+=("B in epoll set: no")
@@ -131,5 +133,23 @@ check_reuse() {
 	# glibc's fclose closes the fd internally, past the close() hook: only
 	# the inode check on the table entry tells the new socket from the old.
 	reuse fclose poll yes
+	check_reuse
+}
+
+# With -back, B is A's own socket put back on its number past every hook, so
+# that the socket's identity cannot tell: only the close hook named can have
+# ended the library's management of that number.
+@test "close() of a socket whose retry is pending ends its management: the same socket put back on its number comes back unmanaged" {
+	reuse close-back poll no
+	check_reuse
+}
+
+@test "close_range() of a socket whose retry is pending ends its management: the same socket put back on its number comes back unmanaged" {
+	reuse close_range-back poll no
+	check_reuse
+}
+
+@test "dup2() onto a socket whose retry is pending ends its management: the same socket put back on its number comes back unmanaged" {
+	reuse dup2-back poll yes
 	check_reuse
 }

@@ -7,27 +7,17 @@
 #include <strings.h>
 
 const char *const config_variables[] = {
-	"BACKOFF",
-	"BACKOFF_POLICY",
-	"BACKOFF_BASE",
-	"BACKOFF_MULTIPLIER",
-	"BACKOFF_CAP",
-	"BACKOFF_JITTER",
-	"BACKOFF_RETRIES",
-	"BACKOFF_TIMEOUT",
-	"BACKOFF_ERRORS",
-	"BACKOFF_TARGETS",
-	"BACKOFF_NONBLOCK",
-	"BACKOFF_SEND",
-	"BACKOFF_DNS",
-	"BACKOFF_LOG",
-	"BACKOFF_LOG_FILE",
-	"BACKOFF_LOG_FORMAT",
-	"BACKOFF_SEED",
-	"BACKOFF_STATS",
-	"BACKOFF_ENGINE",
-	"BACKOFF_STRICT",
-	NULL,
+	"BACKOFF",	    "BACKOFF_POLICY",
+	"BACKOFF_BASE",	    "BACKOFF_MULTIPLIER",
+	"BACKOFF_CAP",	    "BACKOFF_JITTER",
+	"BACKOFF_RETRIES",  "BACKOFF_TIMEOUT",
+	"BACKOFF_ERRORS",   "BACKOFF_TARGETS",
+	"BACKOFF_NONBLOCK", "BACKOFF_SEND",
+	"BACKOFF_DNS",	    "BACKOFF_LOG",
+	"BACKOFF_LOG_FILE", "BACKOFF_LOG_FORMAT",
+	"BACKOFF_SEED",	    "BACKOFF_STATS",
+	"BACKOFF_ENGINE",   "BACKOFF_STRICT",
+	"BACKOFF_SHARED",   NULL,
 };
 
 #define SEC 1000ULL
@@ -437,6 +427,9 @@ static int apply(struct config *cfg, const char *name, const char *v, char *why,
 	} else if (strcmp(name, "BACKOFF_DNS") == 0) {
 		if (parse_bool(v, &cfg->dns) != 0)
 			msg = "expected on or off";
+	} else if (strcmp(name, "BACKOFF_SHARED") == 0) {
+		if (parse_bool(v, &cfg->shared) != 0)
+			msg = "expected on or off";
 	} else if (strcmp(name, "BACKOFF_LOG") == 0) {
 		if (parse_choice(v, levels, N(levels), &choice) != 0)
 			msg = "expected off, error, warn, info or debug";
@@ -502,7 +495,7 @@ void config_parse(config_lookup_fn *lookup, void *ctx, struct config *cfg,
 	memset(cfg, 0, sizeof(*cfg));
 	memset(problems, 0, sizeof(*problems));
 	cfg->enabled = true;
-	cfg->nonblock = cfg->send = cfg->dns = true;
+	cfg->nonblock = cfg->send = cfg->dns = cfg->shared = true;
 	cfg->log_level = LOG_LEVEL_WARN;
 	errset_from(&cfg->errors_inet, default_inet_errors, N(default_inet_errors));
 	errset_from(&cfg->errors_unix, default_unix_errors, N(default_unix_errors));

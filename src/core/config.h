@@ -37,6 +37,7 @@ struct config {
 	struct config_errset errors_unix; /* retryable connect errors, AF_UNIX */
 	struct target_set targets;
 	bool nonblock, send, dns;
+	bool shared; /* BACKOFF_SHARED: a budget per destination, "known down" */
 	enum log_level log_level;
 	char log_file[PATH_MAX]; /* empty: stderr */
 	bool log_json;

@@ -12,7 +12,7 @@
 #include "sys/rng.h"
 #include "sys/text.h"
 
-static atomic_uint_fast64_t stat_calls, stat_retries, stat_giveups, stat_waited_ms;
+static atomic_uint_fast64_t stat_calls, stat_retries, stat_giveups, stat_waited_ms, stat_unmanaged;
 
 static void count(atomic_uint_fast64_t *counter, uint64_t n)
 {
@@ -25,6 +25,12 @@ void retry_stats_read(struct retry_stats *out)
 	out->retries = atomic_load_explicit(&stat_retries, memory_order_relaxed);
 	out->giveups = atomic_load_explicit(&stat_giveups, memory_order_relaxed);
 	out->waited_ms = atomic_load_explicit(&stat_waited_ms, memory_order_relaxed);
+	out->unmanaged = atomic_load_explicit(&stat_unmanaged, memory_order_relaxed);
+}
+
+void retry_count_unmanaged(void)
+{
+	count(&stat_unmanaged, 1);
 }
 
 /* The destination as the log prints it: the address, else the name looked up. */
@@ -71,6 +77,13 @@ void retry_log_pass(const char *call, const struct target_addr *target, int err,
 
 	if (log_enabled(LOG_LEVEL_DEBUG))
 		log_simple(LOG_LEVEL_DEBUG, "pass", &c, err, 0, LOG_NONE, LOG_NONE, reason);
+}
+
+void retry_log_down(const char *call, const struct target_addr *target, uint64_t elapsed_ms)
+{
+	struct retry_call c = { .call = call, .target = target };
+
+	log_simple(LOG_LEVEL_INFO, "down", &c, 0, 0, LOG_NONE, (int64_t)elapsed_ms, "budget-spent");
 }
 
 void retry_begin(const struct config *cfg, struct retry_progress *p, uint64_t budget_ms,

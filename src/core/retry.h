@@ -85,9 +85,19 @@ void retry_dns_errors(struct config_errset *out);
 /* Counters for BACKOFF_STATS. */
 struct retry_stats {
 	uint64_t calls, retries, giveups, waited_ms;
+	uint64_t unmanaged; /* connects passed through for want of memory */
 };
 
 void retry_stats_read(struct retry_stats *out);
+
+/* Count a connect that could not be managed.  Async-signal-safe. */
+void retry_count_unmanaged(void);
+
+/*
+ * Say at info that @target is known down: its budget ran out @elapsed_ms
+ * after its first failure, with no success.
+ */
+void retry_log_down(const char *call, const struct target_addr *target, uint64_t elapsed_ms);
 
 /* Log a failed call that is passed through unretried, at debug level. */
 void retry_log_pass(const char *call, const struct target_addr *target, int err,

@@ -3,6 +3,7 @@
 #include <sys/socket.h>
 
 #include "core/addrlist.h"
+#include "core/dest.h"
 #include "core/pending.h"
 #include "core/retry.h"
 #include "init.h"
@@ -35,24 +36,35 @@ static const char *why_not(const struct config *cfg, int fd, const struct target
 		t->family == AF_UNIX ? &cfg->errors_unix : &cfg->errors_inet;
 	int type;
 
-	if (err != EINPROGRESS && !config_errset_has(set, err))
+	if (err == EINPROGRESS) {
+		/*
+		 * Only a connection-mode socket that is non-blocking (or blocking
+		 * with SO_SNDTIMEO expired: then the program does not wait for it,
+		 * and a retry checks the mode first) answers so: no system call.
+		 */
+		*blocking = false;
+		goto destination;
+	}
+	if (!config_errset_has(set, err))
 		return "errno";
 	type = sock_type(fd);
 	/* An AF_UNIX datagram connect fails too while the receiver is missing. */
 	if (type != SOCK_STREAM && !(type == SOCK_DGRAM && t->family == AF_UNIX))
 		return "not-stream";
 	*blocking = sock_is_blocking(fd);
-	if (*blocking && err == EINPROGRESS)
-		return "errno"; /* SO_SNDTIMEO expired mid-attempt: never retried */
 	/* A datagram connect ends at once: no attempt is under way for the event loop. */
 	if (!*blocking && type == SOCK_DGRAM)
 		return "nonblocking";
+destination:
 	if (!*blocking && !cfg->nonblock)
 		return "nonblocking";
 	if (!target_matches(&cfg->targets, t))
 		return "excluded";
-	/* Programs that try several addresses move on at once, as without libbackoff. */
-	if (addrlist_find(t, clock_now_ms()) == ADDRLIST_NOT_LAST)
+	/*
+	 * Programs that try several addresses move on at once, as without
+	 * libbackoff.  An attempt under way is asked at its first failure.
+	 */
+	if (err != EINPROGRESS && addrlist_find(t, clock_now_ms()) == ADDRLIST_NOT_LAST)
 		return "not-last-address";
 	return NULL;
 }
@@ -71,10 +83,15 @@ static int connect_managed(int fd, const struct sockaddr *addr, socklen_t len, b
 	case PENDING_CONNECTING:
 		/* hiredis and perl check completion so: the kernel answers them. */
 		rc = real_connect(fd, addr, len);
-		if (rc == 0 || (errno != EALREADY && errno != EINPROGRESS)) {
-			err = errno;
-			pending_release(fd);
-			errno = err;
+		if (rc != 0 && errno == EALREADY)
+			return rc;
+		err = errno;
+		pending_release(fd, rc == 0 || err == EISCONN);
+		errno = err;
+		/* A new attempt: the number was reused behind the hooks; managed afresh. */
+		if (rc != 0 && err == EINPROGRESS) {
+			*done = false;
+			return -1;
 		}
 		return rc;
 	default:
@@ -86,8 +103,9 @@ static int connect_managed(int fd, const struct sockaddr *addr, socklen_t len, b
 /*
  * Returns 0 with errno untouched on success, else -1 with the errno of the
  * last real attempt, or EINPROGRESS for a non-blocking connect whose retry is
- * scheduled.  Thread-safe; async-signal-safe as connect(2) is for blocking
- * sockets.
+ * scheduled.  Thread-safe.  Async-signal-safe: a signal handler may call
+ * it while its thread is inside another hook (nothing here waits for a
+ * lock); a blocking retry sleeps in the handler, as the program asked.
  */
 EXPORT int connect(int fd, __CONST_SOCKADDR_ARG arg, socklen_t len)
 {
@@ -103,9 +121,18 @@ EXPORT int connect(int fd, __CONST_SOCKADDR_ARG arg, socklen_t len)
 		rc = connect_managed(fd, addr, len, &done);
 		if (done)
 			return rc;
+		if (rc != 0)
+			goto failed; /* connect_managed made this attempt */
 	}
-	if (real_connect(fd, addr, len) == 0)
+	if (real_connect(fd, addr, len) == 0) {
+		/* A destination whose clock runs is up again (rare: one load otherwise). */
+		if (__builtin_expect(dest_any_clock(), 0) && cfg->enabled &&
+		    target_from_sockaddr(addr, len, &target))
+			dest_succeeded(dest_of(cfg, &target));
+		errno = saved;
 		return 0;
+	}
+failed:
 	err = errno;
 	if (!cfg->enabled || !target_from_sockaddr(addr, len, &target))
 		goto out_fail;
@@ -124,17 +151,31 @@ EXPORT int connect(int fd, __CONST_SOCKADDR_ARG arg, socklen_t len)
 	}
 	{
 		struct connect_ctx ctx = { fd, addr, len };
+		struct dest *d = dest_of(cfg, &target);
+		uint64_t budget, sndtimeo;
 		struct retry_call call = {
 			.call = "connect",
 			.target = &target,
 			.retryable =
 				target.family == AF_UNIX ? &cfg->errors_unix : &cfg->errors_inet,
-			.budget_ms = sock_sndtimeo_ms(fd),
 			.attempt = connect_again,
 			.ctx = &ctx,
 		};
 
+		if (dest_down(d)) {
+			/* Its budget ran out: the kernel's answer, at once, as without libbackoff.
+			 */
+			retry_log_pass("connect", &target, err, "known-down");
+			goto out_fail;
+		}
+		budget = dest_budget_left(cfg, d, clock_now_ms());
+		sndtimeo = sock_sndtimeo_ms(fd);
+		call.budget_ms = sndtimeo < budget ? sndtimeo : budget;
 		err = retry_blocking(cfg, &call, err);
+		if (err == 0)
+			dest_succeeded(d);
+		else
+			dest_gave_up(cfg, d, &target, clock_now_ms());
 	}
 	if (err == 0) {
 		errno = saved;

@@ -1,96 +1,104 @@
 /* epoll_ctl/epoll_wait/epoll_pwait/epoll_pwait2: records, hiding by deletion, replay. */
 #include <errno.h>
-#include <stdatomic.h>
-#include <string.h>
 #include <sys/epoll.h>
 
+#include "core/epollreg.h"
 #include "core/pending.h"
 #include "init.h"
-#include "intercept/waitclock.h"
+#include "intercept/waitdrv.h"
 #include "sys/real.h"
 
 /*
- * Registrations of a managed fd are recorded so that a failed attempt can
- * be deleted from every set and replayed after the reconnect; while the fd
- * is hidden the program's own calls change the record only.  errno as
- * epoll_ctl(2) sets it.
+ * Every registration is recorded, so that a connect made after it can be
+ * hidden (deleted from every set) and replayed without asking /proc.  While
+ * a managed fd is hidden the program's own calls change the record only.
+ * errno as epoll_ctl(2) sets it.
  */
 EXPORT int epoll_ctl(int epfd, int op, int fd, struct epoll_event *event)
 {
-	int rc, err;
+	uint32_t events = event ? event->events : 0;
+	uint64_t data = event ? event->data.u64 : 0;
+	int rc, err, saved;
 
-	if (pending_any() && (op == EPOLL_CTL_DEL || event)) {
-		uint32_t events = event ? event->events : 0;
-		uint64_t data = event ? event->data.u64 : 0;
-
-		if (pending_epoll_ctl(epfd, op, fd, events, data, &rc, &err)) {
-			if (rc != 0)
-				errno = err;
-			return rc;
-		}
+	if (pending_any() && (op == EPOLL_CTL_DEL || event) &&
+	    pending_epoll_ctl(epfd, op, fd, events, data, &rc, &err)) {
+		if (rc != 0)
+			errno = err;
+		return rc;
 	}
 	rc = real_epoll_ctl(epfd, op, fd, event);
-	if (rc == 0 && op == EPOLL_CTL_ADD)
-		pending_note_epoll_add(epfd, fd);
+	if (rc != 0)
+		return rc;
+	saved = errno;
+	if (!epollreg_record(epfd, op, fd, events, data)) {
+		struct fdslot *s = fdtable_peek(fd);
+
+		/* Not recorded: a connect on this fd asks /proc which sets hold it. */
+		if (s)
+			atomic_fetch_or_explicit(&s->word, FDS_UNKNOWN, memory_order_relaxed);
+	}
+	errno = saved;
 	return rc;
 }
 
-/* Kernels before 5.11 have no epoll_pwait2: then waits are in milliseconds, rounded up. */
-static atomic_bool no_pwait2;
+enum epoll_kind { KIND_WAIT, KIND_PWAIT, KIND_PWAIT2 };
 
-/* One real wait with a timespec timeout (NULL: unbounded). */
-static int wait_once(int epfd, struct epoll_event *events, int max, const struct timespec *ts,
-		     const sigset_t *ss)
+static int epoll_real(enum epoll_kind kind, int epfd, struct epoll_event *events, int max,
+		      int64_t timeout_ns, const sigset_t *ss)
 {
-	int ms, rc;
+	struct timespec ts = waitdrv_ns_to_ts(timeout_ns);
 
-	if (!atomic_load_explicit(&no_pwait2, memory_order_relaxed)) {
-		rc = real_epoll_pwait2(epfd, events, max, ts, ss);
-		if (rc >= 0 || errno != ENOSYS)
-			return rc;
-		atomic_store_explicit(&no_pwait2, true, memory_order_relaxed);
+	switch (kind) {
+	case KIND_WAIT:
+		return real_epoll_wait(epfd, events, max, waitdrv_ns_to_ms(timeout_ns));
+	case KIND_PWAIT:
+		return real_epoll_pwait(epfd, events, max, waitdrv_ns_to_ms(timeout_ns), ss);
+	default:
+		return real_epoll_pwait2(epfd, events, max, timeout_ns < 0 ? NULL : &ts, ss);
 	}
-	if (!ts)
-		ms = -1;
-	else if (ts->tv_sec > 1000000)
-		ms = 1000000000;
-	else /* rounded up: a wait never ends early */
-		ms = (int)(ts->tv_sec * 1000 + (ts->tv_nsec + 999999) / 1000000);
-	return real_epoll_pwait(epfd, events, max, ms, ss);
 }
 
-static int epoll_managed(int epfd, struct epoll_event *events, int max, int64_t timeout_ns,
-			 const sigset_t *ss)
+/*
+ * Whether the program sees event @ev of @epfd.  Its data names a managed fd
+ * only if that fd is registered in @epfd with the same data; an fd that is
+ * hidden is in no set, so the event is another fd's with the same data and
+ * is the program's.  A failure shows as an error or hang-up on the fd's own
+ * event.
+ */
+static bool epoll_keep(const struct config *cfg, int epfd, struct epoll_event *ev)
 {
-	const struct config *cfg = init_config_get();
-	struct waitclock clock;
+	int fd = epollreg_lookup(epfd, ev->data.u64);
+	bool extra = false;
+	uint64_t due;
+
+	if (fd < 0 || pending_hidden(fd, &due))
+		return true;
+	if (!pending_event(cfg, fd, ev->events & (EPOLLERR | EPOLLHUP), &extra))
+		return false;
+	if (extra)
+		ev->events |= EPOLLERR;
+	return true;
+}
+
+static int epoll_managed(enum epoll_kind kind, int epfd, struct epoll_event *events, int max,
+			 int64_t timeout_ns, const sigset_t *ss)
+{
+	struct waitdrv w;
 	int saved = errno;
 
-	waitclock_start(&clock, timeout_ns);
+	waitdrv_begin(&w, init_config_get(), timeout_ns);
 	for (;;) {
-		struct timespec ts;
-		int rc, err, i, kept = 0;
+		int rc, i, kept = 0;
 
-		pending_run_due(cfg, clock_now_ms());
-		rc = wait_once(epfd, events, max, waitclock_next(&clock, &ts) ? &ts : NULL, ss);
-		err = errno;
-		if (rc < 0) {
-			errno = err;
+		waitdrv_run_due(&w);
+		/* Hidden fds are out of the set: the snapshot is the clamp alone. */
+		rc = epoll_real(kind, epfd, events, max, waitdrv_timeout(&w, CONFIG_INFINITE), ss);
+		if (rc < 0)
 			return rc;
-		}
-		for (i = 0; i < rc; i++) {
-			int fd = pending_any() ? pending_fd_by_epoll(epfd, events[i].data.u64) : -1;
-			bool extra = false;
-
-			if (fd >= 0 &&
-			    !pending_event(cfg, fd, events[i].events & (EPOLLERR | EPOLLHUP),
-					   &extra))
-				continue;
-			if (extra)
-				events[i].events |= EPOLLERR;
-			events[kept++] = events[i];
-		}
-		if (kept > 0 || waitclock_expired(&clock)) {
+		for (i = 0; i < rc; i++)
+			if (!pending_any() || epoll_keep(w.cfg, epfd, &events[i]))
+				events[kept++] = events[i];
+		if (kept > 0 || waitdrv_expired(&w)) {
 			errno = saved;
 			return kept;
 		}
@@ -101,8 +109,7 @@ EXPORT int epoll_wait(int epfd, struct epoll_event *events, int max, int timeout
 {
 	if (!pending_any())
 		return real_epoll_wait(epfd, events, max, timeout);
-	return epoll_managed(epfd, events, max, timeout < 0 ? -1 : (int64_t)timeout * 1000000,
-			     NULL);
+	return epoll_managed(KIND_WAIT, epfd, events, max, waitdrv_ms_to_ns(timeout), NULL);
 }
 
 EXPORT int epoll_pwait(int epfd, struct epoll_event *events, int max, int timeout,
@@ -110,17 +117,14 @@ EXPORT int epoll_pwait(int epfd, struct epoll_event *events, int max, int timeou
 {
 	if (!pending_any())
 		return real_epoll_pwait(epfd, events, max, timeout, ss);
-	return epoll_managed(epfd, events, max, timeout < 0 ? -1 : (int64_t)timeout * 1000000, ss);
+	return epoll_managed(KIND_PWAIT, epfd, events, max, waitdrv_ms_to_ns(timeout), ss);
 }
 
 EXPORT int epoll_pwait2(int epfd, struct epoll_event *events, int max,
 			const struct timespec *timeout, const sigset_t *ss)
 {
-	int64_t ns = -1;
-
+	/* A negative timeout is the kernel's EINVAL to give. */
 	if (!pending_any() || (timeout && (timeout->tv_sec < 0 || timeout->tv_nsec < 0)))
 		return real_epoll_pwait2(epfd, events, max, timeout, ss);
-	if (timeout)
-		ns = (int64_t)timeout->tv_sec * 1000000000 + timeout->tv_nsec;
-	return epoll_managed(epfd, events, max, ns, ss);
+	return epoll_managed(KIND_PWAIT2, epfd, events, max, waitdrv_ts_to_ns(timeout), ss);
 }

@@ -2,7 +2,7 @@
 #include <limits.h>
 #include <unistd.h>
 
-#include "core/pending.h"
+#include "core/fdtable.h"
 #include "init.h"
 #include "sys/real.h"
 
@@ -13,33 +13,33 @@
 /* State is dropped before the real call: the number may be reused at once after it. */
 EXPORT int close(int fd)
 {
-	pending_forget_fd(fd);
+	fdtable_forget(fd);
 	return real_close(fd);
 }
 
 EXPORT int close_range(unsigned lo, unsigned hi, int flags)
 {
 	if (lo <= hi && !((unsigned)flags & CLOSE_RANGE_CLOEXEC))
-		pending_forget(lo, hi);
+		fdtable_forget_range(lo, hi);
 	return real_close_range(lo, hi, flags);
 }
 
 EXPORT void closefrom(int lo)
 {
-	pending_forget(lo < 0 ? 0 : (unsigned)lo, UINT_MAX);
+	fdtable_forget_range(lo < 0 ? 0 : (unsigned)lo, UINT_MAX);
 	real_closefrom(lo);
 }
 
 EXPORT int dup2(int old, int new)
 {
 	if (old != new)
-		pending_forget_fd(new);
+		fdtable_forget(new);
 	return real_dup2(old, new);
 }
 
 EXPORT int dup3(int old, int new, int flags)
 {
 	if (old != new)
-		pending_forget_fd(new);
+		fdtable_forget(new);
 	return real_dup3(old, new, flags);
 }

@@ -1,93 +1,148 @@
 /* poll/ppoll/select/pselect (and the fortified poll entries): hide, detect, retry, on time. */
 #include <errno.h>
 #include <poll.h>
+#include <sys/mman.h>
 #include <sys/select.h>
 
 #include "core/pending.h"
 #include "init.h"
-#include "intercept/waitclock.h"
+#include "intercept/waitdrv.h"
 #include "sys/real.h"
 
-static int64_t ms_to_ns(int timeout_ms)
+/* Positions masked in one poll array: on the stack, else in a mapping made for the call. */
+#define MASK_STACK 64
+
+struct masks {
+	nfds_t stack[MASK_STACK];
+	nfds_t *at;
+	nfds_t cap, n;
+	size_t mapped;
+};
+
+static void masks_init(struct masks *m)
 {
-	return timeout_ms < 0 ? -1 : (int64_t)timeout_ms * 1000000;
+	m->at = m->stack;
+	m->cap = MASK_STACK;
+	m->n = 0;
+	m->mapped = 0;
 }
 
-static int64_t ts_to_ns(const struct timespec *ts)
+/* Room for @total positions; false if memory cannot be had (then nothing is masked). */
+static bool masks_room(struct masks *m, nfds_t total)
 {
-	if (!ts)
-		return -1;
-	if (ts->tv_sec < 0 || ts->tv_nsec < 0)
-		return 0;
-	if (ts->tv_sec > INT64_MAX / 1000000000 - 1)
-		return -1;
-	return (int64_t)ts->tv_sec * 1000000000 + ts->tv_nsec;
+	void *p;
+
+	if (total <= m->cap)
+		return true;
+	m->mapped = total * sizeof(nfds_t);
+	p = mmap(NULL, m->mapped, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED) {
+		m->mapped = 0;
+		return false;
+	}
+	m->at = p;
+	m->cap = total;
+	return true;
 }
 
-/* Whether @fd is in the @n entries of @fds. */
-static bool listed(int fd, const int *fds, unsigned n)
+static void masks_free(struct masks *m)
 {
-	unsigned i;
-
-	for (i = 0; i < n; i++)
-		if (fds[i] == fd)
-			return true;
-	return false;
+	if (m->mapped)
+		munmap(m->at, m->mapped);
 }
 
 /*
- * The poll family with managed connects about: hidden fds are set to -1 in
- * the program's own array for the duration of the real call (and restored),
- * a failed attempt with retries left is taken out of the result, and the
- * program's timeout is kept across the extra wake-ups.  errno as the real
- * call leaves it.
+ * The snapshot: hidden fds are set to -1 in the program's own array for the
+ * duration of the real call (and restored after it, by position), and the
+ * earliest of their due retries is returned, read with the hiding itself.
  */
-static int poll_managed(struct pollfd *fds, nfds_t n, int64_t timeout_ns, const sigset_t *ss)
+static uint64_t poll_snapshot(struct pollfd *fds, nfds_t n, struct masks *m)
 {
-	const struct config *cfg = init_config_get();
-	int managed[PENDING_MAX], masked_fd[PENDING_MAX];
-	bool hidden[PENDING_MAX];
-	nfds_t masked_at[PENDING_MAX];
-	struct waitclock clock;
+	uint64_t earliest = CONFIG_INFINITE;
+	nfds_t k;
+
+	m->n = 0;
+	for (k = 0; k < n; k++) {
+		uint64_t due;
+
+		if (!pending_hidden(fds[k].fd, &due))
+			continue;
+		if (m->n == m->cap && !masks_room(m, n))
+			break;
+		m->at[m->n++] = k;
+		if (due < earliest)
+			earliest = due;
+	}
+	/* Negative: poll ignores it; the complement restores it. */
+	for (k = 0; k < m->n; k++)
+		fds[m->at[k]].fd = ~fds[m->at[k]].fd;
+	return earliest;
+}
+
+static void poll_restore(struct pollfd *fds, const struct masks *m)
+{
+	nfds_t k;
+
+	for (k = 0; k < m->n; k++) {
+		fds[m->at[k]].fd = ~fds[m->at[k]].fd;
+		fds[m->at[k]].revents = 0;
+	}
+}
+
+enum poll_kind { KIND_POLL, KIND_PPOLL, KIND_POLL_CHK, KIND_PPOLL_CHK };
+
+static int poll_real(enum poll_kind kind, struct pollfd *fds, nfds_t n, int64_t timeout_ns,
+		     const sigset_t *ss, size_t fdslen)
+{
+	struct timespec ts = waitdrv_ns_to_ts(timeout_ns);
+
+	switch (kind) {
+	case KIND_POLL:
+		return real_poll(fds, n, waitdrv_ns_to_ms(timeout_ns));
+	case KIND_POLL_CHK:
+		return real___poll_chk(fds, n, waitdrv_ns_to_ms(timeout_ns), fdslen);
+	case KIND_PPOLL:
+		return real_ppoll(fds, n, timeout_ns < 0 ? NULL : &ts, ss);
+	default:
+		return real___ppoll_chk(fds, n, timeout_ns < 0 ? NULL : &ts, ss, fdslen);
+	}
+}
+
+/*
+ * The poll family with managed connects about: each real call is the one
+ * the program made (poll stays poll), a failed attempt with retries left is
+ * taken out of the result, and the program's timeout is kept across the
+ * extra wake-ups.  errno as the real call leaves it.
+ */
+static int poll_managed(enum poll_kind kind, struct pollfd *fds, nfds_t n, int64_t timeout_ns,
+			const sigset_t *ss, size_t fdslen)
+{
+	struct waitdrv w;
+	struct masks m;
 	int saved = errno;
 
-	waitclock_start(&clock, timeout_ns);
+	waitdrv_begin(&w, init_config_get(), timeout_ns);
+	masks_init(&m);
 	for (;;) {
-		unsigned nmanaged, nmasked = 0, i;
-		struct timespec ts;
 		int rc, err;
 		nfds_t k;
 
-		pending_run_due(cfg, clock_now_ms());
-		nmanaged = pending_list(managed, hidden, PENDING_MAX);
-		for (k = 0; k < n && nmasked < PENDING_MAX; k++) {
-			for (i = 0; i < nmanaged; i++) {
-				if (hidden[i] && fds[k].fd == managed[i]) {
-					masked_at[nmasked] = k;
-					masked_fd[nmasked++] = fds[k].fd;
-					fds[k].fd = -1;
-					break;
-				}
-			}
-		}
-		rc = real_ppoll(fds, n, waitclock_next(&clock, &ts) ? &ts : NULL, ss);
+		waitdrv_run_due(&w);
+		rc = poll_real(kind, fds, n, waitdrv_timeout(&w, poll_snapshot(fds, n, &m)), ss,
+			       fdslen);
 		err = errno;
-		for (i = 0; i < nmasked; i++) {
-			fds[masked_at[i]].fd = masked_fd[i];
-			fds[masked_at[i]].revents = 0;
-		}
+		poll_restore(fds, &m);
 		if (rc < 0) {
+			masks_free(&m);
 			errno = err;
 			return rc;
 		}
-		/* Another thread may have started managing an fd meanwhile. */
-		nmanaged = pending_list(managed, hidden, PENDING_MAX);
 		for (k = 0; rc > 0 && k < n; k++) {
 			bool extra;
 
-			if (!fds[k].revents || !listed(fds[k].fd, managed, nmanaged))
+			if (!fds[k].revents || !pending_managed(fds[k].fd))
 				continue;
-			if (!pending_event(cfg, fds[k].fd, fds[k].revents & (POLLERR | POLLHUP),
+			if (!pending_event(w.cfg, fds[k].fd, fds[k].revents & (POLLERR | POLLHUP),
 					   &extra)) {
 				fds[k].revents = 0;
 				rc--;
@@ -95,7 +150,8 @@ static int poll_managed(struct pollfd *fds, nfds_t n, int64_t timeout_ns, const 
 				fds[k].revents |= POLLERR;
 			}
 		}
-		if (rc > 0 || waitclock_expired(&clock)) {
+		if (rc > 0 || waitdrv_expired(&w)) {
+			masks_free(&m);
 			errno = saved;
 			return rc;
 		}
@@ -106,14 +162,15 @@ EXPORT int poll(struct pollfd *fds, nfds_t n, int timeout)
 {
 	if (!pending_any())
 		return real_poll(fds, n, timeout);
-	return poll_managed(fds, n, ms_to_ns(timeout), NULL);
+	return poll_managed(KIND_POLL, fds, n, waitdrv_ms_to_ns(timeout), NULL, 0);
 }
 
 EXPORT int ppoll(struct pollfd *fds, nfds_t n, const struct timespec *timeout, const sigset_t *ss)
 {
-	if (!pending_any())
+	/* A negative timeout is the kernel's EINVAL to give. */
+	if (!pending_any() || (timeout && (timeout->tv_sec < 0 || timeout->tv_nsec < 0)))
 		return real_ppoll(fds, n, timeout, ss);
-	return poll_managed(fds, n, ts_to_ns(timeout), ss);
+	return poll_managed(KIND_PPOLL, fds, n, waitdrv_ts_to_ns(timeout), ss, 0);
 }
 
 EXPORT int __poll_chk(struct pollfd *fds, nfds_t n, int timeout, size_t fdslen)
@@ -121,15 +178,16 @@ EXPORT int __poll_chk(struct pollfd *fds, nfds_t n, int timeout, size_t fdslen)
 	/* An overflowing array is the fortified check's to report. */
 	if (!pending_any() || fdslen / sizeof(*fds) < n)
 		return real___poll_chk(fds, n, timeout, fdslen);
-	return poll_managed(fds, n, ms_to_ns(timeout), NULL);
+	return poll_managed(KIND_POLL_CHK, fds, n, waitdrv_ms_to_ns(timeout), NULL, fdslen);
 }
 
 EXPORT int __ppoll_chk(struct pollfd *fds, nfds_t n, const struct timespec *timeout,
 		       const sigset_t *ss, size_t fdslen)
 {
-	if (!pending_any() || fdslen / sizeof(*fds) < n)
+	if (!pending_any() || fdslen / sizeof(*fds) < n ||
+	    (timeout && (timeout->tv_sec < 0 || timeout->tv_nsec < 0)))
 		return real___ppoll_chk(fds, n, timeout, ss, fdslen);
-	return poll_managed(fds, n, ts_to_ns(timeout), ss);
+	return poll_managed(KIND_PPOLL_CHK, fds, n, waitdrv_ts_to_ns(timeout), ss, fdslen);
 }
 
 static void copy_set(fd_set *dst, const fd_set *src)
@@ -157,19 +215,32 @@ static int clear_fd(fd_set *r, fd_set *w, fd_set *e, int fd)
 	return held;
 }
 
+/* The snapshot of select: hidden fds cleared from the sets, and their earliest due retry. */
+static uint64_t select_snapshot(int nfds, fd_set *r, fd_set *w, fd_set *e)
+{
+	uint64_t earliest = CONFIG_INFINITE, due;
+	int fd;
+
+	for (fd = 0; fd < nfds; fd++) {
+		if (!(in_set(r, fd) || in_set(w, fd) || in_set(e, fd)) || !pending_hidden(fd, &due))
+			continue;
+		clear_fd(r, w, e, fd);
+		if (due < earliest)
+			earliest = due;
+	}
+	return earliest;
+}
+
 /*
  * The select family with managed connects about, on copies of the program's
- * sets (select overwrites them).  Like the kernel, *tv_left gets the time
- * that was left.  errno as the real call leaves it.
+ * sets (select overwrites them); select stays select.  Like the kernel,
+ * *tv_left gets the time that was left.  errno as the real call leaves it.
  */
 static int select_managed(int nfds, fd_set *r, fd_set *w, fd_set *e, int64_t timeout_ns,
-			  const sigset_t *ss, struct timeval *tv_left)
+			  const sigset_t *ss, struct timeval *tv_left, bool is_pselect)
 {
-	const struct config *cfg = init_config_get();
 	fd_set in_r, in_w, in_e;
-	int managed[PENDING_MAX];
-	bool hidden[PENDING_MAX];
-	struct waitclock clock;
+	struct waitdrv drv;
 	int saved = errno;
 
 	FD_ZERO(&in_r);
@@ -178,40 +249,44 @@ static int select_managed(int nfds, fd_set *r, fd_set *w, fd_set *e, int64_t tim
 	copy_set(&in_r, r);
 	copy_set(&in_w, w);
 	copy_set(&in_e, e);
-	waitclock_start(&clock, timeout_ns);
+	waitdrv_begin(&drv, init_config_get(), timeout_ns);
 	for (;;) {
-		unsigned nmanaged, i;
-		struct timespec ts;
-		int rc, err;
+		int64_t t;
+		int rc, err, fd;
 
-		pending_run_due(cfg, clock_now_ms());
+		waitdrv_run_due(&drv);
 		copy_set(r, &in_r);
 		copy_set(w, &in_w);
 		copy_set(e, &in_e);
-		nmanaged = pending_list(managed, hidden, PENDING_MAX);
-		for (i = 0; i < nmanaged; i++)
-			if (hidden[i] && managed[i] < nfds)
-				clear_fd(r, w, e, managed[i]);
-		rc = real_pselect(nfds, r, w, e, waitclock_next(&clock, &ts) ? &ts : NULL, ss);
+		t = waitdrv_timeout(&drv, select_snapshot(nfds, r, w, e));
+		if (is_pselect) {
+			struct timespec ts = waitdrv_ns_to_ts(t);
+
+			rc = real_pselect(nfds, r, w, e, t < 0 ? NULL : &ts, ss);
+		} else {
+			struct timeval tv = { (time_t)(t / 1000000000),
+					      (suseconds_t)((t % 1000000000 + 999) / 1000) };
+
+			rc = real_select(nfds, r, w, e, t < 0 ? NULL : &tv);
+		}
 		err = errno;
 		if (rc < 0) {
 			errno = err;
 			return rc;
 		}
-		nmanaged = pending_list(managed, hidden, PENDING_MAX);
-		for (i = 0; rc > 0 && i < nmanaged; i++) {
-			int fd = managed[i];
+		for (fd = 0; rc > 0 && fd < nfds; fd++) {
 			bool extra;
 
-			if (fd >= nfds || !(in_set(r, fd) || in_set(w, fd) || in_set(e, fd)))
+			if (!(in_set(r, fd) || in_set(w, fd) || in_set(e, fd)) ||
+			    !pending_managed(fd))
 				continue;
 			/* select says nothing of errors: any readiness may be a failure. */
-			if (!pending_event(cfg, fd, true, &extra))
+			if (!pending_event(drv.cfg, fd, true, &extra))
 				rc -= clear_fd(r, w, e, fd);
 		}
-		if (rc > 0 || waitclock_expired(&clock)) {
+		if (rc > 0 || waitdrv_expired(&drv)) {
 			if (tv_left) {
-				uint64_t left = waitclock_left_ns(&clock);
+				uint64_t left = waitdrv_left_ns(&drv);
 
 				tv_left->tv_sec = (time_t)(left / 1000000000ULL);
 				tv_left->tv_usec = (suseconds_t)(left % 1000000000ULL / 1000);
@@ -224,17 +299,11 @@ static int select_managed(int nfds, fd_set *r, fd_set *w, fd_set *e, int64_t tim
 
 EXPORT int select(int nfds, fd_set *r, fd_set *w, fd_set *e, struct timeval *timeout)
 {
-	int64_t ns = -1;
-
-	if (!pending_any() || nfds < 0 || nfds > FD_SETSIZE)
+	/* Bad arguments (EINVAL) are the kernel's to give. */
+	if (!pending_any() || nfds < 0 || nfds > FD_SETSIZE ||
+	    (timeout && (timeout->tv_sec < 0 || timeout->tv_usec < 0)))
 		return real_select(nfds, r, w, e, timeout);
-	if (timeout) {
-		if (timeout->tv_sec < 0 || timeout->tv_usec < 0)
-			return real_select(nfds, r, w, e,
-					   timeout); /* EINVAL is the kernel's to give */
-		ns = (int64_t)timeout->tv_sec * 1000000000 + (int64_t)timeout->tv_usec * 1000;
-	}
-	return select_managed(nfds, r, w, e, ns, NULL, timeout);
+	return select_managed(nfds, r, w, e, waitdrv_tv_to_ns(timeout), NULL, timeout, false);
 }
 
 EXPORT int pselect(int nfds, fd_set *r, fd_set *w, fd_set *e, const struct timespec *timeout,
@@ -243,5 +312,5 @@ EXPORT int pselect(int nfds, fd_set *r, fd_set *w, fd_set *e, const struct times
 	if (!pending_any() || nfds < 0 || nfds > FD_SETSIZE ||
 	    (timeout && (timeout->tv_sec < 0 || timeout->tv_nsec < 0)))
 		return real_pselect(nfds, r, w, e, timeout, ss);
-	return select_managed(nfds, r, w, e, ts_to_ns(timeout), ss, NULL);
+	return select_managed(nfds, r, w, e, waitdrv_ts_to_ns(timeout), ss, NULL, true);
 }

@@ -21,6 +21,16 @@ uint64_t clock_now_ms(void)
 	return read_ms(CLOCK_MONOTONIC);
 }
 
+uint64_t clock_coarse_ns(void)
+{
+	struct timespec ts;
+	int saved = errno;
+
+	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+	errno = saved;
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
 uint64_t clock_now_ns(void)
 {
 	struct timespec ts;

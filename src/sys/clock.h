@@ -10,6 +10,12 @@ uint64_t clock_now_ms(void);
 /* Nanoseconds on CLOCK_MONOTONIC, for the program's own wait deadlines. */
 uint64_t clock_now_ns(void);
 
+/*
+ * Nanoseconds on CLOCK_MONOTONIC_COARSE (a few ms of resolution, a fraction
+ * of the cost): for ages measured in seconds.  errno preserved.
+ */
+uint64_t clock_coarse_ns(void);
+
 /* Milliseconds since the epoch on CLOCK_REALTIME, for log timestamps. */
 uint64_t clock_wall_ms(void);
 

@@ -3,6 +3,8 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
+#include <stdatomic.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -13,6 +15,8 @@
 static enum log_level log_level = LOG_LEVEL_WARN;
 static bool log_json;
 static const char *log_path;
+
+static const char *errno_name(int err);
 
 /*
  * The calling thread's stderr and the task its lines speak for: the supervisor
@@ -44,6 +48,29 @@ bool log_enabled(enum log_level level)
 }
 
 /*
+ * A BACKOFF_LOG_FILE the process cannot open (a daemon's workers run as
+ * another user) sends the lines to stderr: said once, with the reason.
+ */
+static void warn_unopenable(int err)
+{
+	static atomic_bool warned;
+	char buf[PATH_MAX + 128];
+	struct text t;
+	ssize_t ignored;
+
+	if (atomic_exchange_explicit(&warned, true, memory_order_relaxed))
+		return;
+	text_init(&t, buf, sizeof(buf));
+	text_str(&t, "backoff: BACKOFF_LOG_FILE=\"");
+	text_str(&t, log_path);
+	text_str(&t, "\": cannot open it (");
+	text_str(&t, errno_name(err));
+	text_str(&t, "): logging to stderr\n");
+	ignored = real_write(log_stderr, buf, t.len);
+	(void)ignored;
+}
+
+/*
  * The file is opened for each line: no private fd survives to be closed
  * under us (ssh runs close_range at start-up), and O_APPEND keeps lines of
  * concurrent processes whole.  If it cannot be opened the line goes to stderr.
@@ -59,10 +86,12 @@ static void emit(struct text *t)
 		text_put(t, "\n", 1);
 	if (log_path) {
 		fd = open(log_path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOCTTY, 0644);
-		if (fd < 0)
+		if (fd < 0) {
+			warn_unopenable(errno);
 			fd = log_stderr;
+		}
 	}
-	/* The real calls: the hooks may hold libbackoff's lock around this line. */
+	/* The real call: a hook logging must not reach the write() hook again. */
 	ignored = real_write(fd, t->buf, t->len);
 	(void)ignored;
 	if (fd != log_stderr)
@@ -226,6 +255,11 @@ static void format_text(struct text *t, const struct log_event *ev)
 		text_str(t, " (");
 		text_str(t, reason_text(ev->reason ? ev->reason : "?"));
 		text_str(t, ")");
+	} else if (strcmp(ev->event, "down") == 0) {
+		text_str(t, "known down: no success in ");
+		text_u64(t, (uint64_t)ev->elapsed_ms);
+		text_str(t, "ms, its time budget; further connects get the kernel's answer at once "
+			    "until one succeeds");
 	} else {
 		if (ev->err) {
 			text_str(t, err_text(ev));
@@ -284,7 +318,29 @@ void log_config_problem(const char *variable, const char *value, const char *mes
 	errno = saved;
 }
 
-void log_stats(uint64_t calls, uint64_t retries, uint64_t giveups, uint64_t waited_ms)
+void log_notice(enum log_level level, const char *event, const char *message)
+{
+	char buf[512];
+	struct text t;
+	int saved = errno;
+
+	if (!log_enabled(level))
+		return;
+	text_init(&t, buf, sizeof(buf));
+	if (json()) {
+		json_head(&t, level, event);
+		json_str(&t, "message", message);
+		text_put(&t, "}", 1);
+	} else {
+		text_head(&t);
+		text_str(&t, message);
+	}
+	emit(&t);
+	errno = saved;
+}
+
+void log_stats(uint64_t calls, uint64_t retries, uint64_t giveups, uint64_t waited_ms,
+	       uint64_t unmanaged)
 {
 	char buf[512];
 	struct text t;
@@ -297,6 +353,8 @@ void log_stats(uint64_t calls, uint64_t retries, uint64_t giveups, uint64_t wait
 		json_u64(&t, "retries", retries);
 		json_u64(&t, "giveups", giveups);
 		json_u64(&t, "waited_ms", waited_ms);
+		if (unmanaged)
+			json_u64(&t, "unmanaged", unmanaged);
 		text_put(&t, "}", 1);
 	} else {
 		text_head(&t);
@@ -308,6 +366,10 @@ void log_stats(uint64_t calls, uint64_t retries, uint64_t giveups, uint64_t wait
 		text_u64(&t, giveups);
 		text_str(&t, " waited_ms=");
 		text_u64(&t, waited_ms);
+		if (unmanaged) {
+			text_str(&t, " unmanaged=");
+			text_u64(&t, unmanaged);
+		}
 	}
 	emit(&t);
 	errno = saved;

@@ -54,7 +54,14 @@ void log_event(enum log_level level, const struct log_event *ev);
  */
 void log_config_problem(const char *variable, const char *value, const char *message);
 
-/* Write the BACKOFF_STATS summary line.  errno preserved. */
-void log_stats(uint64_t calls, uint64_t retries, uint64_t giveups, uint64_t waited_ms);
+/* Write one line with @message (JSON: @event and "message") at @level.  errno preserved. */
+void log_notice(enum log_level level, const char *event, const char *message);
+
+/*
+ * Write the BACKOFF_STATS summary line; @unmanaged (connects that could not
+ * be managed for want of memory) only when not 0.  errno preserved.
+ */
+void log_stats(uint64_t calls, uint64_t retries, uint64_t giveups, uint64_t waited_ms,
+	       uint64_t unmanaged);
 
 #endif

@@ -183,9 +183,10 @@ static void die(const char *name, const char *why)
 	static const char prefix[] = "backoff: cannot resolve ";
 	ssize_t ignored;
 
-	ignored = write(STDERR_FILENO, prefix, sizeof(prefix) - 1);
-	ignored = write(STDERR_FILENO, name, strlen(name));
-	ignored = write(STDERR_FILENO, why, strlen(why));
+	/* The system call itself: the write() symbol is libbackoff's own hook. */
+	ignored = syscall(SYS_write, STDERR_FILENO, prefix, sizeof(prefix) - 1);
+	ignored = syscall(SYS_write, STDERR_FILENO, name, strlen(name));
+	ignored = syscall(SYS_write, STDERR_FILENO, why, strlen(why));
 	(void)ignored;
 	abort();
 }

@@ -17,6 +17,15 @@
  *                 unix stream socket (abstract name, so nothing to clean up)
  *   tcp-connect   the same on TCP loopback; the client closes with
  *                 SO_LINGER 0 (a reset), so no TIME_WAIT eats the ports
+ *   nb-connect    what an event-loop proxy does per upstream connection:
+ *                 socket (non-blocking), epoll_ctl ADD before connect (nginx
+ *                 does so, data a pointer), connect, accept, epoll_wait for
+ *                 EPOLLOUT, SO_ERROR, then close both (SO_LINGER 0)
+ *
+ * With FASTPATH_INFLIGHT=K in the environment, K non-blocking connects to a
+ * port that refuses are started before the loop and left in flight (under
+ * the library, with a long BACKOFF_BASE, each stays hidden awaiting its
+ * retry): the cost of a hook must not grow with them.
  *
  * N may be 0: only the set-up runs (for subtracting start-up costs).
  * Prints "MODE N loop_ns=T" on stdout, T the time of the loop alone.
@@ -203,6 +212,69 @@ static void bench_tcp_connect(long n)
 	connect_loop(n, AF_INET, (struct sockaddr *)&sin, len, lfd);
 }
 
+static void bench_nb_connect(long n)
+{
+	struct sockaddr_in sin = { .sin_family = AF_INET };
+	struct linger lg = { .l_onoff = 1, .l_linger = 0 };
+	socklen_t len = sizeof(sin);
+	int lfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), ep = epoll_create1(EPOLL_CLOEXEC);
+	static long token;
+	long i;
+
+	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	if (lfd < 0 || ep < 0 || bind(lfd, (struct sockaddr *)&sin, len) < 0 ||
+	    listen(lfd, 64) < 0 || getsockname(lfd, (struct sockaddr *)&sin, &len) < 0)
+		die("tcp listen");
+	for (i = 0; i < n; i++) {
+		int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0), conn,
+		    err = 0;
+		struct epoll_event ev = { .events = EPOLLIN | EPOLLOUT | EPOLLET,
+					  .data.ptr = &token };
+		socklen_t elen = sizeof(err);
+
+		if (fd < 0 || epoll_ctl(ep, EPOLL_CTL_ADD, fd, &ev) < 0)
+			die("socket/epoll_ctl");
+		if (connect(fd, (struct sockaddr *)&sin, len) < 0 && errno != EINPROGRESS)
+			die("connect");
+		conn = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
+		if (conn < 0)
+			die("accept");
+		do {
+			if (epoll_wait(ep, &ev, 1, 1000) < 0)
+				die("epoll_wait");
+		} while (!(ev.events & EPOLLOUT));
+		if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &elen) < 0 || err != 0)
+			die("SO_ERROR");
+		if (setsockopt(fd, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg)) < 0)
+			die("SO_LINGER");
+		if (close(fd) < 0 || close(conn) < 0)
+			die("close");
+	}
+}
+
+/* K non-blocking connects to a port that refuses, left in flight. */
+static void start_inflight(long k)
+{
+	struct sockaddr_in sin = { .sin_family = AF_INET };
+	socklen_t len = sizeof(sin);
+	int dead = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	long i;
+
+	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	if (dead < 0 || bind(dead, (struct sockaddr *)&sin, len) < 0 ||
+	    getsockname(dead, (struct sockaddr *)&sin, &len) < 0)
+		die("bind");
+	for (i = 0; i < k; i++) {
+		int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+		struct pollfd p = { .fd = fd, .events = POLLOUT };
+
+		if (fd < 0)
+			die("socket (raise the fd limit)");
+		connect(fd, (struct sockaddr *)&sin, len);
+		poll(&p, 1, 0); /* the first failure is seen, and hidden, here */
+	}
+}
+
 int main(int argc, char **argv)
 {
 	static const struct {
@@ -216,7 +288,9 @@ int main(int argc, char **argv)
 		{ "write", bench_write },
 		{ "unix-connect", bench_unix_connect },
 		{ "tcp-connect", bench_tcp_connect },
+		{ "nb-connect", bench_nb_connect },
 	};
+	const char *inflight = getenv("FASTPATH_INFLIGHT");
 	long long start;
 	char *end;
 	long n;
@@ -230,6 +304,8 @@ int main(int argc, char **argv)
 		goto usage;
 	for (i = 0; i < sizeof(modes) / sizeof(modes[0]); i++) {
 		if (strcmp(argv[1], modes[i].name) == 0) {
+			if (inflight)
+				start_inflight(strtol(inflight, NULL, 10));
 			start = now_ns();
 			modes[i].run(n);
 			printf("%s %ld loop_ns=%lld\n", argv[1], n, now_ns() - start);
@@ -237,6 +313,7 @@ int main(int argc, char **argv)
 		}
 	}
 usage:
-	fprintf(stderr, "usage: fastpath send|poll|epoll|close|write|unix-connect|tcp-connect N\n");
+	fprintf(stderr, "usage: fastpath send|poll|epoll|close|write|unix-connect|tcp-connect|"
+			"nb-connect N\n");
 	return 2;
 }

@@ -185,7 +185,7 @@ class Bench:
     # ------------------------------------------------------------------ 1. fast path
 
     def part_fastpath(self):
-        self.log("1/5 fast-path cost")
+        self.log("1/6 fast-path cost")
         if self.quick:
             modes = [("send", 10000, 2), ("poll", 10000, 2), ("epoll", 10000, 2),
                      ("unix-connect", 1000, 2), ("tcp-connect", 1000, 2)]
@@ -460,7 +460,7 @@ class Bench:
         return res
 
     def part_recovery(self):
-        self.log("2/5 recovery after the server appears")
+        self.log("2/6 recovery after the server appears")
         methods = [
             ("libbackoff `default`", ("libbackoff", {"BACKOFF_POLICY": "default"})),
             ("libbackoff `grpc`", ("libbackoff", {"BACKOFF_POLICY": "grpc"})),
@@ -600,7 +600,7 @@ class Bench:
                 "accepted": accepted, "ok": ok, "stderr": r.stderr}
 
     def part_herd(self):
-        self.log("3/5 the herd")
+        self.log("3/6 the herd")
         strategies = ["none", "full", "equal", "decorrelated", "additive", "proportional"]
         if self.quick:
             clients, after, strategies = 20, 1000, ["none", "full"]
@@ -779,7 +779,7 @@ class Bench:
     # ------------------------------------------------------------------ 4. timing
 
     def part_timing(self):
-        self.log("4/5 timing precision")
+        self.log("4/6 timing precision")
         clients = 5 if self.quick else 20
         dur = 1000 if self.quick else 3000
         conditions = [("idle", 0)] if self.quick else [("idle", 0), ("both cores busy", 2)]
@@ -848,7 +848,7 @@ class Bench:
     # ------------------------------------------------------------------ 5. size and memory
 
     def part_size(self):
-        self.log("5/5 size and memory")
+        self.log("5/6 size and memory")
         stripped = os.path.join(self.data, "libbackoff.stripped.so")
         subprocess.run(["strip", "--strip-all", "-o", stripped, self.lib], check=True)
         size_out = subprocess.run(["size", stripped], capture_output=True, text=True,
@@ -962,6 +962,261 @@ class Bench:
 
     # ------------------------------------------------------------------ report
 
+    # ------------------------------------------------------------ 6. event loop at scale
+
+    def fastpath_loop(self, mode, n, preload, extra_env=None, inflight=0):
+        env = clean_env(**(extra_env or {}))
+        if preload:
+            env["LD_PRELOAD"] = self.lib
+        if inflight:
+            env["FASTPATH_INFLIGHT"] = str(inflight)
+
+        def limits():
+            import resource
+            soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+            want = inflight + 256
+            if soft < want:
+                resource.setrlimit(resource.RLIMIT_NOFILE,
+                                   (min(want, hard) if hard != resource.RLIM_INFINITY else want,
+                                    hard))
+
+        r = subprocess.run([self.fastpath, mode, str(n)], env=env, capture_output=True,
+                           text=True, preexec_fn=limits, check=False)
+        if r.returncode != 0:
+            raise RuntimeError(f"fastpath {mode}: {r.stderr.strip()}")
+        return int(re.search(r"loop_ns=(\d+)", r.stdout).group(1))
+
+    def strace_calls(self, argv, env, pid=None, during=None):
+        """System calls counted by strace -c -f, in all; None without strace."""
+        if shutil.which("strace") is None:
+            return None
+        out = tempfile.mktemp(prefix="strace-", dir=self.data)
+        if pid is None:
+            subprocess.run(["strace", "-f", "-c", "-o", out] + argv, env=env,
+                           capture_output=True, check=False)
+        else:
+            tracer = subprocess.Popen(["strace", "-f", "-c", "-o", out, "-p", str(pid)],
+                                      stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            time.sleep(0.5)
+            during()
+            tracer.terminate()
+            tracer.wait()
+        try:
+            with open(out, encoding="utf-8") as f:
+                text = f.read()
+        except OSError:
+            return None
+        counts = {}
+        for line in text.splitlines():
+            f = line.split()
+            if len(f) >= 5 and f[-1] != "total" and f[3].isdigit():
+                counts[f[-1]] = int(f[3])
+        return sum(counts.values()), counts
+
+    def part_scale(self):
+        self.log("6/6 event loop at scale")
+        lines = ["## 6. The event-loop machinery at scale", ""]
+        # (a) a hook's cost with connects in flight
+        n = 20000 if self.quick else 300000
+        ks = (1, 100, 1000) if self.quick else (1, 100, 1000, 10000)
+        env = {"BACKOFF_BASE": "60s", "BACKOFF_CAP": "60s"}
+        rows = []
+        for k in ks:
+            w = [self.fastpath_loop("poll", n, True, env, k) / n for _ in range(3)]
+            wo = [self.fastpath_loop("poll", n, False, None, k) / n for _ in range(3)]
+            rows.append((k, median(w), median(wo)))
+        one = rows[0][1]
+        lines.append("`poll` on one ready fd (timeout 0) while K non-blocking connects to a port "
+                     "that refuses are in flight: under the library each is hidden, awaiting a "
+                     "retry 60 s later. ns per call, median of 3 runs of "
+                     f"{n:,} calls each; the goal is a cost that does not grow with K "
+                     "(1000 in flight at most 2x the cost with 1).")
+        lines.append("")
+        lines.append("| connects in flight | ns/call with | ns/call without | with / with at K=1 "
+                     "| |")
+        lines.append("|---:|---:|---:|---:|---|")
+        for k, w, wo in rows:
+            verdict = ""
+            if k == 1000:
+                verdict = self.judge(w <= 2 * one, f"poll with 1000 connects in flight costs "
+                                     f"{w / one:.2f}x its cost with 1 (goal <= 2)")
+            lines.append(f"| {k:,} | {w:.0f} | {wo:.0f} | {w / one:.2f} | {verdict} |")
+        lines.append("")
+        k1000 = [r for r in rows if r[0] == 1000]
+        if k1000:
+            self.headline.append(f"a hook with 1000 connects in flight: {k1000[0][1] / one:.2f}x "
+                                 "its cost with 1 (goal <= 2)")
+        # (b) an event loop's connects, with and without, and their system calls
+        n = 2000 if self.quick else 30000
+        pairs = 2 if self.quick else 9
+        ratios = []
+        for i in range(pairs):
+            order = (False, True) if i % 2 == 0 else (True, False)
+            t = {p: self.fastpath_loop("nb-connect", n, p) for p in order}
+            ratios.append(t[False] / t[True])
+        sc = {p: self.strace_calls([self.fastpath, "nb-connect", "2000"],
+                                   dict(clean_env(), **({"LD_PRELOAD": self.lib} if p else {})))
+              for p in (False, True)}
+        lines.append("A C epoll loop that connects as an event-loop proxy does (non-blocking "
+                     "socket added to epoll before `connect`, `epoll_wait` for EPOLLOUT, "
+                     "`SO_ERROR`, close), to a listener in the same process, as fast as it can: "
+                     f"throughput with / without, {pairs} pairs of {n:,} connects in ABBA "
+                     "order; system calls per connect counted by `strace -c` over 2000.")
+        lines.append("")
+        lines.append("| loop | throughput ratio median | min | max | syscalls/connect without "
+                     "| with | |")
+        lines.append("|---|---:|---:|---:|---:|---:|---|")
+        per = {}
+        for p in (False, True):
+            per[p] = sc[p][1] if sc[p] else None
+        extra = None
+        if per[False] and per[True]:
+            base = {k: v for k, v in per[False].items() if v >= 2000}
+            withl = {k: v for k, v in per[True].items() if v >= 1990}
+            extra = (sum(withl.values()) - sum(base.values())) / 2000
+        med = median(ratios)
+        verdict = self.judge(extra is None or extra <= 1.0,
+                             f"nb-connect: {extra} extra system calls per connect (goal <= 1)")
+        lines.append(f"| nb-connect | **{med:.3f}** | {min(ratios):.3f} | {max(ratios):.3f} | "
+                     f"{sum(v for v in per[False].values() if v >= 2000) / 2000 if per[False] else float('nan'):.1f} | "
+                     f"{sum(v for v in per[True].values() if v >= 1990) / 2000 if per[True] else float('nan'):.1f} | "
+                     f"{verdict} |")
+        lines.append("")
+        if per[False] and per[True]:
+            diff = {k: per[True].get(k, 0) - per[False].get(k, 0) for k in per[True]}
+            diff = {k: v / 2000 for k, v in diff.items() if abs(v) >= 100}
+            lines.append("System calls the library adds per connect: " +
+                         (", ".join(f"`{k}` {v:+.2f}" for k, v in sorted(diff.items()))
+                          or "none") + ".")
+            lines.append("")
+        self.headline.append(f"event-loop connects (C epoll loop): throughput {med:.3f} of "
+                             f"plain, {extra if extra is not None else '?'} system call(s) more "
+                             "per connect (goal <= 1)")
+        lines += self.nginx_proxy()
+        self.sections.append("\n".join(lines))
+
+    def nginx_proxy(self):
+        nginx, ab = shutil.which("nginx") or "/usr/sbin/nginx", shutil.which("ab")
+        if not os.path.exists(nginx) or ab is None:
+            self.notes.append("nginx or ab is not installed: no reverse-proxy benchmark")
+            return ["nginx or ab (apache2-utils) is not installed: no reverse-proxy benchmark.",
+                    ""]
+        tmp = tempfile.mkdtemp(prefix="nginx-", dir=self.data)
+        ports = []
+        for _ in range(3):
+            s = socket.socket()
+            s.bind(("127.0.0.1", 0))
+            ports.append(s.getsockname()[1])
+            s.close()
+        be, plain, lib = ports
+
+        def conf(name, body):
+            d = os.path.join(tmp, name)
+            os.makedirs(d, exist_ok=True)
+            path = os.path.join(d, "nginx.conf")
+            with open(path, "w", encoding="utf-8") as f:
+                f.write(f"daemon off; worker_processes 1; pid {d}/nginx.pid;\n"
+                        f"error_log {d}/error.log warn;\n"
+                        "events { worker_connections 4096; }\n"
+                        f"http {{ access_log off; client_body_temp_path {d}; "
+                        f"proxy_temp_path {d}; fastcgi_temp_path {d}; uwsgi_temp_path {d}; "
+                        f"scgi_temp_path {d};\n{body}\n}}\n")
+            return d, path
+
+        procs = []
+
+        def start(name, body, preload):
+            d, path = conf(name, body)
+            env = clean_env(**({"LD_PRELOAD": self.lib} if preload else {}))
+            p = subprocess.Popen([nginx, "-p", d, "-e", f"{d}/error.log", "-c", path],
+                                 env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            procs.append(p)
+            return p
+
+        proxy = ("upstream be {{ server 127.0.0.1:{be}; }}\n"
+                 "server {{ listen 127.0.0.1:{port}; location / {{ proxy_pass http://be; }} }}")
+        try:
+            start("backend", f'server {{ listen 127.0.0.1:{be}; location / {{ return 200 "ok\\n"; }} }}',
+                  False)
+            pp = start("plain", proxy.format(be=be, port=plain), False)
+            pl = start("lib", proxy.format(be=be, port=lib), True)
+            for port in (be, plain, lib):
+                deadline = time.monotonic() + 10
+                while time.monotonic() < deadline:
+                    try:
+                        socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                        break
+                    except OSError:
+                        time.sleep(0.05)
+            n = 2000 if self.quick else 20000
+            rounds = 1 if self.quick else 5
+
+            def ab_run(port, count, out):
+                r = subprocess.run([ab, "-q", "-n", str(count), "-c", "50",
+                                    f"http://127.0.0.1:{port}/"], capture_output=True,
+                                   text=True, check=False)
+                m = re.search(r"Requests per second:\s+([\d.]+)", r.stdout)
+                failed = re.search(r"Failed requests:\s+(\d+)", r.stdout)
+                out.append((float(m.group(1)) if m else float("nan"),
+                            int(failed.group(1)) if failed else -1))
+
+            ab_run(plain, 1000, [])
+            ab_run(lib, 1000, [])
+            ratios, fails = [], 0
+            for _ in range(rounds):
+                a, b = [], []
+                ta = threading.Thread(target=ab_run, args=(plain, n, a))
+                tb = threading.Thread(target=ab_run, args=(lib, n, b))
+                ta.start()
+                tb.start()
+                ta.join()
+                tb.join()
+                ratios.append(b[0][0] / a[0][0])
+                fails += max(a[0][1], 0) + max(b[0][1], 0)
+
+            def worker(master):
+                r = subprocess.run(["pgrep", "-P", str(master.pid)], capture_output=True,
+                                   text=True, check=False)
+                return int(r.stdout.split()[0]) if r.stdout.split() else None
+
+            calls = {}
+            for name, master, port in (("plain", pp, plain), ("lib", pl, lib)):
+                w = worker(master)
+                res = self.strace_calls(None, None, pid=w,
+                                        during=lambda port=port: ab_run(port, 2000, [])) \
+                    if w else None
+                calls[name] = res[0] / 2000 if res else None
+        finally:
+            for p in procs:
+                p.terminate()
+            for p in procs:
+                try:
+                    p.wait(timeout=10)
+                except subprocess.TimeoutExpired:
+                    p.kill()
+        med = median(ratios)
+        verdict = self.judge(med >= 0.97, f"nginx reverse proxy: throughput with the library "
+                             f"{med:.3f} of plain (goal >= 0.97)")
+        extra = (calls["lib"] - calls["plain"]) if calls.get("lib") and calls.get("plain") \
+            else None
+        lines = ["nginx 1 worker as a reverse proxy (one new upstream connect per request, "
+                 "no keepalive) to an nginx backend answering `ok`, loaded with `ab -c 50`: the "
+                 "proxy with the library and the one without run side by side at the same time "
+                 f"({rounds} round(s) of {n:,} requests each), so the host's speed swings hit "
+                 "both alike; system calls per request counted in each worker by `strace -c` "
+                 "over 2000 requests.", "",
+                 "| proxy | throughput with / without, median | min | max | failed requests "
+                 "| syscalls/request without | with | extra | |",
+                 "|---|---:|---:|---:|---:|---:|---:|---:|---|",
+                 f"| nginx `proxy_pass` | **{med:.3f}** | {min(ratios):.3f} | "
+                 f"{max(ratios):.3f} | {fails} | {calls.get('plain') or float('nan'):.1f} | "
+                 f"{calls.get('lib') or float('nan'):.1f} | "
+                 f"{extra if extra is not None else float('nan'):+.1f} | {verdict} |", ""]
+        self.headline.append(f"nginx reverse proxy: throughput {med:.3f} of plain (goal >= "
+                             f"0.97), {extra if extra is not None else float('nan'):+.1f} "
+                             "system calls per request")
+        return lines
+
     def write(self, started):
         m = self.machine
         elapsed = time.monotonic() - started
@@ -1014,14 +1269,14 @@ def main():
     ap.add_argument("--build", default=os.path.join(ROOT, "build"))
     ap.add_argument("--out", default=HERE)
     ap.add_argument("--quick", action="store_true")
-    ap.add_argument("--only", help="comma list of parts to run (1-5), for development")
+    ap.add_argument("--only", help="comma list of parts to run (1-6), for development")
     args = ap.parse_args()
     b = Bench(args)
     started = time.monotonic()
     b.machine = machine()
     b.mark_load("start")
     parts = {"1": b.part_fastpath, "2": b.part_recovery, "3": b.part_herd, "4": b.part_timing,
-             "5": b.part_size}
+             "5": b.part_size, "6": b.part_scale}
     for key in (args.only.split(",") if args.only else sorted(parts)):
         parts[key]()
     b.write(started)

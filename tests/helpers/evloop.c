@@ -3,7 +3,7 @@
 /*
  * usage: evloop [--wait W[,W...]] [--register before|after[,...]] [--detect sockopt|connect]
  *               [--threads N] [--timeout MS] [--elapsed] ADDR...
- *        evloop --reuse close|close_range|dup2|fclose|syscall --dead ADDR [--live ADDR]
+ *        evloop --reuse close|close_range|dup2|fclose|syscall[-back] --dead ADDR [--live ADDR]
  *               [--wait poll|epoll-lt] [--hold MS]
  *
  * ADDR is HOST:PORT, [V6]:PORT or unix:PATH (numeric, no name resolution).
@@ -29,14 +29,21 @@
  * Reuse mode: the fd-reuse guard of a library that retries connects behind
  * the program's back.  A non-blocking socket A connects to --dead (refused)
  * and waits once (100 ms) with poll or epoll, so that a retrying library
- * hides the failure and schedules a retry.  A is then closed in the chosen
+ * hides the failure and schedules a retry.  A is then asked what a program
+ * would ask meanwhile: a second connect(), SO_ERROR and a read.  A is then closed in the chosen
  * way (fclose of an fdopen()ed stream and syscall(SYS_close) go around any
  * close() hook), and a new socket B gets the same number (dup2: a new socket
- * is dup2()ed onto A's number).  B is looked at as the kernel sees it,
+ * is dup2()ed onto A's number).  With -back (close-back, close_range-back,
+ * dup2-back), B is A's own socket again: a dup() of A made before the close
+ * (dup() is not hooked) is moved back onto A's number with fcntl(F_DUPFD),
+ * after dup2-back has put the number free with syscall(SYS_close), so that
+ * only the hook named can have told the library that the number was given
+ * up: the socket, being the same, passes any identity check.  B is looked at as the kernel sees it,
  * optionally connected to --live, then the program waits in poll/epoll on
  * something else until --hold MS (default 1000) after the start, past A's
  * retry, and looks at B again.  Each line is "WHAT: RESULT":
- *   A connect: EINPROGRESS          A wait: 0 (nothing seen)     A closed: METHOD
+ *   A connect: EINPROGRESS          A wait: 0 (nothing seen)     A again: EALREADY
+ *   A SO_ERROR: 0                   A read: EAGAIN               A closed: METHOD
  *   B fd: same | different           B poll: 1 OUT|HUP            B SO_ERROR: 0
  *   B read: ENOTCONN                 [B connect: EINPROGRESS      B connected: 0]
  *   B in epoll set: no               B peer: ADDR | ENOTCONN      [B data: TEXT]
@@ -106,12 +113,13 @@ static pthread_barrier_t start_line;
 
 static void usage(void)
 {
-	fprintf(stderr, "usage: evloop [--wait W[,W...]] [--register before|after[,...]]\n"
-			"              [--detect sockopt|connect] [--threads N] [--timeout MS] "
-			"[--elapsed]\n"
-			"              ADDR...\n"
-			"       evloop --reuse close|close_range|dup2|fclose|syscall --dead ADDR\n"
-			"              [--live ADDR] [--wait poll|epoll-lt] [--hold MS]\n");
+	fprintf(stderr,
+		"usage: evloop [--wait W[,W...]] [--register before|after[,...]]\n"
+		"              [--detect sockopt|connect] [--threads N] [--timeout MS] "
+		"[--elapsed]\n"
+		"              ADDR...\n"
+		"       evloop --reuse close|close_range|dup2|fclose|syscall[-back] --dead ADDR\n"
+		"              [--live ADDR] [--wait poll|epoll-lt] [--hold MS]\n");
 	exit(2);
 }
 
@@ -598,11 +606,16 @@ static int reuse_mode(const char *how, int use_epoll, const struct address *dead
 		      const struct address *live, long hold_ms)
 {
 	long long start = mono_ms();
-	int a, b, ep = -1, err = 0, pipefd[2], put_back = 0;
+	const char *suffix = strstr(how, "-back");
+	int back = suffix && strcmp(suffix, "-back") == 0;
+	int a, b, keep = -1, ep = -1, err = 0, pipefd[2], put_back = 0;
+	char method[32];
 	socklen_t len = sizeof(err);
 	struct epoll_event ev;
 	char text[128];
 
+	snprintf(method, sizeof(method), "%.*s", back ? (int)(suffix - how) : (int)strlen(how),
+		 how);
 	if (use_epoll && (ep = epoll_create1(EPOLL_CLOEXEC)) < 0) {
 		perror("evloop: epoll_create1");
 		return 2;
@@ -624,12 +637,35 @@ static int reuse_mode(const char *how, int use_epoll, const struct address *dead
 			say_errno("A epoll add", -1);
 	}
 	wait_once("A wait", a, ep, POLLOUT, 100);
-	close_by(how, a, dead->ss.ss_family);
 
-	if (strcmp(how, "dup2") == 0)
-		b = a;
+	/* A's retry is pending: what a program asking now is told. */
+	say_errno("A again", connect(a, (const struct sockaddr *)&dead->ss, dead->len));
+	len = sizeof(err);
+	if (getsockopt(a, SOL_SOCKET, SO_ERROR, &err, &len) < 0)
+		say_errno("A SO_ERROR", -1);
 	else
+		say("A SO_ERROR", err ? errno_name(err) : "0");
+	{
+		char c;
+
+		say("A read", read(a, &c, 1) < 0 ? errno_name(errno) : "data");
+	}
+
+	if (back)
+		keep = dup(a);
+	close_by(method, a, dead->ss.ss_family);
+
+	if (back) {
+		if (strcmp(method, "dup2") == 0)
+			syscall(SYS_close, a);
+		b = keep < 0 ? -1 : fcntl(keep, F_DUPFD_CLOEXEC, a);
+		if (keep >= 0)
+			close(keep);
+	} else if (strcmp(method, "dup2") == 0) {
+		b = a;
+	} else {
 		b = socket(dead->ss.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	}
 	if (b < 0) {
 		perror("evloop: socket");
 		return 2;

@@ -10,8 +10,19 @@
  *       Start a non-blocking connect to IP:PORT, vfork() a child that closes
  *       that socket (as a child closing the fds it must not inherit does) and
  *       execs PROGRAM, then wait for the connect with poll() and SO_ERROR.
+ *   lifecycle fork-busy IP:PORT
+ *       Start a non-blocking connect to IP:PORT, give it 200 ms in poll(),
+ *       then fork() a child that looks at the socket it inherited: it prints
+ *       "child read: ENAME" (a read of one byte) and "child poll: N" (a poll
+ *       for POLLOUT with no wait) and exits.  Then wait for the connect with
+ *       poll() and SO_ERROR.
  *   lifecycle spawn PROGRAM [ARGS...]
  *       posix_spawn() PROGRAM with file actions (a close and a dup2); wait.
+ *   lifecycle spawn-busy IP:PORT PROGRAM [ARGS...]
+ *       Start a non-blocking connect to IP:PORT, posix_spawn() PROGRAM with
+ *       file actions that also close that socket in the child (which runs
+ *       in its parent's memory until it execs), then wait for the connect
+ *       with poll() and SO_ERROR, and for the child.
  *   lifecycle close-range IP:PORT
  *       List the open fds on stderr ("fds: 0 1 2"), close_range(3, ~0U, 0) as
  *       ssh does at start-up, then a blocking connect and a non-blocking one
@@ -44,7 +55,9 @@ static void usage(void)
 	fprintf(stderr, "usage: lifecycle dlopen MODULE IP:PORT\n"
 			"       lifecycle vfork-exec PROGRAM [ARGS...]\n"
 			"       lifecycle vfork-busy IP:PORT PROGRAM [ARGS...]\n"
+			"       lifecycle fork-busy IP:PORT\n"
 			"       lifecycle spawn PROGRAM [ARGS...]\n"
+			"       lifecycle spawn-busy IP:PORT PROGRAM [ARGS...]\n"
 			"       lifecycle close-range IP:PORT\n");
 	exit(2);
 }
@@ -183,27 +196,99 @@ static int run_vfork_busy(char **argv)
 	return report("parent", err) | child;
 }
 
-static int run_spawn(char **argv)
+static int run_fork_busy(char **argv)
 {
-	posix_spawn_file_actions_t actions;
-	int pipefd[2], rc;
+	struct pollfd pfd;
+	struct sockaddr_in to;
+	char ip[INET_ADDRSTRLEN];
+	int fd, err, child;
 	pid_t pid;
 
 	if (!argv[0])
 		usage();
+	parse_addr(argv[0], &to, ip, sizeof(ip));
+	fd = start_connect(&to, &err);
+	if (fd < 0 || err != 0)
+		return report("parent", err);
+	pfd = (struct pollfd){ .fd = fd, .events = POLLOUT };
+	if (poll(&pfd, 1, 200) != 0)
+		fprintf(stderr,
+			"lifecycle: the connect ended within 200 ms: nothing was pending\n");
+	fflush(NULL);
+	pid = fork();
+	if (pid < 0)
+		return report("fork", errno);
+	if (pid == 0) {
+		char c;
+		ssize_t n = read(fd, &c, 1);
+
+		printf("child read: %s\n", n < 0 ? strerrorname_np(errno) : "data");
+		pfd = (struct pollfd){ .fd = fd, .events = POLLOUT };
+		printf("child poll: %d\n", poll(&pfd, 1, 0));
+		fflush(NULL);
+		_exit(0);
+	}
+	child = wait_child(pid);
+	err = finish_connect(fd);
+	close(fd);
+	return report("parent", err) | child;
+}
+
+/* posix_spawn() @argv with file actions, closing @also_close too if not -1; 0 or the error. */
+static int spawn_with_actions(char **argv, int also_close, pid_t *pid)
+{
+	posix_spawn_file_actions_t actions;
+	int pipefd[2], rc;
+
 	if (pipe2(pipefd, O_CLOEXEC) != 0)
-		return report("spawn", errno);
+		return errno;
 	posix_spawn_file_actions_init(&actions);
+	if (also_close >= 0)
+		posix_spawn_file_actions_addclose(&actions, also_close);
 	posix_spawn_file_actions_addclose(&actions, pipefd[0]);
 	posix_spawn_file_actions_adddup2(&actions, STDERR_FILENO, pipefd[1]);
 	posix_spawn_file_actions_addclose(&actions, pipefd[1]);
-	rc = posix_spawn(&pid, argv[0], &actions, NULL, argv, environ);
+	rc = posix_spawn(pid, argv[0], &actions, NULL, argv, environ);
 	posix_spawn_file_actions_destroy(&actions);
 	close(pipefd[0]);
 	close(pipefd[1]);
+	return rc;
+}
+
+static int run_spawn(char **argv)
+{
+	pid_t pid;
+	int rc;
+
+	if (!argv[0])
+		usage();
+	rc = spawn_with_actions(argv, -1, &pid);
 	if (rc != 0)
 		return report("spawn", rc);
 	return wait_child(pid);
+}
+
+static int run_spawn_busy(char **argv)
+{
+	struct sockaddr_in to;
+	char ip[INET_ADDRSTRLEN];
+	int fd, err, child;
+	pid_t pid;
+
+	if (!argv[0] || !argv[1])
+		usage();
+	parse_addr(argv[0], &to, ip, sizeof(ip));
+	fd = start_connect(&to, &err);
+	if (fd < 0 || err != 0)
+		return report("parent", err);
+	fflush(NULL);
+	err = spawn_with_actions(argv + 1, fd, &pid);
+	if (err != 0)
+		return report("spawn", err);
+	err = finish_connect(fd);
+	child = wait_child(pid);
+	close(fd);
+	return report("parent", err) | child;
 }
 
 static void list_fds(void)
@@ -257,8 +342,12 @@ int main(int argc, char **argv)
 		return run_vfork_exec(argv + 2);
 	if (strcmp(argv[1], "vfork-busy") == 0)
 		return run_vfork_busy(argv + 2);
+	if (strcmp(argv[1], "fork-busy") == 0)
+		return run_fork_busy(argv + 2);
 	if (strcmp(argv[1], "spawn") == 0)
 		return run_spawn(argv + 2);
+	if (strcmp(argv[1], "spawn-busy") == 0)
+		return run_spawn_busy(argv + 2);
 	if (strcmp(argv[1], "close-range") == 0)
 		return run_close_range(argv + 2);
 	usage();

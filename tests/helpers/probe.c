@@ -2,7 +2,8 @@
 
 /*
  * usage: probe [--mode M] [--timeout MS] [--type stream|dgram] [--sndtimeo MS]
- *              [--alarm MS] [--sa-restart] [--read] [--fork N] [--elapsed] ADDR
+ *              [--alarm MS] [--sa-restart] [--read] [--fork N] [--first ADDR]
+ *              [--elapsed] [--errno] ADDR
  *
  * ADDR is HOST:PORT, [V6]:PORT or unix:PATH (numeric addresses only, so no
  * name resolution is involved).
@@ -23,6 +24,15 @@
  *
  * --fork N forks N children that each do the connect; the parent waits for
  * them and exits 0 only if all of them succeeded.
+ *
+ * --first ADDR: before anything else, a non-blocking connect to ADDR, given
+ * 100 ms in poll() and closed, its outcome ("first: OK", "first: ETIMEDOUT")
+ * on stderr.  Against a closed port the library draws a delay for it in this
+ * process: with --fork, the children are forked after their parent drew.
+ *
+ * --errno sets errno to EDOM before the connect (in the non-blocking modes,
+ * again before the wait) and, if the connect succeeds, prints "errno=NAME"
+ * on stderr: what a successful connect left in errno.
  */
 
 #include <arpa/inet.h>
@@ -60,7 +70,9 @@ struct probe_opts {
 	int sa_restart;
 	int read_reply;
 	int elapsed;
+	int errno_check;
 	long forks;
+	const char *first;
 	struct sockaddr_storage addr;
 	socklen_t addr_len;
 };
@@ -72,7 +84,8 @@ static void usage(void)
 	fprintf(stderr,
 		"usage: probe [--mode blocking|poll|ppoll|select|pselect|epoll-lt|epoll-et]\n"
 		"             [--timeout MS] [--type stream|dgram] [--sndtimeo MS] [--alarm MS]\n"
-		"             [--sa-restart] [--read] [--fork N] [--elapsed] ADDR\n");
+		"             [--sa-restart] [--read] [--fork N] [--first ADDR] [--elapsed]\n"
+		"             [--errno] ADDR\n");
 	exit(2);
 }
 
@@ -268,6 +281,8 @@ static int connect_nonblocking(int fd, const struct probe_opts *o)
 	ret = connect(fd, (struct sockaddr *)&o->addr, o->addr_len);
 	if (ret == 0 || errno != EINPROGRESS)
 		goto out_restore_flags;
+	if (o->errno_check)
+		errno = EDOM;
 	for (;;) {
 		int n = wait_writable(fd, o->mode, deadline);
 
@@ -358,11 +373,15 @@ static int probe_once(const struct probe_opts *o)
 	start = mono_ms();
 	if (o->alarm_ms > 0)
 		arm_alarm(o);
+	if (o->errno_check)
+		errno = EDOM;
 	if (o->mode == M_BLOCKING)
 		ret = connect(fd, (struct sockaddr *)&o->addr, o->addr_len);
 	else
 		ret = connect_nonblocking(fd, o);
 	err = errno;
+	if (o->errno_check && ret == 0)
+		fprintf(stderr, "errno=%s\n", err ? strerrorname_np(err) : "0");
 	if (o->alarm_ms > 0 || o->elapsed)
 		fprintf(stderr, "elapsed_ms=%lld alarms=%d\n", mono_ms() - start, (int)alarms);
 
@@ -386,6 +405,28 @@ static int probe_once(const struct probe_opts *o)
 		printf("OK\n");
 	close(fd);
 	return 0;
+}
+
+/* --first: a non-blocking connect given 100 ms, then closed; its outcome on stderr. */
+static void probe_first(const struct probe_opts *o)
+{
+	struct probe_opts first = *o;
+	const char *name;
+	int fd, ret;
+
+	parse_addr(o->first, &first);
+	first.mode = M_POLL;
+	first.timeout_ms = 100;
+	first.errno_check = 0;
+	fd = socket(first.addr.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0) {
+		perror("probe: socket");
+		exit(2);
+	}
+	ret = connect_nonblocking(fd, &first);
+	name = ret == 0 ? "OK" : strerrorname_np(errno);
+	fprintf(stderr, "first: %s\n", name ? name : "?");
+	close(fd);
 }
 
 static int probe_forked(const struct probe_opts *o)
@@ -435,6 +476,8 @@ int main(int argc, char **argv)
 		{ "read", no_argument, NULL, 'R' },
 		{ "fork", required_argument, NULL, 'f' },
 		{ "elapsed", no_argument, NULL, 'e' },
+		{ "first", required_argument, NULL, 'F' },
+		{ "errno", no_argument, NULL, 'E' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct probe_opts o = { .mode = M_BLOCKING, .timeout_ms = -1, .type = SOCK_STREAM };
@@ -474,6 +517,12 @@ int main(int argc, char **argv)
 		case 'e':
 			o.elapsed = 1;
 			break;
+		case 'F':
+			o.first = optarg;
+			break;
+		case 'E':
+			o.errno_check = 1;
+			break;
 		default:
 			usage();
 		}
@@ -481,6 +530,8 @@ int main(int argc, char **argv)
 	if (optind != argc - 1)
 		usage();
 	parse_addr(argv[optind], &o);
+	if (o.first)
+		probe_first(&o);
 	if (o.forks > 0)
 		return probe_forked(&o);
 	return probe_once(&o);

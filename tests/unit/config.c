@@ -32,7 +32,7 @@ static void test_defaults(void)
 	struct config cfg;
 
 	CHECK_U64(parse(&cfg, env), 0);
-	CHECK(cfg.enabled && cfg.nonblock && cfg.send && cfg.dns);
+	CHECK(cfg.enabled && cfg.nonblock && cfg.send && cfg.dns && cfg.shared);
 	CHECK_STR(cfg.policy_name, "default");
 	CHECK_U64(cfg.policy.base_ms, 100);
 	CHECK_U64(cfg.policy.cap_ms, 10000);
@@ -281,6 +281,7 @@ static void test_booleans_levels_and_seed(void)
 			     "BACKOFF_NONBLOCK=off",
 			     "BACKOFF_SEND=0",
 			     "BACKOFF_DNS=false",
+			     "BACKOFF_SHARED=no",
 			     "BACKOFF_LOG=debug",
 			     "BACKOFF_LOG_FORMAT=json",
 			     "BACKOFF_LOG_FILE=/tmp/x.log",
@@ -296,7 +297,8 @@ static void test_booleans_levels_and_seed(void)
 	struct config cfg;
 
 	CHECK_U64(parse(&cfg, on), 0);
-	CHECK(!cfg.enabled && cfg.stats && cfg.strict && !cfg.nonblock && !cfg.send && !cfg.dns);
+	CHECK(!cfg.enabled && cfg.stats && cfg.strict && !cfg.nonblock && !cfg.send && !cfg.dns &&
+	      !cfg.shared);
 	CHECK(cfg.log_level == LOG_LEVEL_DEBUG && cfg.log_json);
 	CHECK_STR(cfg.log_file, "/tmp/x.log");
 	CHECK(cfg.seeded);
@@ -347,6 +349,7 @@ static void test_every_rejection(void)
 		"BACKOFF_NONBLOCK=maybe",
 		"BACKOFF_SEND=maybe",
 		"BACKOFF_DNS=maybe",
+		"BACKOFF_SHARED=maybe",
 		"BACKOFF_SEED=42x",
 		"BACKOFF_STRICT=maybe",
 		"BACKOFF_ENGINE=ptrace",

@@ -1,0 +1,124 @@
+/* Destinations: an open-addressing table of records, claimed once with a CAS, never freed. */
+#include "core/dest.h"
+
+#include <stdatomic.h>
+#include <string.h>
+
+#include "core/retry.h"
+#include "sys/log.h"
+
+/* Destinations one process talks to: far fewer than this; when full, one warning. */
+#define DEST_SLOTS 4096
+#define DEST_PROBES 64
+
+enum { DEST_EMPTY, DEST_WRITING, DEST_READY };
+
+struct dest {
+	_Atomic int state;
+	uint64_t hash;
+	struct target_addr target;	/* written once, before state becomes DEST_READY */
+	_Atomic uint64_t first_fail_ms; /* 0: no failure since the last success */
+	_Atomic bool down;
+};
+
+static struct dest table[DEST_SLOTS];
+atomic_uint dest_clocks;
+
+static uint64_t hash_of(const struct target_addr *t)
+{
+	const unsigned char *p = t->family == AF_UNIX ? (const unsigned char *)t->path : t->ip;
+	size_t n = t->family == AF_UNIX ? t->path_len : t->family == AF_INET ? 4 : 16, i;
+	uint64_t h = UINT64_C(0xcbf29ce484222325);
+
+	h ^= (uint64_t)(unsigned)t->family | (uint64_t)t->port << 16 |
+	     (uint64_t)(t->abstract ? 1U : 0U) << 40;
+
+	for (i = 0; i < n; i++)
+		h = (h ^ p[i]) * UINT64_C(0x100000001b3);
+	return h ? h : 1;
+}
+
+static bool same(const struct target_addr *a, const struct target_addr *b)
+{
+	return a->port == b->port && target_same_address(a, b);
+}
+
+struct dest *dest_of(const struct config *cfg, const struct target_addr *t)
+{
+	static atomic_bool warned;
+	uint64_t h;
+	unsigned k;
+
+	if (!cfg->shared)
+		return NULL;
+	h = hash_of(t);
+	for (k = 0; k < DEST_PROBES; k++) {
+		struct dest *d = &table[(h + k) % DEST_SLOTS];
+		int state = atomic_load_explicit(&d->state, memory_order_acquire),
+		    empty = DEST_EMPTY;
+
+		if (state == DEST_EMPTY && atomic_compare_exchange_strong_explicit(
+						   &d->state, &empty, DEST_WRITING,
+						   memory_order_acquire, memory_order_relaxed)) {
+			d->hash = h;
+			d->target = *t;
+			atomic_store_explicit(&d->state, DEST_READY, memory_order_release);
+			return d;
+		}
+		if (state == DEST_EMPTY)
+			state = empty;
+		/* Another thread is writing this one: it may be ours; look further. */
+		if (state == DEST_READY && d->hash == h && same(&d->target, t))
+			return d;
+	}
+	retry_count_unmanaged();
+	if (!atomic_exchange_explicit(&warned, true, memory_order_relaxed))
+		log_notice(LOG_LEVEL_WARN, "destinations",
+			   "too many destinations: connects to further ones each keep a budget of "
+			   "their own");
+	return NULL;
+}
+
+bool dest_down(const struct dest *d)
+{
+	return d && atomic_load_explicit(&d->down, memory_order_relaxed);
+}
+
+uint64_t dest_budget_left(const struct config *cfg, struct dest *d, uint64_t now_ms)
+{
+	uint64_t first, zero = 0, end;
+
+	if (!d || cfg->timeout_ms == CONFIG_INFINITE)
+		return cfg->timeout_ms;
+	if (atomic_compare_exchange_strong_explicit(&d->first_fail_ms, &zero, now_ms ? now_ms : 1,
+						    memory_order_relaxed, memory_order_relaxed)) {
+		atomic_fetch_add_explicit(&dest_clocks, 1, memory_order_relaxed);
+		return cfg->timeout_ms;
+	}
+	first = zero;
+	end = first + cfg->timeout_ms;
+	return now_ms < end ? end - now_ms : 0;
+}
+
+void dest_gave_up(const struct config *cfg, struct dest *d, const struct target_addr *t,
+		  uint64_t now_ms)
+{
+	uint64_t first;
+
+	if (!d || cfg->timeout_ms == CONFIG_INFINITE)
+		return;
+	first = atomic_load_explicit(&d->first_fail_ms, memory_order_relaxed);
+	if (first == 0 || now_ms < first + cfg->timeout_ms)
+		return;
+	if (!atomic_exchange_explicit(&d->down, true, memory_order_relaxed))
+		retry_log_down("connect", t, now_ms - first);
+}
+
+void dest_succeeded(struct dest *d)
+{
+	if (!d)
+		return;
+	atomic_store_explicit(&d->down, false, memory_order_relaxed);
+	if (atomic_exchange_explicit(&d->first_fail_ms, 0, memory_order_relaxed) != 0)
+		atomic_fetch_sub_explicit(&dest_clocks, 1, memory_order_relaxed);
+}

@@ -1,0 +1,54 @@
+/* The budget of each destination in this process: one clock per address, and "known down". */
+#ifndef BACKOFF_CORE_DEST_H
+#define BACKOFF_CORE_DEST_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "core/config.h"
+#include "core/target.h"
+
+struct dest;
+
+/* Destinations whose clock runs (failed since their last success): the fast path reads this. */
+extern atomic_uint dest_clocks;
+
+/* Whether any destination's clock runs: one relaxed load, for every successful connect. */
+static inline bool dest_any_clock(void)
+{
+	return atomic_load_explicit(&dest_clocks, memory_order_relaxed) != 0;
+}
+
+/*
+ * The record of destination @t, made on first use; NULL when BACKOFF_SHARED
+ * is off, or when the table is full (then one warning, and the call keeps a
+ * budget of its own, as with BACKOFF_SHARED=off).  Lock-free,
+ * async-signal-safe.
+ */
+struct dest *dest_of(const struct config *cfg, const struct target_addr *t);
+
+/*
+ * Whether @d is known down: its budget ran out with no success since.  A
+ * connect to it makes one real attempt and returns the kernel's answer.
+ */
+bool dest_down(const struct dest *d);
+
+/*
+ * A failed attempt to @d at @now_ms: starts its clock if it has none.
+ * Returns what is left of its budget (BACKOFF_TIMEOUT from its first
+ * failure) in ms, or CONFIG_INFINITE.  @d NULL: the whole timeout.
+ */
+uint64_t dest_budget_left(const struct config *cfg, struct dest *d, uint64_t now_ms);
+
+/*
+ * A call to @d gave up at @now_ms: if its budget is spent, @d is known down
+ * from now on (said once at info).
+ */
+void dest_gave_up(const struct config *cfg, struct dest *d, const struct target_addr *t,
+		  uint64_t now_ms);
+
+/* A connect to @d succeeded: its clock stops and it is no longer known down. */
+void dest_succeeded(struct dest *d);
+
+#endif

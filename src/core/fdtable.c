@@ -1,0 +1,345 @@
+/* The per-fd table: pages mapped on first use, slots claimed with one atomic word each. */
+#include "core/fdtable.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "sys/clock.h"
+#include "sys/log.h"
+
+#define LEAF_SLOTS (1U << FDTABLE_LEAF_BITS)
+#define MID_ENTRIES (1U << FDTABLE_MID_BITS)
+#define DIR_ENTRIES (1U << FDTABLE_DIR_BITS)
+
+/* A claim older than this was abandoned (siglongjmp out of a hook): it may be taken over. */
+#define CLAIM_STALE_NS 1000000000ULL
+
+struct leaf {
+	struct fdslot slot[LEAF_SLOTS];
+};
+
+struct mid {
+	_Atomic(struct leaf *) leaf[MID_ENTRIES];
+};
+
+static _Atomic(struct mid *) dir[DIR_ENTRIES];
+static atomic_uint top_fd; /* the highest fd with a slot: scans stop there */
+
+atomic_uint fdtable_managed;
+atomic_uint fdtable_hidden;
+
+/*
+ * The slots this thread holds or is taking, innermost last: a signal handler
+ * runs on the thread it interrupted, so it finds here the claims it must
+ * never wait for (the interrupted code holds them until the handler returns).
+ */
+#define HELD_MAX 8
+static __thread struct {
+	struct fdslot *slot[HELD_MAX];
+	unsigned n;
+} held __attribute__((tls_model("initial-exec")));
+
+static bool held_here(const struct fdslot *s)
+{
+	unsigned i, n = held.n < HELD_MAX ? held.n : HELD_MAX;
+
+	for (i = 0; i < n; i++)
+		if (held.slot[i] == s)
+			return true;
+	return false;
+}
+
+static void held_push(struct fdslot *s)
+{
+	/* Full only after siglongjmps left entries behind: the oldest goes. */
+	if (held.n >= HELD_MAX)
+		held.n = HELD_MAX - 1;
+	held.slot[held.n] = s;
+	atomic_signal_fence(memory_order_seq_cst); /* seen by a handler before the CAS */
+	held.n++;
+}
+
+static void held_pop(const struct fdslot *s)
+{
+	if (held.n > 0 && held.slot[held.n - 1] == s)
+		held.n--;
+}
+
+/* Whether the claim on @s (seen at @now) was abandoned: made over a second ago. */
+static bool claim_stale(const struct fdslot *s, uint64_t now)
+{
+	uint64_t since = atomic_load_explicit(&s->claimed_ns, memory_order_relaxed);
+
+	/* 0: a claim just taken, its time not written yet. */
+	return since != 0 && now > since && now - since > CLAIM_STALE_NS;
+}
+
+/*
+ * The process this state belongs to.  A vfork() child runs in its parent's
+ * memory until it execs and may close fds meanwhile: those are its own, so
+ * it leaves the parent's connects alone.
+ */
+static atomic_int owner_pid;
+
+static bool in_vfork_child(void)
+{
+	int owner = atomic_load_explicit(&owner_pid, memory_order_relaxed);
+
+	return owner != 0 && owner != (int)getpid();
+}
+
+static void *map_zeroed(size_t size)
+{
+	void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	return p == MAP_FAILED ? NULL : p;
+}
+
+/* The page at *@at, mapped and published once; NULL if memory cannot be had. */
+static void *page(_Atomic(void *) *at, size_t size)
+{
+	void *p = atomic_load_explicit(at, memory_order_acquire), *expected = NULL;
+
+	if (p)
+		return p;
+	p = map_zeroed(size);
+	if (!p)
+		return NULL;
+	if (!atomic_compare_exchange_strong_explicit(at, &expected, p, memory_order_acq_rel,
+						     memory_order_acquire)) {
+		munmap(p, size); /* another thread won the race */
+		return expected;
+	}
+	return p;
+}
+
+struct fdslot *fdtable_peek(int fd)
+{
+	unsigned u = (unsigned)fd;
+	struct mid *m;
+	struct leaf *l;
+
+	if (fd < 0 || u >= FDTABLE_MAX_FD)
+		return NULL;
+	m = atomic_load_explicit(&dir[u >> (FDTABLE_LEAF_BITS + FDTABLE_MID_BITS)],
+				 memory_order_acquire);
+	if (!m)
+		return NULL;
+	l = atomic_load_explicit(&m->leaf[(u >> FDTABLE_LEAF_BITS) & (MID_ENTRIES - 1)],
+				 memory_order_acquire);
+	return l ? &l->slot[u & (LEAF_SLOTS - 1)] : NULL;
+}
+
+struct fdslot *fdtable_get(int fd)
+{
+	static atomic_bool warned;
+	unsigned u = (unsigned)fd, top;
+	int saved = errno;
+	struct mid *m;
+	struct leaf *l = NULL;
+
+	if (fd < 0 || u >= FDTABLE_MAX_FD)
+		return NULL;
+	m = page((_Atomic(void *) *)&dir[u >> (FDTABLE_LEAF_BITS + FDTABLE_MID_BITS)],
+		 sizeof(struct mid));
+	if (m)
+		l = page((_Atomic(void *) *)&m->leaf[(u >> FDTABLE_LEAF_BITS) & (MID_ENTRIES - 1)],
+			 sizeof(struct leaf));
+	if (!l) {
+		retry_count_unmanaged();
+		if (!atomic_exchange_explicit(&warned, true, memory_order_relaxed))
+			log_notice(LOG_LEVEL_WARN, "unmanaged",
+				   "out of memory for the fd table: some connects pass through "
+				   "unretried");
+		errno = saved;
+		return NULL;
+	}
+	top = atomic_load_explicit(&top_fd, memory_order_relaxed);
+	while (u > top && !atomic_compare_exchange_weak_explicit(
+				  &top_fd, &top, u, memory_order_relaxed, memory_order_relaxed))
+		;
+	errno = saved;
+	return &l->slot[u & (LEAF_SLOTS - 1)];
+}
+
+static void disable_cancel(void)
+{
+	int ignored;
+
+	pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &ignored);
+}
+
+static void enable_cancel(void)
+{
+	int ignored;
+
+	pthread_setcancelstate(PTHREAD_CANCEL_ENABLE, &ignored);
+}
+
+bool fdtable_claim(struct fdslot *s, bool wait)
+{
+	uint32_t w = atomic_load_explicit(&s->word, memory_order_relaxed);
+	unsigned spins = 0;
+
+	if (atomic_load_explicit(&owner_pid, memory_order_relaxed) == 0)
+		atomic_store_explicit(&owner_pid, (int)getpid(), memory_order_relaxed);
+	/* A handler on the claiming thread: never wait for ourselves. */
+	if (held_here(s))
+		return false;
+	held_push(s);
+	for (;;) {
+		if (!(w & FDS_CLAIMED)) {
+			if (atomic_compare_exchange_weak_explicit(&s->word, &w, w | FDS_CLAIMED,
+								  memory_order_acquire,
+								  memory_order_relaxed))
+				break;
+			continue;
+		}
+		if (claim_stale(s, clock_coarse_ns())) {
+			/* Abandoned (a siglongjmp out of a hook): take it over. */
+			if (atomic_compare_exchange_strong_explicit(
+				    &s->word, &w, w, memory_order_acquire, memory_order_relaxed))
+				break;
+			continue;
+		}
+		if (!wait) {
+			held_pop(s);
+			return false;
+		}
+		if (++spins % 64 == 0)
+			sched_yield();
+		w = atomic_load_explicit(&s->word, memory_order_relaxed);
+	}
+	disable_cancel();
+	atomic_store_explicit(&s->claimed_ns, clock_coarse_ns() | 1, memory_order_relaxed);
+	return true;
+}
+
+unsigned fdtable_settled(struct fdslot *s)
+{
+	uint32_t w = atomic_load_explicit(&s->word, memory_order_acquire);
+	unsigned spins = 0;
+
+	if (held_here(s))
+		return w & FDS_STATE;
+	while ((w & FDS_CLAIMED) && !claim_stale(s, clock_coarse_ns())) {
+		if (++spins % 64 == 0)
+			sched_yield();
+		w = atomic_load_explicit(&s->word, memory_order_acquire);
+	}
+	return w & FDS_STATE;
+}
+
+static bool masks(unsigned state)
+{
+	return state == FDS_HIDDEN || state == FDS_FAILED;
+}
+
+void fdtable_count(unsigned old_state, unsigned new_state)
+{
+	if (old_state == FDS_FREE && new_state != FDS_FREE)
+		atomic_fetch_add_explicit(&fdtable_managed, 1, memory_order_relaxed);
+	else if (old_state != FDS_FREE && new_state == FDS_FREE)
+		atomic_fetch_sub_explicit(&fdtable_managed, 1, memory_order_relaxed);
+	if (!masks(old_state) && masks(new_state))
+		atomic_fetch_add_explicit(&fdtable_hidden, 1, memory_order_relaxed);
+	else if (masks(old_state) && !masks(new_state))
+		atomic_fetch_sub_explicit(&fdtable_hidden, 1, memory_order_relaxed);
+}
+
+unsigned fdtable_release(struct fdslot *s, unsigned state)
+{
+	uint32_t w = atomic_load_explicit(&s->word, memory_order_relaxed), next;
+
+	/* Not stale until the next claimer says when it claimed. */
+	atomic_store_explicit(&s->claimed_ns, 0, memory_order_relaxed);
+	do {
+		if (w & FDS_CLOSED) {
+			next = w & FDS_EPOLL; /* closed meanwhile: nothing survives */
+			atomic_store_explicit(&s->nreg, 0, memory_order_relaxed);
+		} else {
+			next = (w & ~(FDS_CLAIMED | FDS_STATE)) | state;
+		}
+	} while (!atomic_compare_exchange_weak_explicit(&s->word, &w, next, memory_order_release,
+							memory_order_relaxed));
+	fdtable_count(w & FDS_STATE, next & FDS_STATE);
+	held_pop(s);
+	enable_cancel();
+	return next & FDS_STATE;
+}
+
+void fdtable_forget(int fd)
+{
+	struct fdslot *s = fdtable_peek(fd);
+	uint32_t w, next;
+
+	if (!s)
+		return;
+	w = atomic_load_explicit(&s->word, memory_order_relaxed);
+	if (w == 0)
+		return;
+	if (w & FDS_EPOLL)
+		atomic_fetch_add_explicit(&s->epgen, 1, memory_order_relaxed);
+	if ((w & FDS_STATE) != FDS_FREE && in_vfork_child())
+		return;
+	do {
+		if (w & FDS_CLAIMED) {
+			next = w | FDS_CLOSED; /* the claimer clears it */
+		} else {
+			next = 0;
+			atomic_store_explicit(&s->nreg, 0, memory_order_relaxed);
+		}
+	} while (!atomic_compare_exchange_weak_explicit(&s->word, &w, next, memory_order_acq_rel,
+							memory_order_relaxed));
+	if (!(w & FDS_CLAIMED))
+		fdtable_count(w & FDS_STATE, FDS_FREE);
+}
+
+void fdtable_forget_range(unsigned lo, unsigned hi)
+{
+	unsigned top = atomic_load_explicit(&top_fd, memory_order_relaxed), fd;
+
+	if (hi > top)
+		hi = top;
+	for (fd = lo; fd <= hi; fd++) {
+		/* Whole pages never mapped hold nothing. */
+		if (!fdtable_peek((int)fd) && fd % LEAF_SLOTS == 0) {
+			fd += LEAF_SLOTS - 1;
+			continue;
+		}
+		fdtable_forget((int)fd);
+	}
+}
+
+unsigned fdtable_top(void)
+{
+	return atomic_load_explicit(&top_fd, memory_order_relaxed);
+}
+
+void fdtable_after_fork(void)
+{
+	unsigned top = atomic_load_explicit(&top_fd, memory_order_relaxed), fd;
+
+	for (fd = 0; fd <= top; fd++) {
+		struct fdslot *s = fdtable_peek((int)fd);
+		uint32_t w;
+
+		if (!s) {
+			fd |= LEAF_SLOTS - 1;
+			continue;
+		}
+		/* The registrations are the kernel's and stay true; the connects were the parent's.
+		 */
+		w = atomic_load_explicit(&s->word, memory_order_relaxed);
+		atomic_store_explicit(&s->word, w & (FDS_EPOLL | FDS_REGS | FDS_UNKNOWN),
+				      memory_order_relaxed);
+		atomic_store_explicit(&s->claimed_ns, 0, memory_order_relaxed);
+	}
+	atomic_store_explicit(&fdtable_managed, 0, memory_order_relaxed);
+	atomic_store_explicit(&fdtable_hidden, 0, memory_order_relaxed);
+	atomic_store_explicit(&owner_pid, (int)getpid(), memory_order_relaxed);
+}

@@ -1,0 +1,150 @@
+/* The per-fd table: what the library knows of each fd, found by number without a lock. */
+#ifndef BACKOFF_CORE_FDTABLE_H
+#define BACKOFF_CORE_FDTABLE_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/socket.h>
+#include <sys/types.h>
+
+#include "core/retry.h"
+#include "core/target.h"
+
+/*
+ * Three levels (directory, middle, leaf page) cover every fd number the
+ * kernel allows (nr_open is at most 2^30); middle and leaf pages are mapped
+ * on first use, so memory follows the highest fd the library was told of.
+ */
+#define FDTABLE_LEAF_BITS 8
+#define FDTABLE_MID_BITS 10
+#define FDTABLE_DIR_BITS 12
+#define FDTABLE_MAX_FD (1U << (FDTABLE_LEAF_BITS + FDTABLE_MID_BITS + FDTABLE_DIR_BITS))
+
+/* The state of a managed connect, in the low bits of fdslot.word. */
+enum fdtable_state {
+	FDS_FREE = 0,	    /* not a managed connect */
+	FDS_CONNECTING = 1, /* an attempt is in the kernel's hands, visible */
+	FDS_HIDDEN = 2,	    /* a failed attempt, hidden until its retry is due */
+	FDS_FAILED = 3,	    /* the outcome is an error the kernel no longer holds */
+	FDS_FINAL = 4,	    /* the last failure was handed over: connect() is the kernel's */
+};
+#define FDS_STATE 0x7U
+#define FDS_CLAIMED 0x8U  /* one thread works on the slot; others do not wait for it */
+#define FDS_EPOLL 0x10U	  /* the fd is an epoll set: epgen counts its closes */
+#define FDS_REGS 0x20U	  /* the fd's epoll registrations are recorded */
+#define FDS_CLOSED 0x40U  /* closed while claimed: the claimer clears it on release */
+#define FDS_UNKNOWN 0x80U /* an epoll_ctl on the fd could not be recorded: ask /proc */
+
+/* One registration of the fd in an epoll set; atomics, read while it may change. */
+struct fdreg {
+	_Atomic int epfd;
+	_Atomic uint32_t epgen; /* the set's fdslot.epgen when added: a reused epfd differs */
+	_Atomic uint32_t events;
+	_Atomic uint64_t data;
+};
+
+#define FDREG_INLINE 2
+
+struct dest;
+
+/* A managed connect: written only by the thread that holds the claim. */
+struct fdconn {
+	struct dest *dest; /* its destination's shared budget, or NULL */
+	dev_t dev;	   /* the socket's identity, against fd reuse behind the hooks */
+	ino_t ino;
+	struct sockaddr_storage addr;
+	socklen_t addrlen;
+	struct target_addr target;
+	struct retry_progress progress;
+	_Atomic uint64_t due_ms; /* FDS_HIDDEN: when to retry (monotonic ms) */
+	_Atomic int err;	 /* FDS_FAILED: the error to hand over */
+};
+
+struct fdslot {
+	_Atomic uint32_t word;	/* fdtable_state | FDS_* flags */
+	_Atomic uint32_t epgen; /* as an epoll set: bumped at every close */
+	_Atomic uint32_t nreg;	/* registrations of this fd recorded in reg[] then more[] */
+	_Atomic uint32_t morecap;
+	_Atomic(struct fdreg *) more; /* mapped when the fd is in more than FDREG_INLINE sets */
+	_Atomic uint64_t
+		claimed_ns; /* when claimed (0: just now): a claim left by siglongjmp expires */
+	struct fdreg reg[FDREG_INLINE];
+	struct fdconn conn;
+};
+
+/* Managed connects in the process, and those hidden: the hooks' fast paths read these. */
+extern atomic_uint fdtable_managed;
+extern atomic_uint fdtable_hidden;
+
+/* Whether any connect is managed: one relaxed load, for every wait hook. */
+static inline bool fdtable_any(void)
+{
+	return atomic_load_explicit(&fdtable_managed, memory_order_relaxed) != 0;
+}
+
+/* Whether any fd needs an emulated answer: one relaxed load, for the I/O hooks. */
+static inline bool fdtable_any_hidden(void)
+{
+	return atomic_load_explicit(&fdtable_hidden, memory_order_relaxed) != 0;
+}
+
+/* The slot of @fd if its page exists, else NULL.  Lock-free, async-signal-safe. */
+struct fdslot *fdtable_peek(int fd);
+
+/*
+ * The slot of @fd, mapping its pages if needed.  NULL if @fd is out of range
+ * or memory cannot be had (then one warning, and the stats count it).
+ * Async-signal-safe; errno untouched.
+ */
+struct fdslot *fdtable_get(int fd);
+
+/* The state bits of @s. */
+static inline unsigned fdtable_state_of(const struct fdslot *s)
+{
+	return atomic_load_explicit(&s->word, memory_order_acquire) & FDS_STATE;
+}
+
+/*
+ * Claim @s for the calling thread: only the claimer changes its state,
+ * registrations or connect.  With @wait, spin (yielding) while another thread
+ * holds it; without, give up at once.  Returns false if not claimed: a claim
+ * held by this very thread (a signal handler inside a hook) is never waited
+ * for.  Cancellation is disabled until fdtable_release.
+ */
+bool fdtable_claim(struct fdslot *s, bool wait);
+
+/*
+ * Wait while another thread holds @s (its state is changing), never for the
+ * calling thread's own claim; then the state is settled.  Returns the state.
+ */
+unsigned fdtable_settled(struct fdslot *s);
+
+/*
+ * Release a claim, setting the connect state to @state (counters follow).  A
+ * close() during the claim wins: the slot is cleared instead.  Returns the
+ * state left.
+ */
+unsigned fdtable_release(struct fdslot *s, unsigned state);
+
+/*
+ * @fd was closed or replaced (close, close_range, dup2...): forget its state
+ * and registrations; as an epoll set, its registrations elsewhere go stale.
+ * Lock-free and async-signal-safe; nothing but loads when @fd is unknown.
+ * A vfork child (sharing its parent's memory) leaves managed connects alone.
+ */
+void fdtable_forget(int fd);
+
+/* fdtable_forget() for [@lo, @hi], stopping at the highest fd ever seen. */
+void fdtable_forget_range(unsigned lo, unsigned hi);
+
+/* The highest fd that has a slot (scans stop there). */
+unsigned fdtable_top(void);
+
+/* Record that a new connect became managed / stopped being managed; see the counters. */
+void fdtable_count(unsigned old_state, unsigned new_state);
+
+/* In a forked child: no thread holds a claim; the parent's connects are not the child's. */
+void fdtable_after_fork(void);
+
+#endif
