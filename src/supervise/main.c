@@ -141,6 +141,20 @@ static _Noreturn void supervisor(int sock, const struct config *cfg, pid_t progr
 	_exit(0);
 }
 
+/* Yama's ptrace_scope, or 0 without Yama. */
+static int yama_scope(void)
+{
+	char c = '0';
+	int fd = open("/proc/sys/kernel/yama/ptrace_scope", O_RDONLY | O_CLOEXEC);
+
+	if (fd >= 0) {
+		if (read(fd, &c, 1) != 1)
+			c = '0';
+		close(fd);
+	}
+	return c >= '0' && c <= '9' ? c - '0' : 0;
+}
+
 /*
  * Start the supervisor and install the filter on this process.  Returns 0,
  * or -1 with *why and errno, having changed nothing that the program sees.
@@ -148,8 +162,17 @@ static _Noreturn void supervisor(int sock, const struct config *cfg, pid_t progr
 static int start(const struct config *cfg, const char **why, pid_t *supervisor_pid)
 {
 	pid_t child, sup = 0, program = getpid();
-	int sv[2], listener, status, err;
+	int sv[2], listener, status, err, scope = yama_scope();
 
+	/*
+	 * Yama 3 forbids every attach; 2 leaves it to CAP_SYS_PTRACE.  (1 is
+	 * handled: this process names the supervisor as its tracer below.)
+	 */
+	if (scope >= 3 || (scope == 2 && geteuid() != 0)) {
+		*why = scope >= 3 ? "Yama ptrace_scope 3" : "Yama ptrace_scope 2";
+		errno = EPERM;
+		return -1;
+	}
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) != 0) {
 		*why = "socketpair";
 		return -1;
