@@ -97,6 +97,13 @@ assert_only_the_launcher_connects() {
 	assert_only_the_launcher_connects sh -c "exec 2>&1; $GO_DIAL-nocgo tcp $ADDR; exit \$?"
 }
 
+@test "a Go client started by Python's subprocess connects to a late TCP server" {
+	late_tcp server
+	assert_only_the_launcher_connects "$PYTHON" -c \
+		'import subprocess, sys; sys.exit(subprocess.call(sys.argv[1:]))' \
+		"$GO_DIAL-cgo" tcp "$ADDR"
+}
+
 @test "Go's own dial timeout stays exact under the supervisor: 2 s, whatever BACKOFF_TIMEOUT says" {
 	local build start elapsed
 	closed_port server
