@@ -36,6 +36,8 @@ UNITS := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/unit/%)
 
 LIBRARY := $(BUILD)/libbackoff.so
 TOOL := $(BUILD)/backoff-schedule
+SUPERVISE_SRC := $(wildcard src/supervise/*.c)
+SUPERVISOR := $(BUILD)/backoff-supervise
 
 SHELL_SCRIPTS := scripts/backoff .ci/run $(wildcard tests/*.bash tests/bench/*.sh)
 BATS ?= bats
@@ -44,7 +46,7 @@ BATS_FLAGS ?=
 .PHONY: all check test unit demo install uninstall clean check-exports format format-check \
 	shellcheck help
 
-all: $(LIBRARY) $(TOOL) $(HELPERS) $(SHIMS) $(UNITS)
+all: $(LIBRARY) $(TOOL) $(SUPERVISOR) $(HELPERS) $(SHIMS) $(UNITS)
 
 $(BUILD)/obj/%.o: %.c $(wildcard src/*.h src/*/*.h) Makefile
 	@mkdir -p $(dir $@)
@@ -54,6 +56,13 @@ $(LIBRARY): $(LIB_OBJ) src/exports.map
 	$(CC) $(CFLAGS_ALL) $(LIB_CFLAGS) $(LIB_LDFLAGS) -o $@ $(LIB_OBJ) $(LIBS)
 
 $(TOOL): src/tool/schedule.c $(CORE_OBJ)
+	$(CC) $(CFLAGS_ALL) -o $@ $^ $(LIBS)
+
+# The supervisor engine: a program of its own, on the same core as the library, with
+# libc's calls as the real ones (src/supervise/libc.c) instead of sys/real.c.
+SUPERVISE_CORE := $(patsubst %,$(BUILD)/obj/src/%.o,core/config core/policy core/target \
+	core/retry sys/clock sys/log sys/rng sys/text)
+$(SUPERVISOR): $(SUPERVISE_SRC:%.c=$(BUILD)/obj/%.o) $(SUPERVISE_CORE)
 	$(CC) $(CFLAGS_ALL) -o $@ $^ $(LIBS)
 
 $(BUILD)/helpers/%: tests/helpers/%.c tests/helpers/common.h Makefile
@@ -91,16 +100,18 @@ check-exports: $(LIBRARY)
 		echo "check-exports: $$(wc -l < $(BUILD)/exports.actual) symbols, as in src/exports.map"; \
 	else echo "check-exports: exported symbols differ from src/exports.map" >&2; exit 1; fi
 
-install: $(LIBRARY) $(TOOL)
+install: $(LIBRARY) $(TOOL) $(SUPERVISOR)
 	install -d $(DESTDIR)$(LIBDIR) $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)
 	install -m 0755 $(LIBRARY) $(DESTDIR)$(LIBDIR)/libbackoff.so
 	install -m 0755 $(TOOL) $(DESTDIR)$(LIBDIR)/backoff-schedule
+	install -m 0755 $(SUPERVISOR) $(DESTDIR)$(LIBDIR)/backoff-supervise
 	sed -e 's|@LIBDIR@|$(LIBDIR)|g' scripts/backoff > $(DESTDIR)$(BINDIR)/backoff
 	chmod 0755 $(DESTDIR)$(BINDIR)/backoff
 	install -m 0644 scripts/backoff.1 $(DESTDIR)$(MANDIR)/backoff.1
 
 uninstall:
 	rm -f $(DESTDIR)$(LIBDIR)/libbackoff.so $(DESTDIR)$(LIBDIR)/backoff-schedule \
+		$(DESTDIR)$(LIBDIR)/backoff-supervise \
 		$(DESTDIR)$(BINDIR)/backoff $(DESTDIR)$(MANDIR)/backoff.1
 	-rmdir $(DESTDIR)$(LIBDIR)
 
@@ -127,12 +138,27 @@ help:
 # Benchmarks (tests/bench/): `make bench` rewrites tests/bench/report.md and herd.svg.
 BENCH_PROGS := $(BUILD)/bench/fastpath $(BUILD)/bench/herd
 BENCH_SHIMS := $(BUILD)/bench/malloc_count.so $(BUILD)/bench/gate.so
+BENCH_SUPERVISE := $(BUILD)/bench/supervise-static $(BUILD)/bench/supervise-dynamic \
+	$(BUILD)/bench/seccomp-allow
 BENCH_DEPS := $(LIBRARY) $(BUILD)/helpers/probe $(BUILD)/helpers/late-listener $(BENCH_PROGS) \
-	$(BENCH_SHIMS)
+	$(BENCH_SHIMS) $(SUPERVISOR) $(BENCH_SUPERVISE)
 
 $(BENCH_PROGS): $(BUILD)/bench/%: tests/bench/%.c Makefile
 	@mkdir -p $(dir $@)
 	$(CC) $(WARN) $(OPT) -o $@ $<
+
+# The supervisor's cost: the same program with raw system calls (static) and through libc.
+$(BUILD)/bench/supervise-static: tests/bench/supervise.c Makefile
+	@mkdir -p $(dir $@)
+	$(CC) $(WARN) $(OPT) -static -pthread -o $@ $<
+
+$(BUILD)/bench/seccomp-allow: tests/bench/seccomp-allow.c Makefile
+	@mkdir -p $(dir $@)
+	$(CC) $(WARN) $(OPT) -o $@ $<
+
+$(BUILD)/bench/supervise-dynamic: tests/bench/supervise.c Makefile
+	@mkdir -p $(dir $@)
+	$(CC) $(WARN) $(OPT) -pthread -o $@ $<
 
 $(BENCH_SHIMS): $(BUILD)/bench/%.so: tests/bench/%.c Makefile
 	@mkdir -p $(dir $@)
@@ -142,10 +168,12 @@ $(BENCH_SHIMS): $(BUILD)/bench/%.so: tests/bench/%.c Makefile
 ## bench: measure cost, recovery, herd, timing, size (about 5 min); writes tests/bench/report.md
 bench: $(BENCH_DEPS)
 	python3 tests/bench/run.py --build $(BUILD) --out tests/bench
+	python3 tests/bench/supervise.py --build $(BUILD) --out tests/bench
 
 ## bench-quick: the benchmark's reduced set (under a minute), to prove it still runs
 bench-quick: $(BENCH_DEPS)
 	python3 tests/bench/run.py --quick --build $(BUILD) --out $(BUILD)/bench-quick
+	python3 tests/bench/supervise.py --quick --build $(BUILD) --out $(BUILD)/bench-quick
 
 # Hardening (tests/hardening/, tests/fuzz/): each gate builds into a directory of its
 # own, so that the default build is left as it is.
@@ -167,7 +195,7 @@ coverage:
 FUZZ_BUILD ?= build/fuzz
 FUZZ_CC ?= clang
 FUZZ_SECONDS ?= 300
-FUZZ_TARGETS := config target policy fdinfo
+FUZZ_TARGETS := config target policy fdinfo notify
 # integer: unsigned wrap-around and lossy conversions count as findings too.
 FUZZ_CFLAGS = $(WARN) -g -O1 -Isrc -fsanitize=fuzzer,address,undefined,integer \
 	-fno-sanitize-recover=all
@@ -176,9 +204,16 @@ FUZZ_CORE := src/core/config.c src/core/target.c src/core/policy.c src/sys/text.
 
 .PHONY: fuzz
 
-## fuzz: libFuzzer on the variables, the target patterns and the policy, FUZZ_SECONDS each
+## fuzz: libFuzzer on the variables, the target patterns, the policy and the supervisor's
+## notification and ELF parsing, FUZZ_SECONDS each
 fuzz: $(FUZZ_TARGETS:%=$(FUZZ_BUILD)/fuzz-%)
 	tests/hardening/fuzz.sh $(FUZZ_BUILD) $(FUZZ_SECONDS) $(FUZZ_TARGETS)
+
+# The supervisor's parsers of what a traced program hands it: notifications and executables.
+$(FUZZ_BUILD)/fuzz-notify: tests/fuzz/notify.c $(FUZZ_CORE) src/supervise/notify.c \
+		src/supervise/elf.c $(wildcard src/*/*.h) Makefile
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -o $@ $< $(FUZZ_CORE) src/supervise/notify.c src/supervise/elf.c
 
 $(FUZZ_BUILD)/fuzz-%: tests/fuzz/%.c $(FUZZ_CORE) $(wildcard src/*/*.h) Makefile
 	@mkdir -p $(dir $@)
@@ -248,6 +283,31 @@ valgrind: all
 ## analyze: cppcheck, clang-tidy and gcc -fanalyzer over src/; any finding fails it
 analyze:
 	tests/hardening/analyze.sh
+
+# Programs out of the preload's reach, for the supervisor engine's tests: C clients linked
+# statically (glibc's libc.a) and a Go client built both ways (Go makes its own system
+# calls, with cgo or not).  The Go client is built when go is installed (.ci/run installs it).
+STATIC_HELPERS := $(BUILD)/static/raw-connect $(BUILD)/static/raw-odd
+GO ?= go
+GO_FOUND := $(shell command -v $(GO) 2>/dev/null)
+GO_CLIENTS := $(if $(GO_FOUND),$(BUILD)/go/dial-nocgo $(BUILD)/go/dial-cgo)
+GO_ENV = GOCACHE=$(abspath $(BUILD))/go/cache GOPATH=$(abspath $(BUILD))/go/path GO111MODULE=off \
+	GOTOOLCHAIN=local GOFLAGS=
+
+all: $(STATIC_HELPERS) $(GO_CLIENTS)
+
+# Without EXTRA_CFLAGS: the sanitizers' runtimes cannot be linked statically.
+$(BUILD)/static/%: tests/static/%.c tests/helpers/common.h Makefile
+	@mkdir -p $(dir $@)
+	$(CC) $(WARN) $(OPT) -static -o $@ $<
+
+$(BUILD)/go/dial-nocgo: tests/go/dial.go Makefile
+	@mkdir -p $(dir $@)
+	$(GO_ENV) CGO_ENABLED=0 $(GO) build -o $@ $<
+
+$(BUILD)/go/dial-cgo: tests/go/dial.go Makefile
+	@mkdir -p $(dir $@)
+	$(GO_ENV) CGO_ENABLED=1 $(GO) build -o $@ $<
 
 .PHONY: mutants
 

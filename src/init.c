@@ -3,11 +3,13 @@
 
 #include <pthread.h>
 #include <stdlib.h>
+#include <sys/prctl.h>
 #include <unistd.h>
 
 #include "core/pending.h"
 #include "core/retry.h"
 #include "sys/log.h"
+#include "sys/cookie.h"
 #include "sys/real.h"
 #include "sys/rng.h"
 
@@ -23,8 +25,24 @@ static const char *lookup_env(const char *name, void *ctx)
 	return secure_getenv(name);
 }
 
+/* Under the supervisor engine: its PID, from the environment; 0 otherwise. */
+static unsigned long supervisor_pid;
+
+/*
+ * Under Yama ptrace_scope 1 only an ancestor, or a tracer the process named,
+ * may read a process's memory: name the supervisor in every child, so that a
+ * Go or static program a preloaded shell or Python starts is covered too
+ * (the name survives exec).  Without Yama, EINVAL; nothing to do.
+ */
+static void name_supervisor_as_tracer(void)
+{
+	if (supervisor_pid)
+		(void)prctl(PR_SET_PTRACER, supervisor_pid, 0, 0, 0);
+}
+
 static void at_fork_child(void)
 {
+	name_supervisor_as_tracer();
 	rng_after_fork();
 	pending_after_fork();
 }
@@ -35,6 +53,12 @@ static void init_run(void)
 	unsigned i;
 
 	real_resolve();
+	/* Under the supervisor engine (a seccomp filter is in place): one engine per connect. */
+	if (secure_getenv(COOKIE_ENV) && prctl(PR_GET_SECCOMP, 0, 0, 0, 0) == 2) {
+		real_mark_connects();
+		supervisor_pid = strtoul(secure_getenv(COOKIE_ENV), NULL, 10);
+		name_supervisor_as_tracer();
+	}
 	config_parse(lookup_env, NULL, &init_config, &problems);
 	log_configure(init_config.log_level, init_config.log_json, init_config.log_file);
 	for (i = 0; i < problems.count; i++)

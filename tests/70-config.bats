@@ -35,6 +35,7 @@ BACKOFF_LOG_FILE      0     0    0   0    0
 BACKOFF_LOG_FORMAT    0     1    1   1    1
 BACKOFF_SEED          0     1    1   1    1
 BACKOFF_STATS         0     1    1   1    1
+BACKOFF_ENGINE        0     1    1   1    1
 BACKOFF_STRICT        0     1    1   1    1
 BACKOFF_SHARED        0     1    1   1    1
 '

@@ -7,27 +7,17 @@
 #include <strings.h>
 
 const char *const config_variables[] = {
-	"BACKOFF",
-	"BACKOFF_POLICY",
-	"BACKOFF_BASE",
-	"BACKOFF_MULTIPLIER",
-	"BACKOFF_CAP",
-	"BACKOFF_JITTER",
-	"BACKOFF_RETRIES",
-	"BACKOFF_TIMEOUT",
-	"BACKOFF_ERRORS",
-	"BACKOFF_TARGETS",
-	"BACKOFF_NONBLOCK",
-	"BACKOFF_SEND",
-	"BACKOFF_DNS",
-	"BACKOFF_LOG",
-	"BACKOFF_LOG_FILE",
-	"BACKOFF_LOG_FORMAT",
-	"BACKOFF_SEED",
-	"BACKOFF_STATS",
-	"BACKOFF_STRICT",
-	"BACKOFF_SHARED",
-	NULL,
+	"BACKOFF",	    "BACKOFF_POLICY",
+	"BACKOFF_BASE",	    "BACKOFF_MULTIPLIER",
+	"BACKOFF_CAP",	    "BACKOFF_JITTER",
+	"BACKOFF_RETRIES",  "BACKOFF_TIMEOUT",
+	"BACKOFF_ERRORS",   "BACKOFF_TARGETS",
+	"BACKOFF_NONBLOCK", "BACKOFF_SEND",
+	"BACKOFF_DNS",	    "BACKOFF_LOG",
+	"BACKOFF_LOG_FILE", "BACKOFF_LOG_FORMAT",
+	"BACKOFF_SEED",	    "BACKOFF_STATS",
+	"BACKOFF_ENGINE",   "BACKOFF_STRICT",
+	"BACKOFF_SHARED",   NULL,
 };
 
 #define SEC 1000ULL
@@ -379,6 +369,7 @@ static int apply(struct config *cfg, const char *name, const char *v, char *why,
 {
 	static const char *const levels[] = { "off", "error", "warn", "info", "debug" };
 	static const char *const formats[] = { "text", "json" };
+	static const char *const engines[] = { "auto", "preload", "supervise" };
 	const char *msg = NULL;
 	uint64_t u;
 	int choice;
@@ -468,6 +459,11 @@ static int apply(struct config *cfg, const char *name, const char *v, char *why,
 	} else if (strcmp(name, "BACKOFF_STATS") == 0) {
 		if (parse_bool(v, &cfg->stats) != 0)
 			msg = "expected on or off";
+	} else if (strcmp(name, "BACKOFF_ENGINE") == 0) {
+		if (parse_choice(v, engines, N(engines), &choice) != 0)
+			msg = "expected auto, preload or supervise";
+		else
+			cfg->engine = (enum config_engine)choice;
 	} else if (strcmp(name, "BACKOFF_STRICT") == 0) { /* LCOV_EXCL_BR_LINE: last of all */
 		if (parse_bool(v, &cfg->strict) != 0)
 			msg = "expected on or off";

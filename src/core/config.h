@@ -20,6 +20,13 @@ struct config_errset {
 	uint64_t bits[CONFIG_ERRNO_MAX / 64];
 };
 
+/* BACKOFF_ENGINE: which engine the launcher runs a command under. */
+enum config_engine {
+	CONFIG_ENGINE_AUTO,
+	CONFIG_ENGINE_PRELOAD,
+	CONFIG_ENGINE_SUPERVISE,
+};
+
 struct config {
 	bool enabled;			  /* BACKOFF */
 	const char *policy_name;	  /* BACKOFF_POLICY, a static string */
@@ -37,6 +44,7 @@ struct config {
 	bool seeded;
 	uint64_t seed;
 	bool stats;
+	enum config_engine engine;
 	bool strict;
 };
 

@@ -18,6 +18,14 @@ static const char *log_path;
 
 static const char *errno_name(int err);
 
+/*
+ * The calling thread's stderr and the task its lines speak for: the supervisor
+ * engine writes to the program's own stderr, under the program's pid and tid.
+ */
+static __thread int log_stderr __attribute__((tls_model("initial-exec"))) = STDERR_FILENO;
+static __thread int log_pid __attribute__((tls_model("initial-exec")));
+static __thread int log_tid __attribute__((tls_model("initial-exec")));
+
 static const char *const level_names[] = { "off", "error", "warn", "info", "debug" };
 
 void log_configure(enum log_level level, bool json, const char *path)
@@ -25,6 +33,13 @@ void log_configure(enum log_level level, bool json, const char *path)
 	log_level = level;
 	log_json = json;
 	log_path = path && path[0] ? path : NULL;
+}
+
+void log_set_thread_task(int fd, int pid, int tid)
+{
+	log_stderr = fd >= 0 ? fd : STDERR_FILENO;
+	log_pid = pid;
+	log_tid = tid;
 }
 
 bool log_enabled(enum log_level level)
@@ -51,7 +66,7 @@ static void warn_unopenable(int err)
 	text_str(&t, "\": cannot open it (");
 	text_str(&t, errno_name(err));
 	text_str(&t, "): logging to stderr\n");
-	ignored = real_write(STDERR_FILENO, buf, t.len);
+	ignored = real_write(log_stderr, buf, t.len);
 	(void)ignored;
 }
 
@@ -62,7 +77,7 @@ static void warn_unopenable(int err)
  */
 static void emit(struct text *t)
 {
-	int fd = STDERR_FILENO;
+	int fd = log_stderr;
 	ssize_t ignored;
 
 	if (t->len == t->size - 1)
@@ -73,13 +88,13 @@ static void emit(struct text *t)
 		fd = open(log_path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOCTTY, 0644);
 		if (fd < 0) {
 			warn_unopenable(errno);
-			fd = STDERR_FILENO;
+			fd = log_stderr;
 		}
 	}
 	/* The real call: a hook logging must not reach the write() hook again. */
 	ignored = real_write(fd, t->buf, t->len);
 	(void)ignored;
-	if (fd != STDERR_FILENO)
+	if (fd != log_stderr)
 		real_close(fd);
 }
 
@@ -143,8 +158,8 @@ static void json_head(struct text *t, enum log_level level, const char *event)
 	put_time(t, clock_wall_ms());
 	text_put(t, "\"", 1);
 	json_u64(t, "mono_ms", clock_now_ms());
-	json_u64(t, "pid", (uint64_t)getpid());
-	json_u64(t, "tid", (uint64_t)gettid());
+	json_u64(t, "pid", (uint64_t)(log_pid ? log_pid : getpid()));
+	json_u64(t, "tid", (uint64_t)(log_tid ? log_tid : gettid()));
 	json_str(t, "level", level_names[level]);
 	json_str(t, "event", event);
 }
@@ -152,7 +167,7 @@ static void json_head(struct text *t, enum log_level level, const char *event)
 static void text_head(struct text *t)
 {
 	text_str(t, "backoff[");
-	text_u64(t, (uint64_t)getpid());
+	text_u64(t, (uint64_t)(log_pid ? log_pid : getpid()));
 	text_str(t, "]: ");
 }
 

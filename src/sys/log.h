@@ -35,6 +35,13 @@ struct log_event {
  */
 void log_configure(enum log_level level, bool json, const char *path);
 
+/*
+ * Make @fd the calling thread's stderr for the lines it writes, and @pid and
+ * @tid the task they name (-1, 0, 0: this process's own again).  The caller
+ * keeps @fd open while it is set.
+ */
+void log_set_thread_task(int fd, int pid, int tid);
+
 /* Whether messages of @level are written. */
 bool log_enabled(enum log_level level);
 

@@ -67,4 +67,11 @@ int __ppoll_chk(struct pollfd *fds, nfds_t nfds, const struct timespec *timeout,
  */
 void real_resolve(void);
 
+/*
+ * Make real_connect a direct system call carrying the cookie of
+ * sys/cookie.h, so that the supervisor engine leaves the preload's connects
+ * alone.  Call once, at load, before any thread starts.
+ */
+void real_mark_connects(void);
+
 #endif

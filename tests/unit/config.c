@@ -352,6 +352,7 @@ static void test_every_rejection(void)
 		"BACKOFF_SHARED=maybe",
 		"BACKOFF_SEED=42x",
 		"BACKOFF_STRICT=maybe",
+		"BACKOFF_ENGINE=ptrace",
 		"BACKOFF_JITTER=proportional:0.5x",
 		"BACKOFF_JITTER=proportional:1.5",
 	};
@@ -375,12 +376,16 @@ static void test_every_rejection(void)
 
 static void test_spellings_accepted(void)
 {
-	const char *env[] = { "BACKOFF_RETRIES=Infinity", "BACKOFF_ERRORS= ECONNREFUSED , ENOENT ",
+	const char *env[] = { "BACKOFF_RETRIES=Infinity",
+			      "BACKOFF_ERRORS= ECONNREFUSED , ENOENT ",
 			      "BACKOFF_TARGETS=127.0.0.1:5432, !unix:/run/*.sock",
-			      "BACKOFF_STRICT=off", NULL };
+			      "BACKOFF_STRICT=off",
+			      "BACKOFF_ENGINE=supervise",
+			      NULL };
 	struct config cfg;
 
 	CHECK_U64(parse(&cfg, env), 0);
+	CHECK_U64(cfg.engine, CONFIG_ENGINE_SUPERVISE);
 	CHECK_U64(cfg.retries, CONFIG_INFINITE);
 	CHECK(config_errset_has(&cfg.errors_inet, ENOENT));
 	CHECK(!config_errset_has(&cfg.errors_inet, ETIMEDOUT));

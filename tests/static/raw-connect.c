@@ -1,0 +1,97 @@
+/* raw-connect: a client that calls the connect system call itself, built with gcc -static. */
+
+/*
+ * usage: raw-connect (--tcp HOST:PORT | --unix PATH) [--nonblock] [--wait-ms MS]
+ *                    [--undumpable]
+ *
+ * Connects with syscall(SYS_connect), out of the preload's reach.  Blocking:
+ * one call.  --nonblock: a non-blocking socket, EINPROGRESS, poll(POLLOUT)
+ * for at most MS (default 20000), then SO_ERROR, as OpenBSD nc does.  Then
+ * reads what the server sends and prints it.  --undumpable: first
+ * prctl(PR_SET_DUMPABLE, 0), which denies ptrace access to other processes
+ * of the same user, as Yama's ptrace_scope does to non-ancestors.
+ * stdout: "connected mono_ms=N" then the data; stderr: "raw-connect: ERROR".
+ * Exit status: 0 connected, 1 failed.
+ */
+
+#include <fcntl.h>
+#include <poll.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "../helpers/common.h"
+
+static int fail(const char *what, int err)
+{
+	fprintf(stderr, "raw-connect: %s: %s\n", what, strerror(err));
+	return 1;
+}
+
+int main(int argc, char **argv)
+{
+	struct sockaddr_storage ss;
+	socklen_t len = 0;
+	bool nonblock = false;
+	long wait_ms = 20000;
+	int i, fd, err = 0;
+	char buf[512];
+	ssize_t n;
+
+	memset(&ss, 0, sizeof(ss));
+	for (i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "--tcp") == 0 && i + 1 < argc) {
+			len = inet_from_spec(argv[++i], 1, &ss);
+		} else if (strcmp(argv[i], "--unix") == 0 && i + 1 < argc) {
+			struct sockaddr_un *un = (struct sockaddr_un *)&ss;
+
+			un->sun_family = AF_UNIX;
+			snprintf(un->sun_path, sizeof(un->sun_path), "%s", argv[++i]);
+			len = (socklen_t)sizeof(*un);
+		} else if (strcmp(argv[i], "--undumpable") == 0) {
+			prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+		} else if (strcmp(argv[i], "--nonblock") == 0) {
+			nonblock = true;
+		} else if (strcmp(argv[i], "--wait-ms") == 0 && i + 1 < argc) {
+			if (number_in(argv[++i], 0, 600000, &wait_ms) != 0)
+				len = 0;
+		} else {
+			len = 0;
+			break;
+		}
+	}
+	if (len == 0) {
+		fprintf(stderr, "usage: raw-connect (--tcp HOST:PORT | --unix PATH) [--nonblock] "
+				"[--wait-ms MS] [--undumpable]\n");
+		return 2;
+	}
+	fd = socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC | (nonblock ? SOCK_NONBLOCK : 0), 0);
+	if (fd < 0)
+		return fail("socket", errno);
+	if (syscall(SYS_connect, fd, &ss, len) != 0) {
+		err = errno;
+		if (!nonblock || err != EINPROGRESS)
+			return fail("connect", err);
+		struct pollfd p = { fd, POLLOUT, 0 };
+		socklen_t elen = sizeof(err);
+
+		if (poll(&p, 1, (int)wait_ms) == 0)
+			return fail("poll", ETIMEDOUT);
+		if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &elen) != 0)
+			return fail("getsockopt", errno);
+		if (err)
+			return fail("connect", err);
+	}
+	printf("connected mono_ms=%lld\n", mono_ms());
+	fflush(stdout);
+	if (nonblock)
+		fcntl(fd, F_SETFL, 0);
+	while ((n = read(fd, buf, sizeof(buf))) > 0)
+		fwrite(buf, 1, (size_t)n, stdout);
+	if (n < 0)
+		return fail("read", errno);
+	return 0;
+}
