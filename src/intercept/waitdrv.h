@@ -118,7 +118,7 @@ static inline void waitdrv_run_due(const struct waitdrv *w)
  */
 static inline int64_t waitdrv_timeout(struct waitdrv *w, uint64_t due_ms)
 {
-	uint64_t now, left = UINT64_MAX, global = pending_next_due(), end;
+	uint64_t now, left = UINT64_MAX, global = pending_next_due();
 
 	if (global < due_ms)
 		due_ms = global;
@@ -133,7 +133,8 @@ static inline int64_t waitdrv_timeout(struct waitdrv *w, uint64_t due_ms)
 	}
 	now = clock_now_ns();
 	if (!w->infinite) {
-		end = waitdrv_deadline(w, now);
+		uint64_t end = waitdrv_deadline(w, now);
+
 		left = end > now ? end - now : 0;
 	}
 	if (due_ms != CONFIG_INFINITE) {
