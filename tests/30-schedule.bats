@@ -108,3 +108,36 @@ check_schedule() {
 @test "the expected delays without jitter are the doubling window" {
 	assert_eq "$(expected_delays none | tr '\n' ' ')" "10 20 40 80 160 " "expected delays"
 }
+
+@test "with a seed every call draws the schedule's delays, whichever thread makes it and in what order" {
+	local vars=(BACKOFF_SEED=42 BACKOFF_RETRIES=5 BACKOFF_BASE=10ms BACKOFF_CAP=200ms
+		BACKOFF_JITTER=full BACKOFF_LOG=info BACKOFF_LOG_FORMAT=json
+		BACKOFF_LOG_FILE="$T/log.json")
+	local tid expected
+	closed_port server
+	# Eight threads, two blocking calls each: a sequence per thread (or per
+	# process) would give them different delays.
+	run timeout 30 env LD_PRELOAD="$LIB" "${vars[@]}" "$PYTHON" -c '
+import socket, sys, threading
+outcomes = []
+def calls():
+    for _ in range(2):
+        try:
+            socket.create_connection(("127.0.0.1", int(sys.argv[1])))
+            outcomes.append("connected")
+        except OSError as e:
+            outcomes.append(type(e).__name__)
+ts = [threading.Thread(target=calls) for _ in range(8)]
+for t in ts: t.start()
+for t in ts: t.join()
+print("\n".join(outcomes))
+' "$PORT"
+	assert_eq "$(grep -c '^ConnectionRefusedError$' <<<"$output")" 16 "refused calls"
+	expected=$(expected_delays full | tr '\n' ' ')
+	assert_eq "$(json_events "$T/log.json" retry tid | sort -u | wc -l)" 8 "threads that retried"
+	for tid in $(json_events "$T/log.json" retry tid | sort -u); do
+		assert_eq "$(json_events "$T/log.json" retry tid delay_ms |
+			awk -v t="$tid" '$1 == t { printf "%s ", $2 }')" "$expected$expected" \
+			"delays of thread $tid" || return
+	done
+}

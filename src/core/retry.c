@@ -95,6 +95,12 @@ void retry_begin(const struct config *cfg, struct retry_progress *p, uint64_t bu
 	p->prev_ms = cfg->policy.base_ms;
 	p->start_ms = now_ms;
 	p->deadline_ms = budget == CONFIG_INFINITE ? CONFIG_INFINITE : now_ms + budget;
+	/*
+	 * Each call draws from a sequence of its own: with BACKOFF_SEED the same
+	 * for every call, whichever thread makes it (the one --schedule prints),
+	 * else one seeded from the thread's generator.
+	 */
+	p->rng = cfg->seeded ? rng_seed_state(cfg->seed, 0) : rng_next();
 }
 
 bool retry_allowed(const struct config *cfg, const struct retry_progress *p, uint64_t now_ms)
@@ -120,7 +126,7 @@ bool retry_plan(const struct config *cfg, const struct retry_call *c, struct ret
 		reason = "timeout";
 		goto give_up;
 	}
-	delay = policy_next_delay(&cfg->policy, p->attempt, p->prev_ms, rng_next());
+	delay = policy_next_delay(&cfg->policy, p->attempt, p->prev_ms, rng_step(&p->rng));
 	p->prev_ms = delay;
 	/* A wait never runs past the budget: the last attempt is made at its end. */
 	*wake_ms = delay < p->deadline_ms - now_ms ? now_ms + delay : p->deadline_ms;

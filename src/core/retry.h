@@ -28,6 +28,7 @@ struct retry_progress {
 	uint64_t prev_ms;     /* the previous delay (decorrelated jitter) */
 	uint64_t start_ms;    /* monotonic time of the first attempt */
 	uint64_t deadline_ms; /* CONFIG_INFINITE or start + budget */
+	uint64_t rng;	      /* this call's own random sequence (splitmix64 state) */
 };
 
 /* Start counting after the first attempt failed; @budget_ms as in retry_call. */

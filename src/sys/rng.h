@@ -8,7 +8,8 @@
 /*
  * Fix the seeding for the process: with @seeded, every thread's sequence is
  * derived from @seed (the first thread to draw gets exactly the sequence of
- * rng_sequence_first(seed)); otherwise from getrandom.  Call once at load.
+ * rng_seed_state(seed, 0)); otherwise from getrandom.  Call once at load.
+ * (Each retried call draws from a sequence of its own: core/retry.)
  */
 void rng_configure(bool seeded, uint64_t seed);
 

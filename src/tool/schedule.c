@@ -59,7 +59,7 @@ static uint64_t add_within(uint64_t sum, uint64_t delay, uint64_t limit)
 	return delay < limit - sum ? sum + delay : limit;
 }
 
-/* The same draws, in the same order, as a connect retried by the library's first thread. */
+/* The same draws, in the same order, as every call retried by a process with the same seed. */
 static void print_schedule(const struct config *cfg, uint64_t rows)
 {
 	uint64_t attempt, prev = cfg->policy.base_ms, sum = 0, worst = 0;
