@@ -151,7 +151,9 @@ unsigned fdtable_release(struct fdslot *s, unsigned state);
 /*
  * @fd was closed or replaced (close, close_range, dup2...): forget its state
  * and registrations; as an epoll set, its registrations elsewhere go stale.
- * Lock-free and async-signal-safe; nothing but loads when @fd is unknown.
+ * Nothing but loads when @fd is unknown.  Waits only for another thread's
+ * claim on this very fd (a due retry, short), never for its own thread's:
+ * async-signal-safe.
  * A vfork child (sharing its parent's memory) leaves managed connects alone.
  */
 void fdtable_forget(int fd);

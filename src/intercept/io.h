@@ -6,7 +6,8 @@
 
 /*
  * Whether @fd is a managed connect the program must not touch yet: then *err
- * is EAGAIN (retry pending) or the connect's final error.  Takes the lock.
+ * is EAGAIN (retry pending) or the connect's final error.  Never waits for a
+ * claim of the calling thread: safe in a signal handler.
  */
 bool io_masked(int fd, int *err);
 
