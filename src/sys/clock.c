@@ -21,24 +21,24 @@ uint64_t clock_now_ms(void)
 	return read_ms(CLOCK_MONOTONIC);
 }
 
-uint64_t clock_coarse_ns(void)
+static uint64_t read_ns(clockid_t id)
 {
 	struct timespec ts;
 	int saved = errno;
 
-	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+	clock_gettime(id, &ts);
 	errno = saved;
 	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 }
 
+uint64_t clock_coarse_ns(void)
+{
+	return read_ns(CLOCK_MONOTONIC_COARSE);
+}
+
 uint64_t clock_now_ns(void)
 {
-	struct timespec ts;
-	int saved = errno;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	errno = saved;
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+	return read_ns(CLOCK_MONOTONIC);
 }
 
 uint64_t clock_wall_ms(void)
