@@ -15,14 +15,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 			abort(); \
 	} while (0)
 
-#define NVARS 19 /* config_variables, without its NULL */
+#define NVARS 21 /* config_variables, without its NULL */
 #define MAX_VALUE 70000
 
 /*
  * The environment the input describes: records separated by '\n', each a
- * selector byte (variable = byte % 20; 19 is a name the parser never asks
- * for) and the value; a later record of a variable wins.  As in a real
- * environment a value ends at its first NUL byte.
+ * selector byte (variable = (byte - '<') % 22, so that '<' is BACKOFF; 21 is
+ * a name the parser never asks for) and the value; a later record of a
+ * variable wins.  As in a real environment a value ends at its first NUL byte.
  */
 struct env {
 	char *value[NVARS + 1];
@@ -50,7 +50,7 @@ static void env_from(struct env *env, const uint8_t *data, size_t size)
 		if (i < size && data[i] != '\n')
 			continue;
 		if (i > start) {
-			unsigned which = data[start] % (NVARS + 1);
+			unsigned which = (unsigned)(uint8_t)(data[start] - '<') % (NVARS + 1);
 			size_t n = i - start - 1;
 
 			if (n > MAX_VALUE)
