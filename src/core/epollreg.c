@@ -40,7 +40,8 @@ static bool reg_valid(const struct fdreg *r)
 	       epgen_now(atomic_load_explicit(&r->epfd, memory_order_relaxed));
 }
 
-unsigned epollreg_count(const struct fdslot *s)
+/* Registrations recorded for @s, valid or stale. */
+static unsigned epollreg_count(const struct fdslot *s)
 {
 	return atomic_load_explicit(&s->nreg, memory_order_relaxed);
 }
@@ -234,6 +235,13 @@ static unsigned hint_hash(int epfd, uint64_t data)
 	return (unsigned)(h >> (64 - HINT_BITS));
 }
 
+static bool managed(int fd)
+{
+	struct fdslot *s = fdtable_peek(fd);
+
+	return s && fdtable_state_of(s) != FDS_FREE;
+}
+
 /* Whether @fd is managed and registered in @epfd with @data now. */
 static bool registered_as(int fd, int epfd, uint64_t data)
 {
@@ -260,8 +268,7 @@ static bool hint_put(int fd, int epfd, uint64_t data)
 
 		if (old == fd + 1)
 			return true;
-		if (old != 0 && registered_as(old - 1, epfd, data) == false &&
-		    fdtable_peek(old - 1) && fdtable_state_of(fdtable_peek(old - 1)) != FDS_FREE)
+		if (old != 0 && managed(old - 1) && !registered_as(old - 1, epfd, data))
 			continue; /* in use by another managed fd */
 		if (atomic_compare_exchange_strong_explicit(
 			    slot, &old, fd + 1, memory_order_release, memory_order_relaxed))

@@ -23,9 +23,6 @@ bool epollreg_record(int epfd, int op, int fd, uint32_t events, uint64_t data);
  */
 int epollreg_apply(struct fdslot *s, int fd, int epfd, int op, uint32_t events, uint64_t data);
 
-/* Whether @s's registrations are all valid (their sets not closed since). */
-unsigned epollreg_count(const struct fdslot *s);
-
 /* Delete @fd from every set it is recorded in (the caller holds @s).  errno untouched. */
 void epollreg_hide(struct fdslot *s, int fd);
 

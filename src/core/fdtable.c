@@ -224,7 +224,8 @@ static bool masks(unsigned state)
 	return state == FDS_HIDDEN || state == FDS_FAILED;
 }
 
-void fdtable_count(unsigned old_state, unsigned new_state)
+/* Keep the counters of managed and hidden connects as a slot goes from one state to another. */
+static void fdtable_count(unsigned old_state, unsigned new_state)
 {
 	if (old_state == FDS_FREE && new_state != FDS_FREE)
 		atomic_fetch_add_explicit(&fdtable_managed, 1, memory_order_relaxed);

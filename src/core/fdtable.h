@@ -164,9 +164,6 @@ void fdtable_forget_range(unsigned lo, unsigned hi);
 /* The highest fd that has a slot (scans stop there). */
 unsigned fdtable_top(void);
 
-/* Record that a new connect became managed / stopped being managed; see the counters. */
-void fdtable_count(unsigned old_state, unsigned new_state);
-
 /* In a forked child: no thread holds a claim; the parent's connects are not the child's. */
 void fdtable_after_fork(void);
 

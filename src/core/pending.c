@@ -43,6 +43,28 @@ static bool same_socket(const struct fdslot *s, int fd)
 	return fstat(fd, &st) == 0 && st.st_ino == s->conn.ino && st.st_dev == s->conn.dev;
 }
 
+/* The fd is still the socket managed, and non-blocking: else not ours to connect. */
+static bool still_ours(const struct fdslot *s, int fd)
+{
+	return same_socket(s, fd) && (fcntl(fd, F_GETFL) & O_NONBLOCK) != 0;
+}
+
+/*
+ * Whether @s (hidden) is still @fd's socket; if it is not (closed behind
+ * the hooks, by fclose, and the number reused) its state is dropped.
+ * errno untouched.
+ */
+static bool hidden_still_here(struct fdslot *s, int fd)
+{
+	int saved = errno;
+	bool here = same_socket(s, fd);
+
+	if (!here)
+		fdtable_forget(fd);
+	errno = saved;
+	return here;
+}
+
 static struct retry_call call_of(const struct config *cfg, struct fdslot *s)
 {
 	struct retry_call c = {
@@ -72,6 +94,13 @@ static void charge(const struct config *cfg, struct fdslot *s, uint64_t now)
 		s->conn.progress.deadline_ms = now + left;
 }
 
+/* A connect of @s succeeded: its destination is up (if its clock runs; else no lookup). */
+static void dest_up(const struct config *cfg, struct fdslot *s)
+{
+	if (dest_any_clock())
+		dest_succeeded(s->conn.dest ? s->conn.dest : dest_of(cfg, &s->conn.target));
+}
+
 /* The connect of @s succeeded at @now: logged if it took retries; its destination is up. */
 static void succeeded(const struct config *cfg, struct fdslot *s, uint64_t now)
 {
@@ -82,8 +111,7 @@ static void succeeded(const struct config *cfg, struct fdslot *s, uint64_t now)
 		retry_succeeded(&c, &s->conn.progress, now);
 		fdtable_cancel_restore(cancel);
 	}
-	if (dest_any_clock())
-		dest_succeeded(s->conn.dest ? s->conn.dest : dest_of(cfg, &s->conn.target));
+	dest_up(cfg, s);
 }
 
 /* The connect of @s gave up at @now: its destination may be known down from now on. */
@@ -238,8 +266,8 @@ static unsigned attempt_failed_claimed(const struct config *cfg, struct fdslot *
 	uint64_t now = clock_now_ms(), due;
 	int err;
 
-	if (!same_socket(s, fd) || (fcntl(fd, F_GETFL) & O_NONBLOCK) == 0)
-		return FDS_FREE; /* replaced behind the hooks, or made blocking: not ours */
+	if (!still_ours(s, fd))
+		return FDS_FREE; /* replaced behind the hooks, or made blocking */
 	if (s->conn.progress.attempt == 1 &&
 	    addrlist_find(&s->conn.target, now) == ADDRLIST_NOT_LAST) {
 		/* Another address follows: the program moves on at once, as without libbackoff. */
@@ -283,8 +311,8 @@ static unsigned attempt_again(const struct config *cfg, struct fdslot *s, int fd
 	uint64_t due;
 	int err;
 
-	if (!same_socket(s, fd) || (fcntl(fd, F_GETFL) & O_NONBLOCK) == 0)
-		return FDS_FREE; /* replaced behind the hooks, or made blocking: not ours */
+	if (!still_ours(s, fd))
+		return FDS_FREE; /* replaced behind the hooks, or made blocking */
 	s->conn.progress.attempt++;
 	if (real_connect(fd, (const struct sockaddr *)&s->conn.addr, s->conn.addrlen) == 0) {
 		epollreg_replay(s, fd);
@@ -429,18 +457,13 @@ static enum pending_answer masked_answer(int fd, int hidden_err, int *err)
 {
 	struct fdslot *s = managed_slot(fd);
 	unsigned state;
-	int saved = errno;
 
 	if (!s)
 		return PENDING_PASS;
 	state = fdtable_state_of(s);
 	if (state == FDS_HIDDEN) {
-		if (!same_socket(s, fd)) {
-			fdtable_forget(fd); /* closed behind the hooks (fclose) and reused */
-			errno = saved;
+		if (!hidden_still_here(s, fd))
 			return PENDING_PASS;
-		}
-		errno = saved;
 		*err = hidden_err;
 		return PENDING_IN_PROGRESS;
 	}
@@ -463,8 +486,8 @@ void pending_release(const struct config *cfg, int fd, bool connected)
 	struct fdslot *s = managed_slot(fd);
 
 	if (s && fdtable_claim(s, true)) {
-		if (connected && dest_any_clock())
-			dest_succeeded(s->conn.dest ? s->conn.dest : dest_of(cfg, &s->conn.target));
+		if (connected)
+			dest_up(cfg, s);
 		fdtable_release(s, FDS_FREE);
 	}
 }
@@ -480,15 +503,8 @@ bool pending_hidden(int fd, uint64_t *due_ms)
 {
 	struct fdslot *s = managed_slot(fd);
 
-	int saved = errno;
-
-	if (!s || fdtable_state_of(s) != FDS_HIDDEN)
+	if (!s || fdtable_state_of(s) != FDS_HIDDEN || !hidden_still_here(s, fd))
 		return false;
-	if (!same_socket(s, fd)) {
-		fdtable_forget(fd); /* closed behind the hooks (fclose) and reused */
-		errno = saved;
-		return false;
-	}
 	*due_ms = atomic_load_explicit(&s->conn.due_ms, memory_order_relaxed);
 	return true;
 }
