@@ -1,5 +1,5 @@
 #!/usr/bin/env bats
-# Unit-test drivers of the pure core (policy, config, target), built by make.
+# Unit-test drivers of the pure core (policy, config, target) and of sys/listen on real sockets, built by make.
 
 load helper
 
