@@ -61,7 +61,7 @@ $(TOOL): src/tool/schedule.c $(CORE_OBJ)
 # The supervisor engine: a program of its own, on the same core as the library, with
 # libc's calls as the real ones (src/supervise/libc.c) instead of sys/real.c.
 SUPERVISE_CORE := $(patsubst %,$(BUILD)/obj/src/%.o,core/config core/policy core/target \
-	core/retry sys/clock sys/log sys/rng sys/text)
+	core/retry core/share sys/clock sys/listen sys/log sys/rng sys/text)
 $(SUPERVISOR): $(SUPERVISE_SRC:%.c=$(BUILD)/obj/%.o) $(SUPERVISE_CORE)
 	$(CC) $(CFLAGS_ALL) -o $@ $^ $(LIBS)
 

@@ -8,6 +8,7 @@
 
 #include "core/pending.h"
 #include "core/retry.h"
+#include "core/share.h"
 #include "sys/log.h"
 #include "sys/cookie.h"
 #include "sys/real.h"
@@ -45,6 +46,7 @@ static void at_fork_child(void)
 	name_supervisor_as_tracer();
 	rng_after_fork();
 	pending_after_fork();
+	share_after_fork();
 }
 
 static void init_run(void)
@@ -67,6 +69,7 @@ static void init_run(void)
 	if (problems.count > 0 && init_config.strict)
 		_exit(2);
 	rng_configure(init_config.seeded, init_config.seed);
+	share_init(&init_config);
 	pthread_atfork(NULL, NULL, at_fork_child);
 	atomic_store_explicit(&init_done, true, memory_order_release);
 }
@@ -92,5 +95,5 @@ __attribute__((destructor)) static void init_destructor(void)
 	/* Processes of a tree that retried nothing stay quiet. */
 	if (s.calls == 0 && s.unmanaged == 0)
 		return;
-	log_stats(s.calls, s.retries, s.giveups, s.waited_ms, s.unmanaged);
+	log_stats(s.calls, s.retries, s.giveups, s.waited_ms, s.unmanaged, s.probed, s.waited);
 }

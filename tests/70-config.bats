@@ -38,6 +38,7 @@ BACKOFF_STATS         0     1    1   1    1
 BACKOFF_ENGINE        0     1    1   1    1
 BACKOFF_STRICT        0     1    1   1    1
 BACKOFF_SHARED        0     1    1   1    1
+BACKOFF_LOCAL_PROBE   0     1    1   1    1
 '
 
 # run_program VAR=VALUE...: a shell printing "out" and exiting 3 under the

@@ -7,17 +7,29 @@
 #include <strings.h>
 
 const char *const config_variables[] = {
-	"BACKOFF",	    "BACKOFF_POLICY",
-	"BACKOFF_BASE",	    "BACKOFF_MULTIPLIER",
-	"BACKOFF_CAP",	    "BACKOFF_JITTER",
-	"BACKOFF_RETRIES",  "BACKOFF_TIMEOUT",
-	"BACKOFF_ERRORS",   "BACKOFF_TARGETS",
-	"BACKOFF_NONBLOCK", "BACKOFF_SEND",
-	"BACKOFF_DNS",	    "BACKOFF_LOG",
-	"BACKOFF_LOG_FILE", "BACKOFF_LOG_FORMAT",
-	"BACKOFF_SEED",	    "BACKOFF_STATS",
-	"BACKOFF_STRICT",   "BACKOFF_SHARED",
-	"BACKOFF_ENGINE",   NULL,
+	"BACKOFF",
+	"BACKOFF_POLICY",
+	"BACKOFF_BASE",
+	"BACKOFF_MULTIPLIER",
+	"BACKOFF_CAP",
+	"BACKOFF_JITTER",
+	"BACKOFF_RETRIES",
+	"BACKOFF_TIMEOUT",
+	"BACKOFF_ERRORS",
+	"BACKOFF_TARGETS",
+	"BACKOFF_NONBLOCK",
+	"BACKOFF_SEND",
+	"BACKOFF_DNS",
+	"BACKOFF_LOG",
+	"BACKOFF_LOG_FILE",
+	"BACKOFF_LOG_FORMAT",
+	"BACKOFF_SEED",
+	"BACKOFF_STATS",
+	"BACKOFF_STRICT",
+	"BACKOFF_SHARED",
+	"BACKOFF_ENGINE",
+	"BACKOFF_LOCAL_PROBE",
+	NULL,
 };
 
 #define SEC 1000ULL
@@ -428,8 +440,25 @@ static int apply(struct config *cfg, const char *name, const char *v, char *why,
 		if (parse_bool(v, &cfg->dns) != 0)
 			msg = "expected on or off";
 	} else if (strcmp(name, "BACKOFF_SHARED") == 0) {
-		if (parse_bool(v, &cfg->shared) != 0)
-			msg = "expected on or off";
+		size_t n = strlen(v);
+
+		if (v[0] == '/' && n < sizeof(cfg->shared_path)) {
+			/* A state file of its own: a group of processes sharing apart from the
+			 * rest. */
+			cfg->shared = true;
+			memcpy(cfg->shared_path, v, n + 1);
+		} else if (parse_bool(v, &cfg->shared) != 0) {
+			msg = "expected on, off or the absolute path of a state file";
+		} else {
+			cfg->shared_path[0] = '\0';
+		}
+	} else if (strcmp(name, "BACKOFF_LOCAL_PROBE") == 0) {
+		bool on;
+
+		if (parse_bool(v, &on) == 0)
+			cfg->local_probe_ms = on ? CONFIG_LOCAL_PROBE_MS : 0;
+		else if (parse_duration(v, 1, SEC, &cfg->local_probe_ms) != 0)
+			msg = "expected off or a duration from 1ms to 1s such as 10ms";
 	} else if (strcmp(name, "BACKOFF_LOG") == 0) {
 		if (parse_choice(v, levels, N(levels), &choice) != 0)
 			msg = "expected off, error, warn, info or debug";
@@ -496,6 +525,7 @@ void config_parse(config_lookup_fn *lookup, void *ctx, struct config *cfg,
 	memset(problems, 0, sizeof(*problems));
 	cfg->enabled = true;
 	cfg->nonblock = cfg->send = cfg->dns = cfg->shared = true;
+	cfg->local_probe_ms = CONFIG_LOCAL_PROBE_MS;
 	cfg->log_level = LOG_LEVEL_WARN;
 	errset_from(&cfg->errors_inet, default_inet_errors, N(default_inet_errors));
 	errset_from(&cfg->errors_unix, default_unix_errors, N(default_unix_errors));

@@ -12,6 +12,7 @@
 #include "sys/log.h"
 
 #define CONFIG_INFINITE UINT64_MAX /* timeout_ms, retries */
+#define CONFIG_LOCAL_PROBE_MS 10   /* BACKOFF_LOCAL_PROBE's default */
 #define CONFIG_MAX_RETRIES 1000000ULL
 #define CONFIG_PROBLEMS_MAX 24
 #define CONFIG_ERRNO_MAX 192 /* errno values a set can hold */
@@ -37,7 +38,9 @@ struct config {
 	struct config_errset errors_unix; /* retryable connect errors, AF_UNIX */
 	struct target_set targets;
 	bool nonblock, send, dns;
-	bool shared; /* BACKOFF_SHARED: a budget per destination, "known down" */
+	bool shared; /* BACKOFF_SHARED: a budget per destination, "known down", one prober */
+	char shared_path[PATH_MAX]; /* BACKOFF_SHARED=PATH; empty: the user's default */
+	uint64_t local_probe_ms;    /* BACKOFF_LOCAL_PROBE; 0: off */
 	enum log_level log_level;
 	char log_file[PATH_MAX]; /* empty: stderr */
 	bool log_json;

@@ -7,12 +7,15 @@
 #include <sys/socket.h>
 
 #include "core/policy.h"
+#include "core/share.h"
 #include "sys/clock.h"
 #include "sys/log.h"
+#include "sys/listen.h"
 #include "sys/rng.h"
 #include "sys/text.h"
 
 static atomic_uint_fast64_t stat_calls, stat_retries, stat_giveups, stat_waited_ms, stat_unmanaged;
+static atomic_uint_fast64_t stat_probed, stat_waited;
 
 static void count(atomic_uint_fast64_t *counter, uint64_t n)
 {
@@ -26,6 +29,13 @@ void retry_stats_read(struct retry_stats *out)
 	out->giveups = atomic_load_explicit(&stat_giveups, memory_order_relaxed);
 	out->waited_ms = atomic_load_explicit(&stat_waited_ms, memory_order_relaxed);
 	out->unmanaged = atomic_load_explicit(&stat_unmanaged, memory_order_relaxed);
+	out->probed = atomic_load_explicit(&stat_probed, memory_order_relaxed);
+	out->waited = atomic_load_explicit(&stat_waited, memory_order_relaxed);
+}
+
+void retry_count_shared(bool waited)
+{
+	count(waited ? &stat_waited : &stat_probed, 1);
 }
 
 void retry_count_unmanaged(void)
@@ -163,33 +173,136 @@ void retry_succeeded(const struct retry_call *c, const struct retry_progress *p,
 			   (int64_t)(now_ms - p->start_ms), NULL);
 }
 
+/* What a wait between attempts ended with. */
+enum wait_end {
+	WAIT_DUE,    /* the planned time came */
+	WAIT_NOW,    /* a success or a listener: attempt at once */
+	WAIT_SIGNAL, /* cut short by a signal */
+	WAIT_MADE,   /* the prober's look was an attempt: its result is in *err */
+};
+
+/*
+ * Wait until @until_ns on the shared slot of @c: woken by a success; as the
+ * prober of a local destination (one thread per destination on the host),
+ * looking for a listener every c->look_ns and renewing its lease; as a
+ * waiter, taking over when the prober's lease runs out.  *@looking is
+ * cleared when a look cannot be made; *@seen_listener keeps a listener
+ * whose attempt failed from starting another before it goes away.
+ */
+static enum wait_end wait_shared(const struct retry_call *c, uint64_t until_ns, uint32_t seq,
+				 bool *looking, bool *seen_listener, int *err)
+{
+	struct share_slot *s = c->shared;
+
+	for (;;) {
+		uint64_t now = clock_now_ns(), next = until_ns;
+
+		if (share_seq(s) != seq)
+			return WAIT_NOW;
+		if (now >= until_ns)
+			return WAIT_DUE;
+		if (*looking && share_lead(s, now, now + 5 * c->look_ns)) {
+			int found = listen_probe(c->target);
+
+			if (found == 1 && !*seen_listener) {
+				*seen_listener = true;
+				return WAIT_NOW;
+			}
+			if (found == 0) {
+				*seen_listener = false;
+				share_note_looked(s, now);
+			}
+			if (found < 0 && c->target->family == AF_UNIX) {
+				/*
+				 * A socket file no socket here holds (stale, or bound in
+				 * another network namespace): a refused unix attempt costs
+				 * nothing, so the look is an attempt.
+				 */
+				*err = c->attempt(c->ctx);
+				if (*err == 0 || !config_errset_has(c->retryable, *err))
+					return WAIT_MADE;
+				share_note(s, *err, clock_now_ns());
+			} else if (found < 0) {
+				*looking =
+					false; /* the policy's attempts alone, as without sharing */
+				share_leave(s);
+			}
+			if (now + c->look_ns < next)
+				next = now + c->look_ns;
+		} else if (*looking) {
+			/* Back when the prober's lease ends, to take over if it is gone. */
+			uint64_t lease = share_lease_end(s);
+
+			if (lease < now + c->look_ns)
+				lease = now + c->look_ns;
+			if (lease < next)
+				next = lease;
+		}
+		if (share_wait(s, seq, next) != 0)
+			return WAIT_SIGNAL;
+	}
+}
+
 int retry_blocking(const struct config *cfg, const struct retry_call *c, int first_err)
 {
 	struct retry_progress p;
-	uint64_t wake;
+	uint64_t wake, last_ns = clock_now_ns();
+	bool real = !c->first_waited, looking = c->shared && c->look_ns, seen_listener = false;
+	uint32_t seq = c->shared ? share_seq(c->shared) : 0;
 	int err = first_err;
 
-	retry_begin(cfg, &p, c->budget_ms, clock_now_ms());
+	retry_begin(cfg, &p, c->budget_ms, last_ns / 1000000);
 	for (;;) {
-		uint64_t now_ns = clock_now_ns(), now_ms = now_ns / 1000000;
+		uint64_t now_ns = clock_now_ns(), now_ms = now_ns / 1000000, wake_ns;
+		enum wait_end end = WAIT_DUE;
+		bool last;
 
 		if (!retry_plan(cfg, c, &p, err, now_ms, &wake))
 			break;
 		/* The wait is measured from now, not from now rounded down to the ms. */
-		if (clock_wait_until_ns(now_ns + (wake - now_ms) * 1000000) != 0) {
+		wake_ns = now_ns + (wake - now_ms) * 1000000;
+		/* The last attempt allowed is always a real one: its error is the kernel's. */
+		last = wake >= p.deadline_ms ||
+		       (cfg->retries != CONFIG_INFINITE && p.attempt + 1 > cfg->retries);
+		if (c->shared)
+			end = wait_shared(c, wake_ns, seq, &looking, &seen_listener, &err);
+		else if (clock_wait_until_ns(wake_ns) != 0)
+			end = WAIT_SIGNAL;
+		if (end == WAIT_SIGNAL) {
 			count(&stat_giveups, 1);
 			log_simple(LOG_LEVEL_WARN, "giveup", c, err, p.attempt, LOG_NONE,
 				   (int64_t)(clock_now_ms() - p.start_ms), "signal");
-			return err;
+			break;
 		}
 		p.attempt++;
-		err = c->attempt(c->ctx);
+		if (end == WAIT_DUE && !last && c->shared &&
+		    share_probed_since(c->shared, last_ns)) {
+			/* Another found it down since our last attempt: its result is ours. */
+			count(&stat_waited, 1);
+			continue;
+		}
+		if (end != WAIT_MADE)
+			err = c->attempt(c->ctx);
+		real = true;
+		last_ns = clock_now_ns();
+		if (c->shared) {
+			count(&stat_probed, 1);
+			share_note(c->shared, err, last_ns);
+			seq = share_seq(c->shared);
+		}
 		if (err == 0) {
-			retry_succeeded(c, &p, clock_now_ms());
-			return 0;
+			retry_succeeded(c, &p, last_ns / 1000000);
+			break;
 		}
 		if (!config_errset_has(c->retryable, err))
-			return err;
+			break;
+	}
+	if (c->shared)
+		share_leave(c->shared);
+	if (!real) {
+		/* Every attempt was left to the prober: the answer is the kernel's, now. */
+		err = c->attempt(c->ctx);
+		share_note(c->shared, err, clock_now_ns());
 	}
 	return err;
 }

@@ -20,6 +20,15 @@ struct retry_call {
 	/* Make one more attempt: 0 on success, else the errno it failed with. */
 	int (*attempt)(void *ctx);
 	void *ctx;
+	/*
+	 * Shared fate (retry_blocking only): the destination's slot in the state
+	 * file, or NULL; how often to look for a listener while waiting (0:
+	 * never, a remote destination); whether the first attempt was left to
+	 * the prober (not made: a real one is made before any give-up).
+	 */
+	struct share_slot *shared;
+	uint64_t look_ns;
+	bool first_waited;
 };
 
 /* Where a call stands between attempts; plain data, owned by the caller. */
@@ -86,10 +95,14 @@ void retry_dns_errors(struct config_errset *out);
 /* Counters for BACKOFF_STATS. */
 struct retry_stats {
 	uint64_t calls, retries, giveups, waited_ms;
-	uint64_t unmanaged; /* connects passed through for want of memory */
+	uint64_t probed, waited; /* shared fate: attempts made (by a prober), left to another */
+	uint64_t unmanaged;	 /* connects passed through for want of memory */
 };
 
 void retry_stats_read(struct retry_stats *out);
+
+/* Count an attempt left to another prober (@waited) or made while others wait. */
+void retry_count_shared(bool waited);
 
 /* Count a connect that could not be managed.  Async-signal-safe. */
 void retry_count_unmanaged(void);

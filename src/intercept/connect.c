@@ -6,6 +6,7 @@
 #include "core/dest.h"
 #include "core/pending.h"
 #include "core/retry.h"
+#include "core/share.h"
 #include "init.h"
 #include "intercept/sock.h"
 #include "sys/clock.h"
@@ -102,6 +103,51 @@ static int connect_managed(const struct config *cfg, int fd, const struct sockad
 }
 
 /*
+ * The shared slot of a blocking stream connect to @t, or NULL; *look_ns: how
+ * often its prober looks for a listener (a local destination), else 0.
+ */
+static struct share_slot *shared_slot(const struct config *cfg, int fd, const struct target_addr *t,
+				      uint64_t *look_ns)
+{
+	struct share_slot *s;
+
+	*look_ns = 0;
+	/* Stream sockets only: a datagram receiver is no listener, and no other's probe. */
+	if (!cfg->shared || sock_type(fd) != SOCK_STREAM)
+		return NULL;
+	s = share_get(cfg, t);
+	if (s && share_is_local(t))
+		*look_ns = cfg->local_probe_ms * 1000000;
+	return s;
+}
+
+/*
+ * Some destination is down on this host: if @addr is a local one that
+ * another thread probes and found down a moment ago, this first attempt is
+ * left to it (no failed attempt of ours, which the herd would multiply):
+ * returns the errno it saw, else 0 (make the attempt).  errno untouched.
+ */
+static int left_to_prober(const struct config *cfg, int fd, const struct sockaddr *addr,
+			  socklen_t len, struct target_addr *t)
+{
+	struct share_slot *s;
+	int saved = errno, err = 0;
+
+	if (!cfg->enabled || !cfg->shared || !cfg->local_probe_ms ||
+	    !target_from_sockaddr(addr, len, t) || !share_is_local(t))
+		return 0;
+	s = share_find(t);
+	if (s)
+		err = share_fresh_down(s, clock_now_ns(), 3 * cfg->local_probe_ms * 1000000,
+				       t->family == AF_UNIX ? &cfg->errors_unix
+							    : &cfg->errors_inet);
+	if (err && sock_type(fd) != SOCK_STREAM)
+		err = 0;
+	errno = saved;
+	return err;
+}
+
+/*
  * Returns 0 with errno untouched on success, else -1 with the errno of the
  * last real attempt, or EINPROGRESS for a non-blocking connect whose retry is
  * scheduled.  Thread-safe.  Async-signal-safe: a signal handler may call
@@ -115,7 +161,7 @@ EXPORT int connect(int fd, __CONST_SOCKADDR_ARG arg, socklen_t len)
 	const struct config *cfg = init_config_get();
 	int saved = errno, err, rc;
 	struct target_addr target;
-	bool blocking = true, done;
+	bool blocking = true, done, waited = false;
 	const char *reason;
 
 	if (__builtin_expect(pending_any(), 0)) {
@@ -124,6 +170,13 @@ EXPORT int connect(int fd, __CONST_SOCKADDR_ARG arg, socklen_t len)
 			return rc;
 		if (rc != 0)
 			goto failed; /* connect_managed made this attempt */
+	}
+	if (__builtin_expect(share_any_down(), 0)) {
+		err = left_to_prober(cfg, fd, addr, len, &target);
+		if (err) {
+			waited = true;
+			goto failed_waited;
+		}
 	}
 	if (real_connect(fd, addr, len) == 0) {
 		/* A destination whose clock runs is up again (rare: one load otherwise). */
@@ -137,7 +190,14 @@ failed:
 	err = errno;
 	if (!cfg->enabled || !target_from_sockaddr(addr, len, &target))
 		goto out_fail;
+failed_waited:
 	reason = why_not(cfg, fd, &target, err, &blocking);
+	if (reason && waited) {
+		waited = false; /* not ours to retry: the program's own attempt, now */
+		if (real_connect(fd, addr, len) == 0)
+			goto out_ok;
+		goto failed;
+	}
 	if (reason) {
 		if (err != EINPROGRESS)
 			retry_log_pass("connect", &target, err, reason);
@@ -146,8 +206,16 @@ failed:
 	if (!blocking) {
 		/* A synchronous failure becomes an attempt in progress, retried in the event loop.
 		 */
-		if (pending_manage(cfg, fd, addr, len, &target, err == EINPROGRESS ? 0 : err))
+		if (pending_manage(cfg, fd, addr, len, &target, err == EINPROGRESS ? 0 : err)) {
+			if (waited)
+				retry_count_shared(true);
 			err = EINPROGRESS;
+		} else if (waited) {
+			waited = false;
+			if (real_connect(fd, addr, len) == 0)
+				goto out_ok;
+			goto failed;
+		}
 		goto out_fail;
 	}
 	{
@@ -161,13 +229,29 @@ failed:
 				target.family == AF_UNIX ? &cfg->errors_unix : &cfg->errors_inet,
 			.attempt = connect_again,
 			.ctx = &ctx,
+			.first_waited = waited,
 		};
 
 		if (dest_down(d)) {
 			/* Its budget ran out: the kernel's answer, at once, as without libbackoff.
 			 */
+			if (waited) {
+				waited = false;
+				if (real_connect(fd, addr, len) == 0)
+					goto out_ok;
+				err = errno;
+			}
 			retry_log_pass("connect", &target, err, "known-down");
 			goto out_fail;
+		}
+		call.shared = shared_slot(cfg, fd, &target, &call.look_ns);
+		if (waited && !call.shared) {
+			waited = call.first_waited = false;
+			if (real_connect(fd, addr, len) == 0)
+				goto out_ok;
+			err = errno;
+			if (!config_errset_has(call.retryable, err))
+				goto out_fail;
 		}
 		budget = dest_budget_left(cfg, d, clock_now_ms());
 		sndtimeo = sock_sndtimeo_ms(fd);
@@ -179,6 +263,7 @@ failed:
 			dest_gave_up(cfg, d, &target, clock_now_ms());
 	}
 	if (err == 0) {
+	out_ok:
 		errno = saved;
 		return 0;
 	}

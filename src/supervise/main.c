@@ -136,7 +136,8 @@ static _Noreturn void supervisor(int sock, const struct config *cfg, pid_t progr
 	retry_stats_read(&s);
 	if (stats_fd >= 0 && s.calls > 0) {
 		log_set_thread_task(stats_fd, program, program);
-		log_stats(s.calls, s.retries, s.giveups, s.waited_ms, s.unmanaged);
+		log_stats(s.calls, s.retries, s.giveups, s.waited_ms, s.unmanaged, s.probed,
+			  s.waited);
 	}
 	_exit(0);
 }

@@ -63,7 +63,7 @@ static bool is_fault_signal(int sig)
  * installed handler has SA_RESTART; otherwise the signal may have been one the
  * program expects to cut the call short.
  */
-static bool every_handler_restarts(void)
+bool clock_every_handler_restarts(void)
 {
 	struct sigaction sa;
 	int sig;
@@ -91,7 +91,7 @@ int clock_wait_until_ns(uint64_t deadline_ns)
 		rc = clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL);
 		if (rc != EINTR)
 			break;
-		if (!every_handler_restarts())
+		if (!clock_every_handler_restarts())
 			break;
 	}
 	errno = saved;

@@ -2,6 +2,7 @@
 #ifndef BACKOFF_SYS_CLOCK_H
 #define BACKOFF_SYS_CLOCK_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 /* Milliseconds on CLOCK_MONOTONIC.  Async-signal-safe; errno preserved. */
@@ -26,5 +27,11 @@ uint64_t clock_wall_ms(void);
  * siglongjmp out of a handler is safe.  errno preserved.
  */
 int clock_wait_until_ns(uint64_t deadline_ns);
+
+/*
+ * Whether every installed handler has SA_RESTART (fault signals aside): a
+ * wait cut short by EINTR then goes on, as the blocking call would have.
+ */
+bool clock_every_handler_restarts(void);
 
 #endif

@@ -340,7 +340,7 @@ void log_notice(enum log_level level, const char *event, const char *message)
 }
 
 void log_stats(uint64_t calls, uint64_t retries, uint64_t giveups, uint64_t waited_ms,
-	       uint64_t unmanaged)
+	       uint64_t unmanaged, uint64_t probed, uint64_t waited)
 {
 	char buf[512];
 	struct text t;
@@ -355,6 +355,10 @@ void log_stats(uint64_t calls, uint64_t retries, uint64_t giveups, uint64_t wait
 		json_u64(&t, "waited_ms", waited_ms);
 		if (unmanaged)
 			json_u64(&t, "unmanaged", unmanaged);
+		if (probed || waited) {
+			json_u64(&t, "probed", probed);
+			json_u64(&t, "waited", waited);
+		}
 		text_put(&t, "}", 1);
 	} else {
 		text_head(&t);
@@ -366,6 +370,12 @@ void log_stats(uint64_t calls, uint64_t retries, uint64_t giveups, uint64_t wait
 		text_u64(&t, giveups);
 		text_str(&t, " waited_ms=");
 		text_u64(&t, waited_ms);
+		if (probed || waited) {
+			text_str(&t, " probed=");
+			text_u64(&t, probed);
+			text_str(&t, " waited=");
+			text_u64(&t, waited);
+		}
 		if (unmanaged) {
 			text_str(&t, " unmanaged=");
 			text_u64(&t, unmanaged);

@@ -374,6 +374,41 @@ static void test_every_rejection(void)
 	CHECK_STR(cfg.log_file, "");
 }
 
+static void test_shared_and_local_probe(void)
+{
+	const char *path[] = { "BACKOFF_SHARED=/run/group/state", "BACKOFF_LOCAL_PROBE=25ms",
+			       NULL };
+	const char *off[] = { "BACKOFF_SHARED=off", "BACKOFF_LOCAL_PROBE=off", NULL };
+	const char *on[] = { "BACKOFF_SHARED=on", "BACKOFF_LOCAL_PROBE=on", NULL };
+	const char *bad[] = { "BACKOFF_SHARED=state", "BACKOFF_LOCAL_PROBE=2s", NULL };
+	const char *zero[] = { "BACKOFF_LOCAL_PROBE=0ms", NULL };
+	char long_path[PATH_MAX + 32];
+	const char *too_long[] = { long_path, NULL };
+	struct config cfg;
+
+	CHECK_U64(parse(&cfg, path), 0);
+	CHECK(cfg.shared);
+	CHECK_STR(cfg.shared_path, "/run/group/state");
+	CHECK_U64(cfg.local_probe_ms, 25);
+	CHECK_U64(parse(&cfg, off), 0);
+	CHECK(!cfg.shared);
+	CHECK_STR(cfg.shared_path, "");
+	CHECK_U64(cfg.local_probe_ms, 0);
+	CHECK_U64(parse(&cfg, on), 0);
+	CHECK(cfg.shared);
+	CHECK_U64(cfg.local_probe_ms, CONFIG_LOCAL_PROBE_MS);
+	CHECK_U64(parse(&cfg, bad), 2);
+	CHECK(cfg.shared);
+	CHECK_STR(cfg.shared_path, "");
+	CHECK_U64(cfg.local_probe_ms, CONFIG_LOCAL_PROBE_MS);
+	CHECK_U64(parse(&cfg, zero), 1);
+	memcpy(long_path, "BACKOFF_SHARED=/", 16);
+	memset(long_path + 16, 'a', PATH_MAX);
+	long_path[16 + PATH_MAX] = '\0';
+	CHECK_U64(parse(&cfg, too_long), 1);
+	CHECK_STR(cfg.shared_path, "");
+}
+
 static void test_spellings_accepted(void)
 {
 	const char *env[] = { "BACKOFF_RETRIES=Infinity",
@@ -471,6 +506,7 @@ int main(void)
 	test_binary_bytes_are_escaped();
 	test_every_rejection();
 	test_spellings_accepted();
+	test_shared_and_local_probe();
 	test_excerpt_escapes_quotes_and_backslashes();
 	test_problem_format_truncates();
 	test_secure_execution_honours_no_variable();

@@ -1,0 +1,435 @@
+/* The state file: one user's processes share, per destination, who probes and what it found. */
+#include "core/share.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <linux/futex.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "sys/clock.h"
+#include "sys/log.h"
+
+struct share_head *_Atomic share_map;
+
+/* Made once: the first thread to need the file maps it, the others find it. */
+static atomic_int share_tried; /* 0 not yet, 1 being made, 2 done */
+static atomic_bool share_warned;
+static uint64_t share_netns;
+
+/* Slots looked at from a destination's hash; a full neighbourhood means no sharing for it. */
+#define SHARE_PROBES 16
+/* A slot nobody has found down for this long may be taken for another destination. */
+#define SHARE_STALE_NS (3600ULL * 1000000000ULL)
+/* Waiters woken by each success: the ramp doubles as their connects succeed. */
+#define SHARE_RAMP 2
+
+static __thread int share_tid;
+
+static int my_tid(void)
+{
+	if (!share_tid)
+		share_tid = (int)syscall(SYS_gettid);
+	return share_tid;
+}
+
+void share_after_fork(void)
+{
+	share_tid = 0;
+}
+
+static struct share_slot *slots_of(struct share_head *h)
+{
+	return (struct share_slot *)(h + 1);
+}
+
+const char *share_check(const void *image, size_t len)
+{
+	const struct share_head *h = image;
+
+	if (len != SHARE_FILE_SIZE)
+		return "wrong size";
+	if (atomic_load_explicit(&h->magic, memory_order_acquire) != SHARE_MAGIC)
+		return "not a libbackoff state file";
+	if (atomic_load_explicit(&h->version, memory_order_relaxed) != SHARE_VERSION ||
+	    atomic_load_explicit(&h->slots, memory_order_relaxed) != SHARE_SLOTS ||
+	    atomic_load_explicit(&h->slot_size, memory_order_relaxed) != sizeof(struct share_slot))
+		return "another version's layout";
+	return NULL;
+}
+
+void share_use(void *image)
+{
+	atomic_store_explicit(&share_map, image, memory_order_release);
+	atomic_store_explicit(&share_tried, 2, memory_order_release);
+}
+
+static void warn_unusable(const struct config *cfg, const char *path, const char *why, int err)
+{
+	char msg[PATH_MAX + 200];
+
+	if (atomic_exchange_explicit(&share_warned, true, memory_order_relaxed))
+		return;
+	if (cfg->shared_path[0]) {
+		snprintf(msg, sizeof(msg),
+			 "state file not used (%s%s%s): each connect backs off on "
+			 "its own",
+			 why, err ? ": " : "", err ? strerror(err) : "");
+		log_config_problem("BACKOFF_SHARED", path, msg);
+		return;
+	}
+	snprintf(msg, sizeof(msg),
+		 "BACKOFF_SHARED: state file %s not used (%s%s%s): each connect backs off on its "
+		 "own",
+		 path, why, err ? ": " : "", err ? strerror(err) : "");
+	log_notice(LOG_LEVEL_WARN, "shared", msg);
+}
+
+static void path_of(const struct config *cfg, const char *dir, char *buf, size_t size)
+{
+	if (cfg->shared_path[0])
+		snprintf(buf, size, "%s", cfg->shared_path);
+	else
+		snprintf(buf, size, "%s/libbackoff-%u", dir, (unsigned)geteuid());
+}
+
+/* Open @path without following a link, made if @create: -1 with errno otherwise. */
+static int open_state(const char *path, bool create)
+{
+	return (int)syscall(SYS_openat, AT_FDCWD, path,
+			    O_RDWR | O_NOFOLLOW | O_CLOEXEC | (create ? O_CREAT : 0), 0600);
+}
+
+/*
+ * Map @path: it must be a regular file of ours, private to us, of the right
+ * size (an empty one is given it) and layout.  NULL with *why otherwise.
+ */
+static struct share_head *map_state(const char *path, bool create, const char **why, int *err)
+{
+	struct share_head *h;
+	struct stat st;
+	uint64_t zero = 0;
+	int fd = open_state(path, create);
+
+	*err = 0;
+	if (fd < 0) {
+		*err = errno;
+		*why = "cannot open";
+		return NULL;
+	}
+	h = NULL;
+	if (fstat(fd, &st) != 0) {
+		*err = errno;
+		*why = "cannot stat";
+	} else if (!S_ISREG(st.st_mode)) {
+		*why = "not a regular file";
+	} else if (st.st_uid != geteuid()) {
+		*why = "owned by another user";
+	} else if (st.st_mode & 077) {
+		*why = "readable or writable by others";
+	} else if (st.st_size == 0 && ftruncate(fd, (off_t)SHARE_FILE_SIZE) != 0) {
+		*err = errno;
+		*why = "cannot size";
+	} else if (st.st_size != 0 && (size_t)st.st_size != SHARE_FILE_SIZE) {
+		*why = "wrong size";
+	} else {
+		void *m = mmap(NULL, SHARE_FILE_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+
+		if (m == MAP_FAILED) {
+			*err = errno;
+			*why = "cannot map";
+		} else {
+			h = m;
+		}
+	}
+	syscall(SYS_close, fd);
+	if (!h)
+		return NULL;
+	if (atomic_load_explicit(&h->magic, memory_order_acquire) == 0) {
+		/* New: every maker writes the same layout, then the first one marks it. */
+		atomic_store_explicit(&h->version, SHARE_VERSION, memory_order_relaxed);
+		atomic_store_explicit(&h->slots, SHARE_SLOTS, memory_order_relaxed);
+		atomic_store_explicit(&h->slot_size, (uint32_t)sizeof(struct share_slot),
+				      memory_order_relaxed);
+		atomic_compare_exchange_strong_explicit(&h->magic, &zero, SHARE_MAGIC,
+							memory_order_release, memory_order_relaxed);
+	}
+	*why = share_check(h, SHARE_FILE_SIZE);
+	if (*why) {
+		munmap(h, SHARE_FILE_SIZE);
+		return NULL;
+	}
+	return h;
+}
+
+static void read_netns(void)
+{
+	struct stat st;
+
+	/* Loopback and unix paths of another network namespace are another destination. */
+	if (stat("/proc/self/ns/net", &st) == 0)
+		share_netns = (uint64_t)st.st_ino;
+}
+
+/* Map the file (made if @create); said once if it is unusable. */
+static void attach(const struct config *cfg, bool create)
+{
+	char path[PATH_MAX];
+	const char *why = NULL;
+	struct share_head *h;
+	int err = 0;
+
+	read_netns();
+	path_of(cfg, "/dev/shm", path, sizeof(path));
+	h = map_state(path, create, &why, &err);
+	if (!h && !cfg->shared_path[0] && err == ENOENT && create) {
+		path_of(cfg, "/tmp", path, sizeof(path)); /* no /dev/shm */
+		h = map_state(path, create, &why, &err);
+	}
+	if (h)
+		atomic_store_explicit(&share_map, h, memory_order_release);
+	else if (create || err != ENOENT)
+		warn_unusable(cfg, path, why, err);
+}
+
+void share_init(const struct config *cfg)
+{
+	int zero = 0;
+
+	if (!cfg->enabled || !cfg->shared)
+		return;
+	if (atomic_compare_exchange_strong_explicit(&share_tried, &zero, 1, memory_order_acquire,
+						    memory_order_relaxed))
+		attach(cfg, false);
+	/* Not found: made at the first failure; a file that is there but unusable stays unused. */
+	atomic_store_explicit(&share_tried, share_map || share_warned ? 2 : 0,
+			      memory_order_release);
+}
+
+static uint64_t hash_of(const struct target_addr *t)
+{
+	const unsigned char *p = t->family == AF_UNIX ? (const unsigned char *)t->path : t->ip;
+	size_t n = t->family == AF_UNIX ? t->path_len : t->family == AF_INET ? 4 : 16, i;
+	uint64_t h = UINT64_C(0xcbf29ce484222325) ^ share_netns * UINT64_C(0x9e3779b97f4a7c15);
+
+	if (n > TARGET_PATH_MAX)
+		n = TARGET_PATH_MAX;
+	h ^= (uint64_t)(unsigned)t->family | (uint64_t)t->port << 16 |
+	     (uint64_t)(t->abstract ? 1U : 0U) << 40;
+	for (i = 0; i < n; i++)
+		h = (h ^ p[i]) * UINT64_C(0x100000001b3);
+	h ^= h >> 29;
+	return h ? h : 1;
+}
+
+static struct share_slot *lookup(struct share_head *h, uint64_t key, bool make)
+{
+	struct share_slot *slots = slots_of(h);
+	uint64_t now = make ? clock_now_ns() : 0;
+	unsigned k;
+
+	for (k = 0; k < SHARE_PROBES; k++) {
+		struct share_slot *s = &slots[(key + k) % SHARE_SLOTS];
+		uint64_t cur = atomic_load_explicit(&s->key, memory_order_acquire);
+
+		if (cur == key)
+			return s;
+		if (!make)
+			continue;
+		if (cur != 0 &&
+		    (atomic_load_explicit(&s->probed_ns, memory_order_relaxed) + SHARE_STALE_NS >
+			     now ||
+		     atomic_load_explicit(&s->lease_ns, memory_order_relaxed) > now))
+			continue;
+		/* Empty, or nobody has found its destination down for an hour: ours now. */
+		if (atomic_compare_exchange_strong_explicit(
+			    &s->key, &cur, key, memory_order_acq_rel, memory_order_acquire)) {
+			if (cur != 0) {
+				if (atomic_exchange_explicit(&s->state, SHARE_UNKNOWN,
+							     memory_order_relaxed) == SHARE_DOWN)
+					atomic_fetch_sub_explicit(&h->downs, 1,
+								  memory_order_relaxed);
+				atomic_store_explicit(&s->probed_ns, 0, memory_order_relaxed);
+				atomic_store_explicit(&s->prober, 0, memory_order_relaxed);
+			}
+			return s;
+		}
+		if (cur == key)
+			return s;
+	}
+	return NULL;
+}
+
+struct share_slot *share_find(const struct target_addr *t)
+{
+	struct share_head *h = atomic_load_explicit(&share_map, memory_order_acquire);
+
+	return h ? lookup(h, hash_of(t), false) : NULL;
+}
+
+struct share_slot *share_get(const struct config *cfg, const struct target_addr *t)
+{
+	struct share_head *h = atomic_load_explicit(&share_map, memory_order_acquire);
+	int zero = 0;
+
+	if (!cfg->enabled || !cfg->shared)
+		return NULL;
+	if (!h && atomic_compare_exchange_strong_explicit(
+			  &share_tried, &zero, 1, memory_order_acquire, memory_order_relaxed)) {
+		attach(cfg, true);
+		atomic_store_explicit(&share_tried, 2, memory_order_release);
+		h = atomic_load_explicit(&share_map, memory_order_acquire);
+	}
+	return h ? lookup(h, hash_of(t), true) : NULL;
+}
+
+bool share_is_local(const struct target_addr *t)
+{
+	static const unsigned char loop6[16] = { [15] = 1 };
+
+	if (t->family == AF_UNIX)
+		return true;
+	if (t->family == AF_INET)
+		return t->ip[0] == 127;
+	return t->family == AF_INET6 && memcmp(t->ip, loop6, 16) == 0;
+}
+
+int share_fresh_down(struct share_slot *s, uint64_t now_ns, uint64_t fresh_ns,
+		     const struct config_errset *retryable)
+{
+	uint64_t probed = atomic_load_explicit(&s->probed_ns, memory_order_relaxed);
+	int prober = atomic_load_explicit(&s->prober, memory_order_relaxed);
+	int err = (int)atomic_load_explicit(&s->err, memory_order_relaxed);
+
+	if (atomic_load_explicit(&s->state, memory_order_relaxed) != SHARE_DOWN || prober == 0 ||
+	    prober == my_tid() ||
+	    atomic_load_explicit(&s->lease_ns, memory_order_relaxed) <= now_ns)
+		return 0;
+	if (probed > now_ns || now_ns - probed >= fresh_ns || !config_errset_has(retryable, err))
+		return 0;
+	return err;
+}
+
+bool share_probed_since(struct share_slot *s, uint64_t since_ns)
+{
+	return atomic_load_explicit(&s->state, memory_order_relaxed) == SHARE_DOWN &&
+	       atomic_load_explicit(&s->probed_ns, memory_order_relaxed) > since_ns;
+}
+
+uint32_t share_seq(struct share_slot *s)
+{
+	return atomic_load_explicit(&s->seq, memory_order_acquire);
+}
+
+static long futex(_Atomic uint32_t *word, int op, uint32_t val, const struct timespec *ts)
+{
+	/* Not FUTEX_PRIVATE_FLAG: the word is in a file other processes map. */
+	return syscall(SYS_futex, word, op, val, ts, NULL, FUTEX_BITSET_MATCH_ANY);
+}
+
+static void mark_down(struct share_slot *s)
+{
+	struct share_head *h = atomic_load_explicit(&share_map, memory_order_relaxed);
+
+	if (atomic_exchange_explicit(&s->state, SHARE_DOWN, memory_order_relaxed) != SHARE_DOWN &&
+	    h)
+		atomic_fetch_add_explicit(&h->downs, 1, memory_order_relaxed);
+}
+
+void share_note(struct share_slot *s, int err, uint64_t now_ns)
+{
+	struct share_head *h = atomic_load_explicit(&share_map, memory_order_relaxed);
+
+	if (err) {
+		atomic_store_explicit(&s->err, (uint32_t)err, memory_order_relaxed);
+		atomic_store_explicit(&s->probed_ns, now_ns, memory_order_relaxed);
+		mark_down(s);
+		return;
+	}
+	if (atomic_exchange_explicit(&s->state, SHARE_UP, memory_order_relaxed) == SHARE_DOWN &&
+	    h) {
+		uint32_t d = atomic_load_explicit(&h->downs, memory_order_relaxed);
+
+		/* Never below 0, whatever a dead process left. */
+		while (d > 0 && !atomic_compare_exchange_weak_explicit(&h->downs, &d, d - 1,
+								       memory_order_relaxed,
+								       memory_order_relaxed))
+			;
+	}
+	atomic_fetch_add_explicit(&s->seq, 1, memory_order_release);
+	if (atomic_load_explicit(&s->waiters, memory_order_relaxed) != 0) {
+		int saved = errno;
+
+		futex(&s->seq, FUTEX_WAKE_BITSET, SHARE_RAMP, NULL);
+		errno = saved;
+	}
+}
+
+void share_note_looked(struct share_slot *s, uint64_t now_ns)
+{
+	atomic_store_explicit(&s->probed_ns, now_ns, memory_order_relaxed);
+	mark_down(s);
+}
+
+bool share_lead(struct share_slot *s, uint64_t now_ns, uint64_t until_ns)
+{
+	int me = my_tid(), cur = atomic_load_explicit(&s->prober, memory_order_relaxed);
+
+	if (cur != me) {
+		if (cur != 0 && atomic_load_explicit(&s->lease_ns, memory_order_relaxed) > now_ns)
+			return false;
+		/* Free, or its holder missed its lease (killed, stopped): taken over. */
+		if (!atomic_compare_exchange_strong_explicit(
+			    &s->prober, &cur, me, memory_order_relaxed, memory_order_relaxed))
+			return false;
+	}
+	atomic_store_explicit(&s->lease_ns, until_ns, memory_order_relaxed);
+	return true;
+}
+
+uint64_t share_lease_end(struct share_slot *s)
+{
+	return atomic_load_explicit(&s->prober, memory_order_relaxed)
+		       ? atomic_load_explicit(&s->lease_ns, memory_order_relaxed)
+		       : 0;
+}
+
+void share_leave(struct share_slot *s)
+{
+	int me = my_tid();
+
+	if (atomic_load_explicit(&s->prober, memory_order_relaxed) != me)
+		return;
+	atomic_store_explicit(&s->lease_ns, 0, memory_order_relaxed);
+	atomic_compare_exchange_strong_explicit(&s->prober, &me, 0, memory_order_relaxed,
+						memory_order_relaxed);
+}
+
+int share_wait(struct share_slot *s, uint32_t seq, uint64_t until_ns)
+{
+	struct timespec ts = {
+		.tv_sec = (time_t)(until_ns / 1000000000ULL),
+		.tv_nsec = (long)(until_ns % 1000000000ULL),
+	};
+	int saved = errno, rc = 0;
+
+	atomic_fetch_add_explicit(&s->waiters, 1, memory_order_relaxed);
+	while (share_seq(s) == seq) {
+		/* FUTEX_WAIT_BITSET takes an absolute CLOCK_MONOTONIC time. */
+		if (futex(&s->seq, FUTEX_WAIT_BITSET, seq, &ts) == 0 || errno != EINTR)
+			break;
+		if (!clock_every_handler_restarts()) {
+			rc = EINTR;
+			break;
+		}
+	}
+	atomic_fetch_sub_explicit(&s->waiters, 1, memory_order_relaxed);
+	errno = saved;
+	return rc;
+}

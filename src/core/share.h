@@ -1,0 +1,132 @@
+/* What one user's processes know of each destination: a mapped file, one prober, waiters. */
+#ifndef BACKOFF_CORE_SHARE_H
+#define BACKOFF_CORE_SHARE_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/config.h"
+#include "core/target.h"
+
+#define SHARE_SLOTS 1024
+#define SHARE_MAGIC UINT64_C(0x316572616873626c) /* "lbshare1" */
+#define SHARE_VERSION 1
+
+enum share_state { SHARE_UNKNOWN, SHARE_DOWN, SHARE_UP };
+
+/*
+ * One destination.  Every field is a hint written by processes of the same
+ * user, which may have died at any point or been replaced by a hostile
+ * writer: none is trusted to be in range, and a wrong one costs a wait (each
+ * waiter keeps its own deadline), never an answer the kernel did not give.
+ */
+struct share_slot {
+	_Atomic uint64_t key; /* 0: empty; the destination's hash, network namespace included */
+	_Atomic uint64_t probed_ns; /* the last probe that found it down: an attempt or a look */
+	_Atomic uint64_t lease_ns;  /* when the local prober's lease ends (CLOCK_MONOTONIC) */
+	_Atomic uint32_t seq;	    /* futex word: bumped by each success */
+	_Atomic uint32_t state;	    /* enum share_state */
+	_Atomic int32_t prober;	    /* the local prober's thread id, 0: none */
+	_Atomic uint32_t err;	    /* errno of the last failed attempt */
+	_Atomic uint32_t waiters;   /* threads asleep on seq */
+	uint32_t spare[5];
+};
+
+struct share_head {
+	_Atomic uint64_t magic;
+	_Atomic uint32_t version, slots, slot_size;
+	_Atomic uint32_t downs; /* slots found down and not up since: the hook's gate */
+	uint32_t spare[10];
+};
+
+#define SHARE_FILE_SIZE (sizeof(struct share_head) + SHARE_SLOTS * sizeof(struct share_slot))
+
+/* The mapped file, or NULL: sharing is off, not yet needed, or the file is unusable. */
+extern struct share_head *_Atomic share_map;
+
+/* Whether some destination is down on this host: one load, for every connect. */
+static inline bool share_any_down(void)
+{
+	struct share_head *h = atomic_load_explicit(&share_map, memory_order_relaxed);
+
+	return h && atomic_load_explicit(&h->downs, memory_order_relaxed) != 0;
+}
+
+/*
+ * At start-up: map the state file if it exists already (one failed open
+ * otherwise), so that the first connect can see what others found.
+ */
+void share_init(const struct config *cfg);
+
+/*
+ * The slot of @t: found, or made (creating and mapping the file on first
+ * use).  NULL when sharing is off or the file unusable (said once).
+ * Async-signal-safe after the first call of the process.
+ */
+struct share_slot *share_get(const struct config *cfg, const struct target_addr *t);
+
+/* The slot of @t if it has one; no file is made.  Lock-free. */
+struct share_slot *share_find(const struct target_addr *t);
+
+/*
+ * Whether @t is on this host (loopback, or a unix path): an attempt that
+ * fails costs no server anything, and a listener can be looked for.
+ */
+bool share_is_local(const struct target_addr *t);
+
+/*
+ * Another thread probes @s, holds its lease at @now_ns and found it down less
+ * than @fresh_ns ago: returns the errno it saw (one of @retryable), else 0.
+ */
+int share_fresh_down(struct share_slot *s, uint64_t now_ns, uint64_t fresh_ns,
+		     const struct config_errset *retryable);
+
+/* Whether someone found @s down after @since_ns, and it is not known up since. */
+bool share_probed_since(struct share_slot *s, uint64_t since_ns);
+
+/* The success count of @s, to wait on. */
+uint32_t share_seq(struct share_slot *s);
+
+/*
+ * A real attempt to @s ended at @now_ns: @err 0 is a success (waiters are
+ * released in a ramp: two more for each success), else the errno.
+ */
+void share_note(struct share_slot *s, int err, uint64_t now_ns);
+
+/* A look for a listener of @s found none at @now_ns. */
+void share_note_looked(struct share_slot *s, uint64_t now_ns);
+
+/*
+ * Take or renew the lease to probe @s until @until_ns: true if the calling
+ * thread holds it (no other holds a live one).
+ */
+bool share_lead(struct share_slot *s, uint64_t now_ns, uint64_t until_ns);
+
+/* When the lease of @s ends (0: none). */
+uint64_t share_lease_end(struct share_slot *s);
+
+/* The calling thread stops probing @s (its call ended): another may take over at once. */
+void share_leave(struct share_slot *s);
+
+/*
+ * Sleep until @s's success count differs from @seq or @until_ns.  Returns 0,
+ * or EINTR when a signal that may not restart the call cut it short.  errno
+ * preserved.
+ */
+int share_wait(struct share_slot *s, uint32_t seq, uint64_t until_ns);
+
+/* In a forked child: thread ids are new. */
+void share_after_fork(void);
+
+/*
+ * Check a file image of @len bytes: 0 if it is a state file this library
+ * can use, else a static reason.  Pure (the fuzzer's entry).
+ */
+const char *share_check(const void *image, size_t len);
+
+/* Use @image (checked) as the state: for tests and the fuzzer. */
+void share_use(void *image);
+
+#endif

@@ -1,0 +1,173 @@
+#!/usr/bin/env bats
+# Shared fate: processes of one user waiting for the same destination share
+# one prober through a state file; a local destination is looked at about
+# every 10 ms (a look for a listener, not an attempt), and waiters are woken
+# when it is up.  The state file is a hint: a missing, hostile or foreign one
+# means each connect backs off alone, with one warning.
+# shellcheck disable=SC2154 # status, output, stderr: set by bats run
+
+load helper
+
+setup() {
+	require_build
+	STATE=$T/state
+}
+
+# probes N ADDR NAME [ENV...]: N probe processes connecting to ADDR at once,
+# each with stdout/stderr in $T/NAME.I.{out,err}; their pids in PROBES.
+PROBES=()
+probes() {
+	local n=$1 addr=$2 name=$3 i
+	shift 3
+	for ((i = 1; i <= n; i++)); do
+		env LD_PRELOAD="$LIB" BACKOFF_SHARED="$STATE" BACKOFF_STATS=on "$@" \
+			"$HELPERS/probe" --elapsed "$addr" >"$T/$name.$i.out" 2>"$T/$name.$i.err" 3>&- &
+		PROBES+=("$!")
+	done
+}
+
+wait_probes() {
+	local pid rc=0
+	for pid in "${PROBES[@]}"; do
+		wait "$pid" || rc=1
+	done
+	PROBES=()
+	return "$rc"
+}
+
+# sum_stat NAME KEY: KEY=N summed over the stats lines of $T/NAME.*.err.
+sum_stat() {
+	cat "$T/$1".*.err | sed -n "s/.* $2=\([0-9]*\).*/\1/p" | awk '{ s += $1 } END { print s + 0 }'
+}
+
+# max_elapsed NAME: the largest elapsed_ms of the probes NAME.
+max_elapsed() {
+	cat "$T/$1".*.err | sed -n 's/^elapsed_ms=\([0-9]*\).*/\1/p' | sort -n | tail -n 1
+}
+
+@test "20 processes waiting for one late TCP listener: one looks, the others wait, all connect within 250 ms of the listen" {
+	start_listener srv 1500 --count 20
+	probes 20 "127.0.0.1:$PORT" p BACKOFF_CAP=10s
+	wait_probes || fail "a probe failed: $(cat "$T"/p.*.out)"
+	assert_eq "$(cat "$T"/p.*.out | sort | uniq -c | sed 's/^ *//')" "20 OK" "outcomes"
+	# Everyone started before the listen; the listen came at 1.5 s.
+	assert_between "$(max_elapsed p)" 1400 1750 "ms until the last probe connected"
+	# Attempts left to another: the policy's retries of 19 waiters at least.
+	assert_between "$(sum_stat p waited)" 19 100000 "attempts left to the prober"
+}
+
+@test "failed attempts counted by the kernel: shared, at most a quarter of BACKOFF_SHARED=off" {
+	require_unshare -n
+	local run
+	# In a network namespace of its own, TcpActiveOpens counts only these attempts.
+	run=$(
+		cat <<'EOF'
+ip link set lo up || exit 9
+"$HELPERS/late-listener" --tcp 127.0.0.1:4711 --after 1500 --count 20 >/dev/null 2>&1 &
+i=0
+while [ "$i" -lt 20 ]; do
+	env LD_PRELOAD="$LIB" BACKOFF_SHARED="$MODE" "$HELPERS/probe" 127.0.0.1:4711 >/dev/null 2>&1 &
+	i=$((i + 1))
+done
+wait
+awk '/^Tcp:/ { n++; if (n == 1) for (i = 1; i <= NF; i++) col[$i] = i; else print $col["ActiveOpens"] }' /proc/net/snmp
+EOF
+	)
+	local on off
+	on=$(HELPERS=$HELPERS LIB=$LIB MODE=$STATE timeout 30 "${UNSHARE[@]}" sh -c "$run")
+	off=$(HELPERS=$HELPERS LIB=$LIB MODE=off timeout 30 "${UNSHARE[@]}" sh -c "$run")
+	[[ $on =~ ^[0-9]+$ && $off =~ ^[0-9]+$ ]] || fail "counts: on '$on' off '$off'"
+	# 20 of the opens succeeded in each run; the rest were refused.
+	assert_between "$((off - 20))" 60 100000 "failed attempts with sharing off"
+	assert_between "$((on - 20))" 0 "$(((off - 20) / 4))" "failed attempts with sharing on"
+}
+
+@test "a unix socket that appears late: 10 waiting processes connect within 250 ms of it" {
+	start_bg srv "$HELPERS/late-listener" --unix "$T/sock" --after 1200 --count 10
+	probes 10 "unix:$T/sock" u
+	wait_probes || fail "a probe failed: $(cat "$T"/u.*.out)"
+	assert_eq "$(cat "$T"/u.*.out | sort | uniq -c | sed 's/^ *//')" "10 OK" "outcomes"
+	assert_between "$(max_elapsed u)" 1100 1450 "ms until the last probe connected"
+}
+
+@test "the prober killed with SIGKILL: a waiter takes over and connects soon after the listen" {
+	start_listener srv 1500
+	env LD_PRELOAD="$LIB" BACKOFF_SHARED="$STATE" BACKOFF_LOG=info "$HELPERS/probe" \
+		"127.0.0.1:$PORT" >"$T/a.out" 2>"$T/a.err" 3>&- &
+	local a=$!
+	wait_for_line "$T/a.err" "retrying in" 5
+	probes 1 "127.0.0.1:$PORT" b BACKOFF_CAP=10s
+	sleep 0.3 # B is asleep on the slot; no event says so from outside
+	kill -KILL "$a"
+	wait "$a" || true
+	wait_probes || fail "the waiter failed: $(cat "$T"/b.1.out)"
+	assert_eq "$(cat "$T/b.1.out")" "OK" "the waiter's outcome"
+	assert_between "$(max_elapsed b)" 1100 1600 "ms until the waiter connected"
+}
+
+@test "a waiter's own deadline: it makes a real attempt and returns the kernel's error" {
+	closed_port dead
+	probes 1 "127.0.0.1:$PORT" prober BACKOFF_TIMEOUT=20s
+	wait_for_line "$T/prober.1.err" "" 1 || true
+	sleep 0.2 # the prober holds its lease
+	require_strace
+	run --separate-stderr timeout 10 strace -f -qq -e trace=connect -o "$T/trace" \
+		env LD_PRELOAD="$LIB" BACKOFF_SHARED="$STATE" BACKOFF_TIMEOUT=1s BACKOFF_STATS=on \
+		"$HELPERS/probe" "127.0.0.1:$PORT"
+	assert_eq "$output" "ECONNREFUSED" "the waiter's outcome"
+	assert_match "$stderr" "waited=[1-9]" "stats of the waiter"
+	# Its first attempt was left to the prober; its last is its own.
+	assert_between "$(grep -c "connect(.*$PORT" "$T/trace")" 1 3 "real attempts of the waiter"
+	kill "${PROBES[@]}" 2>/dev/null || true
+}
+
+@test "hostile state files change nothing but the sharing, with one warning naming the file" {
+	local kind
+	for kind in random truncated symlink mode; do
+		rm -f "$STATE"
+		case $kind in
+		random) head -c 65600 /dev/urandom >"$STATE" ;;
+		truncated) head -c 100 /dev/zero >"$STATE" ;;
+		symlink) ln -s "$T/elsewhere" "$STATE" ;;
+		mode) : >"$STATE" && chmod 644 "$STATE" ;;
+		esac
+		start_listener "srv$kind" 600
+		run --separate-stderr timeout 10 env LD_PRELOAD="$LIB" BACKOFF_SHARED="$STATE" \
+			"$HELPERS/probe" "127.0.0.1:$PORT"
+		assert_eq "$output" "OK" "outcome with a $kind file"
+		assert_match "$stderr" "BACKOFF_SHARED=\"$STATE\": state file not used" "warning ($kind)"
+		assert_eq "$(grep -c 'state file' <<<"$stderr")" 1 "warnings ($kind)"
+	done
+	[[ ! -e $T/elsewhere ]] || fail "the symlink's target was created"
+}
+
+@test "a state file of another user is not used; the default file is per user" {
+	[[ $EUID -eq 0 ]] || skip "needs root to make a file of another user"
+	require_program setpriv util-linux
+	: >"$STATE" && chmod 600 "$STATE" && chown nobody "$STATE"
+	start_listener srv 400
+	run --separate-stderr timeout 10 env LD_PRELOAD="$LIB" BACKOFF_SHARED="$STATE" \
+		"$HELPERS/probe" "127.0.0.1:$PORT"
+	assert_eq "$output" "OK" "outcome"
+	assert_match "$stderr" "owned by another user" "warning"
+	# Another user's process maps a file of its own name, never root's.
+	chmod 755 "$T" "$BATS_TEST_TMPDIR/.." 2>/dev/null || true
+	start_listener srv2 400
+	run --separate-stderr timeout 10 setpriv --reuid=nobody --regid=nogroup --clear-groups \
+		env LD_PRELOAD="$LIB" BACKOFF_STATS=on "$HELPERS/probe" "127.0.0.1:$PORT"
+	assert_eq "$output" "OK" "outcome as nobody"
+	[[ -e /dev/shm/libbackoff-65534 || -e /tmp/libbackoff-65534 ]] ||
+		fail "no state file of nobody's own"
+	assert_eq "$(stat -c %U /dev/shm/libbackoff-65534 2>/dev/null || stat -c %U /tmp/libbackoff-65534)" \
+		nobody "owner of nobody's file"
+}
+
+@test "BACKOFF_SHARED=off: no state file, no shared counts, every attempt made" {
+	start_listener srv 700
+	run --separate-stderr timeout 10 env LD_PRELOAD="$LIB" BACKOFF_SHARED=off BACKOFF_STATS=on \
+		BACKOFF_BASE=50ms BACKOFF_CAP=50ms BACKOFF_JITTER=none "$HELPERS/probe" "127.0.0.1:$PORT"
+	assert_eq "$output" "OK" "outcome"
+	assert_no_match "$stderr" "probed=|waited=" "shared counts"
+	# 50 ms apart for 700 ms: about 14 retries, each a real one.
+	assert_match "$stderr" "retries=1[0-9] " "retries"
+}
