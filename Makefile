@@ -195,7 +195,7 @@ coverage:
 FUZZ_BUILD ?= build/fuzz
 FUZZ_CC ?= clang
 FUZZ_SECONDS ?= 300
-FUZZ_TARGETS := config target policy fdinfo notify
+FUZZ_TARGETS := config target policy fdinfo notify share
 # integer: unsigned wrap-around and lossy conversions count as findings too.
 FUZZ_CFLAGS = $(WARN) -g -O1 -Isrc -fsanitize=fuzzer,address,undefined,integer \
 	-fno-sanitize-recover=all
@@ -205,7 +205,7 @@ FUZZ_CORE := src/core/config.c src/core/target.c src/core/policy.c src/sys/text.
 .PHONY: fuzz
 
 ## fuzz: libFuzzer on the variables, the target patterns, the policy and the supervisor's
-## notification and ELF parsing, FUZZ_SECONDS each
+## notification and ELF parsing, the shared state file, FUZZ_SECONDS each
 fuzz: $(FUZZ_TARGETS:%=$(FUZZ_BUILD)/fuzz-%)
 	tests/hardening/fuzz.sh $(FUZZ_BUILD) $(FUZZ_SECONDS) $(FUZZ_TARGETS)
 
@@ -214,6 +214,12 @@ $(FUZZ_BUILD)/fuzz-notify: tests/fuzz/notify.c $(FUZZ_CORE) src/supervise/notify
 		src/supervise/elf.c $(wildcard src/*/*.h) Makefile
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(FUZZ_CFLAGS) -o $@ $< $(FUZZ_CORE) src/supervise/notify.c src/supervise/elf.c
+
+# The shared state file, as hostile as another process of the user can make it.
+$(FUZZ_BUILD)/fuzz-share: tests/fuzz/share.c $(FUZZ_CORE) src/core/share.c src/sys/clock.c \
+		$(wildcard src/*/*.h) Makefile
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -o $@ $< $(FUZZ_CORE) src/core/share.c src/sys/clock.c
 
 $(FUZZ_BUILD)/fuzz-%: tests/fuzz/%.c $(FUZZ_CORE) $(wildcard src/*/*.h) Makefile
 	@mkdir -p $(dir $@)

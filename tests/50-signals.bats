@@ -25,7 +25,9 @@ setup() {
 
 @test "SIGALRM with SA_RESTART lets the wait go on to a server that comes" {
 	start_listener server 1000 --send hello
+	# Planned attempts only: no look finds the listener before the wait ends.
 	run --separate-stderr timeout 20 env LD_PRELOAD="$LIB" BACKOFF_BASE=1500ms BACKOFF_JITTER=none \
+		BACKOFF_LOCAL_PROBE=off \
 		BACKOFF_LOG=info BACKOFF_LOG_FORMAT=json BACKOFF_LOG_FILE="$T/log.json" \
 		"$HELPERS/probe" --alarm 700 --sa-restart --read "127.0.0.1:$PORT"
 	assert_eq "$output" "OK hello" "probe output"
@@ -36,4 +38,26 @@ setup() {
 	# One 1500 ms wait, neither cut short nor started again by the signal.
 	assert_between "$elapsed" 1500 1900 "connect time in ms"
 	assert_eq "$(json_events "$T/log.json" success attempt)" 2 "success event"
+}
+
+@test "SIGALRM with SA_RESTART during the looks for a local listener: connected when it listens" {
+	start_listener server 1000 --send hello
+	run --separate-stderr timeout 20 env LD_PRELOAD="$LIB" BACKOFF_BASE=1500ms BACKOFF_JITTER=none \
+		BACKOFF_SHARED="$T/state" "$HELPERS/probe" --alarm 700 --sa-restart --read "127.0.0.1:$PORT"
+	assert_eq "$output" "OK hello" "probe output"
+	assert_match "$stderr" '^elapsed_ms=[0-9]+ alarms=1$' "probe timing" || return
+	local elapsed=${stderr#elapsed_ms=}
+	elapsed=${elapsed%% *}
+	# The listener is found by a look within 10 ms, not at the planned 1500 ms.
+	assert_between "$elapsed" 950 1300 "connect time in ms"
+}
+
+@test "SIGALRM without SA_RESTART during the looks ends the wait with the kernel's error" {
+	closed_port dead
+	run --separate-stderr timeout 20 env LD_PRELOAD="$LIB" BACKOFF_BASE=1500ms BACKOFF_JITTER=none \
+		BACKOFF_SHARED="$T/state" "$HELPERS/probe" --alarm 300 "127.0.0.1:$PORT"
+	assert_eq "$output" ECONNREFUSED "probe output"
+	local elapsed
+	elapsed=$(sed -n 's/^elapsed_ms=\([0-9]*\).*/\1/p' <<<"$stderr")
+	assert_between "$elapsed" 300 350 "connect time in ms"
 }

@@ -171,3 +171,60 @@ EOF
 	# 50 ms apart for 700 ms: about 14 retries, each a real one.
 	assert_match "$stderr" "retries=1[0-9] " "retries"
 }
+
+# Python asyncio: N connects at once in one event loop to 127.0.0.1:PORT;
+# prints the CLOCK_MONOTONIC ms of the last one connected.
+ASYNCIO_MANY='
+import asyncio, sys, time
+async def one(port):
+    r, w = await asyncio.open_connection("127.0.0.1", port)
+    t = time.monotonic_ns() // 1000000
+    w.close()
+    return t
+async def main(port, n):
+    print(max(await asyncio.gather(*[one(port) for _ in range(n)])))
+asyncio.run(main(int(sys.argv[1]), int(sys.argv[2])))
+'
+
+@test "python asyncio, 300 connects in one event loop to a late listener: released together within 250 ms" {
+	start_listener srv 1200 --count 300 --backlog 512
+	run --separate-stderr timeout 30 env LD_PRELOAD="$LIB" BACKOFF_SHARED="$STATE" BACKOFF_STATS=on \
+		"$PYTHON" -c "$ASYNCIO_MANY" "$PORT" 300
+	assert_eq "$status" 0 "status (stderr: ${stderr:0:300})"
+	local listen
+	listen=$(listener_mono srv listening)
+	# The planned attempts of most are seconds away: one looks, and releases the rest.
+	assert_between "$((output - listen))" 0 250 "ms from the listen to the last connect"
+	assert_match "$stderr" "waited=[1-9]" "stats"
+}
+
+@test "curl, nc and python started together before their server all get its answer" {
+	require_program curl curl
+	require_program nc netcat-openbsd
+	mkdir "$T/www"
+	echo "one answer for all" >"$T/www/hello.txt"
+	start_http_server web 1000 "$T/www"
+	local i pids=()
+	for i in 1 2 3; do
+		env LD_PRELOAD="$LIB" BACKOFF_SHARED="$STATE" curl -sS "http://127.0.0.1:$PORT/hello.txt" \
+			>"$T/curl.$i" 2>&1 3>&- &
+		pids+=("$!")
+		env LD_PRELOAD="$LIB" BACKOFF_SHARED="$STATE" nc -z 127.0.0.1 "$PORT" \
+			>"$T/nc.$i" 2>&1 3>&- &
+		pids+=("$!")
+		env LD_PRELOAD="$LIB" BACKOFF_SHARED="$STATE" "$PYTHON" -c "
+import socket, sys
+socket.create_connection(('127.0.0.1', int(sys.argv[1]))).close()
+print('py ok')" "$PORT" >"$T/py.$i" 2>&1 3>&- &
+		pids+=("$!")
+	done
+	local t0 rc=0
+	t0=$(now_ms)
+	for i in "${pids[@]}"; do
+		wait "$i" || rc=1
+	done
+	assert_eq "$rc" 0 "exit statuses: $(cat "$T"/curl.* "$T"/nc.* "$T"/py.* | head -c 600)"
+	assert_eq "$(cat "$T"/py.* | sort | uniq -c | sed 's/^ *//')" "3 py ok" "python outcomes"
+	assert_eq "$(grep -l "one answer for all" "$T"/curl.* | wc -l)" 3 "curl responses"
+	assert_between "$(($(now_ms) - t0))" 0 3000 "ms until all ended"
+}

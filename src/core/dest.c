@@ -19,6 +19,8 @@ struct dest {
 	struct target_addr target;	/* written once, before state becomes DEST_READY */
 	_Atomic uint64_t first_fail_ms; /* 0: no failure since the last success */
 	_Atomic bool down;
+	_Atomic int looker;		  /* fd + 1 of the hidden connect that wakes to look */
+	_Atomic uint64_t looker_until_ms; /* its turn ends unless renewed */
 };
 
 static struct dest table[DEST_SLOTS];
@@ -125,4 +127,29 @@ void dest_succeeded(struct dest *d)
 		atomic_fetch_sub_explicit(&dest_downs, 1, memory_order_relaxed);
 	if (atomic_exchange_explicit(&d->first_fail_ms, 0, memory_order_relaxed) != 0)
 		atomic_fetch_sub_explicit(&dest_clocks, 1, memory_order_relaxed);
+}
+
+bool dest_look_turn(struct dest *d, int fd, uint64_t now_ms, uint64_t until_ms)
+{
+	int cur = atomic_load_explicit(&d->looker, memory_order_relaxed);
+
+	if (cur != fd + 1) {
+		if (cur != 0 &&
+		    atomic_load_explicit(&d->looker_until_ms, memory_order_relaxed) > now_ms)
+			return false;
+		/* Free, or its fd missed its turn (closed, or made blocking): taken over. */
+		if (!atomic_compare_exchange_strong_explicit(
+			    &d->looker, &cur, fd + 1, memory_order_relaxed, memory_order_relaxed))
+			return false;
+	}
+	atomic_store_explicit(&d->looker_until_ms, until_ms, memory_order_relaxed);
+	return true;
+}
+
+bool dest_look_done(struct dest *d, int fd)
+{
+	int me = fd + 1;
+
+	return d && atomic_compare_exchange_strong_explicit(
+			    &d->looker, &me, 0, memory_order_relaxed, memory_order_relaxed);
 }

@@ -59,4 +59,16 @@ void dest_gave_up(const struct config *cfg, struct dest *d, const struct target_
 /* A connect to @d succeeded: its clock stops and it is no longer known down. */
 void dest_succeeded(struct dest *d);
 
+/*
+ * Shared fate in an event loop: one hidden connect of @d per process wakes
+ * between its attempts (to look for a local listener, or to learn that
+ * another process connected); the others wait for their planned attempt or
+ * its release.  Whether @fd has that turn (taken if free or not renewed by
+ * @now_ms), renewed until @until_ms.
+ */
+bool dest_look_turn(struct dest *d, int fd, uint64_t now_ms, uint64_t until_ms);
+
+/* @fd's connect ended: its turn is free.  Returns whether it had it. */
+bool dest_look_done(struct dest *d, int fd);
+
 #endif

@@ -10,6 +10,7 @@
 #include <sys/types.h>
 
 #include "core/retry.h"
+#include "core/share.h"
 #include "core/target.h"
 
 /*
@@ -58,8 +59,17 @@ struct fdconn {
 	socklen_t addrlen;
 	struct target_addr target;
 	struct retry_progress progress;
-	_Atomic uint64_t due_ms; /* FDS_HIDDEN: when to retry (monotonic ms) */
+	_Atomic uint64_t due_ms; /* FDS_HIDDEN: when to retry or look (monotonic ms) */
 	_Atomic int err;	 /* FDS_FAILED: the error to hand over */
+	/* Shared fate: the destination's slot, or NULL; when the planned attempt is due. */
+	struct share_slot *shared;
+	uint64_t policy_due_ms;
+	uint64_t last_ns;   /* our last failed attempt */
+	uint32_t seq;	    /* the slot's success count then */
+	int last_err;	    /* its errno */
+	uint32_t look_ms;   /* BACKOFF_LOCAL_PROBE */
+	bool looking;	    /* look for a local listener between attempts */
+	bool seen_listener; /* one was seen and its attempt failed: not again until it goes */
 };
 
 struct fdslot {

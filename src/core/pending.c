@@ -14,8 +14,10 @@
 #include "core/dest.h"
 #include "core/epollreg.h"
 #include "core/retry.h"
+#include "core/share.h"
 #include "sys/clock.h"
 #include "sys/fdinfo.h"
+#include "sys/listen.h"
 #include "sys/real.h"
 
 /* The earliest due retry (a lower bound: a scan recomputes it), monotonic ms. */
@@ -88,6 +90,13 @@ static void charge(const struct config *cfg, struct fdslot *s, uint64_t now)
 
 	if (!s->conn.dest)
 		s->conn.dest = dest_of(cfg, &s->conn.target);
+	if (!s->conn.shared && cfg->shared) {
+		s->conn.shared = share_get(cfg, &s->conn.target);
+		s->conn.looking =
+			s->conn.shared && cfg->local_probe_ms && share_is_local(&s->conn.target);
+		s->conn.seq = s->conn.shared ? share_seq(s->conn.shared) : 0;
+		s->conn.look_ms = (uint32_t)cfg->local_probe_ms;
+	}
 	left = dest_budget_left(cfg, s->conn.dest, now);
 
 	if (left != CONFIG_INFINITE && now + left < s->conn.progress.deadline_ms)
@@ -101,8 +110,30 @@ static void dest_up(const struct config *cfg, struct fdslot *s)
 		dest_succeeded(s->conn.dest ? s->conn.dest : dest_of(cfg, &s->conn.target));
 }
 
-/* The connect of @s succeeded at @now: logged if it took retries; its destination is up. */
-static void succeeded(const struct config *cfg, struct fdslot *s, uint64_t now)
+/*
+ * The other hidden connects of @d in this process: due now, so that they
+ * learn at the next wait that it is up (each checks the slot's success count).
+ */
+static void release_waiters(const struct dest *d)
+{
+	uint64_t now = clock_now_ms();
+	unsigned top = fdtable_top(), fd;
+
+	for (fd = 0; fd <= top; fd++) {
+		struct fdslot *o = fdtable_peek((int)fd);
+
+		if (!o) {
+			fd |= (1U << FDTABLE_LEAF_BITS) - 1; /* the rest of an unmapped page */
+			continue;
+		}
+		if (fdtable_state_of(o) == FDS_HIDDEN && o->conn.dest == d)
+			atomic_store_explicit(&o->conn.due_ms, now, memory_order_relaxed);
+	}
+	due_lower(now);
+}
+
+/* The connect of @s (@fd) succeeded at @now: logged if it took retries; its destination is up. */
+static void succeeded(const struct config *cfg, struct fdslot *s, int fd, uint64_t now)
 {
 	if (s->conn.progress.attempt > 1) {
 		struct retry_call c = call_of(cfg, s);
@@ -111,12 +142,33 @@ static void succeeded(const struct config *cfg, struct fdslot *s, uint64_t now)
 		retry_succeeded(&c, &s->conn.progress, now);
 		fdtable_cancel_restore(cancel);
 	}
+	if (s->conn.shared) {
+		share_note(s->conn.shared, 0, clock_now_ns());
+		share_leave(s->conn.shared);
+		if (dest_look_done(s->conn.dest, fd))
+			release_waiters(s->conn.dest);
+	}
 	dest_up(cfg, s);
 }
 
-/* The connect of @s gave up at @now: its destination may be known down from now on. */
-static void gave_up(const struct config *cfg, struct fdslot *s, uint64_t now)
+/* A real attempt of @s failed with @err: what the others learn, and our baseline. */
+static void failed_attempt(struct fdslot *s, int err)
 {
+	s->conn.last_err = err;
+	if (!s->conn.shared)
+		return;
+	s->conn.last_ns = clock_now_ns();
+	share_note(s->conn.shared, err, s->conn.last_ns);
+	s->conn.seq = share_seq(s->conn.shared);
+}
+
+/* The connect of @s (@fd) gave up at @now: its destination may be known down from now on. */
+static void gave_up(const struct config *cfg, struct fdslot *s, int fd, uint64_t now)
+{
+	if (s->conn.shared) {
+		share_leave(s->conn.shared);
+		dest_look_done(s->conn.dest, fd);
+	}
 	dest_gave_up(cfg, s->conn.dest, &s->conn.target, now);
 }
 
@@ -143,8 +195,19 @@ static struct fdslot *managed_slot(int fd)
 }
 
 /* Schedule the retry of @s (claimed, out of its epoll sets) at @due: hidden until then. */
-static unsigned schedule(struct fdslot *s, uint64_t due)
+static unsigned schedule(struct fdslot *s, int fd, uint64_t due)
 {
+	uint64_t now = clock_now_ms(), look = now + s->conn.look_ms;
+
+	s->conn.policy_due_ms = due;
+	/*
+	 * One hidden connect per destination in the process is back sooner: to
+	 * look for a listener, or to learn that another process connected; it
+	 * releases the others.  The rest wait for their planned attempt.
+	 */
+	if (s->conn.looking && s->conn.dest && look < due &&
+	    dest_look_turn(s->conn.dest, fd, now, look + 2 * (uint64_t)s->conn.look_ms))
+		due = look;
 	atomic_store_explicit(&s->conn.due_ms, due, memory_order_relaxed);
 	due_lower(due);
 	return FDS_HIDDEN;
@@ -154,7 +217,7 @@ static unsigned schedule(struct fdslot *s, uint64_t due)
 static unsigned hide(struct fdslot *s, int fd, uint64_t due)
 {
 	epollreg_hide(s, fd);
-	return schedule(s, due);
+	return schedule(s, fd, due);
 }
 
 /*
@@ -211,6 +274,10 @@ bool pending_manage(const struct config *cfg, int fd, const struct sockaddr *add
 	s->conn.target = *t;
 	/* Looked up here only when some destination is down; else at a first failure. */
 	s->conn.dest = dest_any_down() ? dest_of(cfg, t) : NULL;
+	s->conn.shared = NULL; /* taken at a first failure */
+	s->conn.looking = s->conn.seen_listener = false;
+	s->conn.last_ns = clock_now_ns();
+	s->conn.last_err = sync_err;
 	now = clock_now_ms();
 	retry_begin(cfg, &s->conn.progress, CONFIG_INFINITE, now);
 	state = FDS_CONNECTING;
@@ -228,7 +295,7 @@ bool pending_manage(const struct config *cfg, int fd, const struct sockaddr *add
 		c = call_of(cfg, s);
 		charge(cfg, s, now);
 		if (!retry_plan(cfg, &c, &s->conn.progress, sync_err, now, &due)) {
-			gave_up(cfg, s, now);
+			gave_up(cfg, s, fd, now);
 			state = FDS_FREE;
 		} else {
 			state = hide(s, fd, due);
@@ -284,7 +351,7 @@ static unsigned attempt_failed_claimed(const struct config *cfg, struct fdslot *
 		 */
 		if (!dest_down(s->conn.dest)) {
 			retry_plan(cfg, &c, &s->conn.progress, 0, now, &due);
-			gave_up(cfg, s, now);
+			gave_up(cfg, s, fd, now);
 		}
 		return FDS_FINAL;
 	}
@@ -294,14 +361,69 @@ static unsigned attempt_failed_claimed(const struct config *cfg, struct fdslot *
 		return FDS_FREE;
 	}
 	err = errno;
+	failed_attempt(s, err);
 	if (!config_errset_has(c.retryable, err) ||
 	    !retry_plan(cfg, &c, &s->conn.progress, err, now, &due)) {
-		gave_up(cfg, s, now);
+		gave_up(cfg, s, fd, now);
 		atomic_store_explicit(&s->conn.err, err, memory_order_relaxed);
 		epollreg_replay(s, fd);
 		return FDS_FAILED;
 	}
-	return schedule(s, due);
+	return schedule(s, fd, due);
+}
+
+/*
+ * Shared fate, at a wake of hidden @s: whether the planned or an early
+ * attempt is to be made now (true), or @s stays hidden (*state, rescheduled):
+ * between planned attempts its prober looks for a local listener, and a
+ * planned attempt is left to another that found the destination down since
+ * our last one.  The last attempt allowed is always made.
+ */
+static bool attempt_now(const struct config *cfg, struct fdslot *s, int fd, uint64_t now_ms,
+			unsigned *state)
+{
+	struct share_slot *sh = s->conn.shared;
+	struct retry_progress *p = &s->conn.progress;
+	uint64_t now_ns = clock_now_ns(), due;
+	struct retry_call c;
+	bool last;
+
+	if (share_seq(sh) != s->conn.seq)
+		return true; /* someone connected since our last attempt */
+	if (now_ms < s->conn.policy_due_ms) {
+		if (s->conn.looking &&
+		    share_lead(sh, now_ns, now_ns + 5ULL * s->conn.look_ms * 1000000)) {
+			int found = listen_probe(&s->conn.target);
+
+			if (found == 1 && !s->conn.seen_listener) {
+				s->conn.seen_listener = true;
+				return true;
+			}
+			if (found == 0) {
+				s->conn.seen_listener = false;
+				share_note_looked(sh, now_ns);
+			} else if (found < 0) {
+				s->conn.looking = false; /* the planned attempts only */
+				share_leave(sh);
+			}
+		}
+		*state = schedule(s, fd, s->conn.policy_due_ms);
+		return false;
+	}
+	last = s->conn.policy_due_ms >= p->deadline_ms ||
+	       (cfg->retries != CONFIG_INFINITE && p->attempt + 1 > cfg->retries);
+	if (last || !share_probed_since(sh, s->conn.last_ns, now_ns))
+		return true;
+	/* Another found it down since our last attempt: its result is ours. */
+	c = call_of(cfg, s);
+	p->attempt++;
+	if (!retry_plan(cfg, &c, p, s->conn.last_err, now_ms, &due)) {
+		p->attempt--;
+		return true;
+	}
+	retry_count_shared(true);
+	*state = schedule(s, fd, due);
+	return false;
 }
 
 /* The retry of @s (claimed, hidden, due).  Returns the new state. */
@@ -309,14 +431,19 @@ static unsigned attempt_again(const struct config *cfg, struct fdslot *s, int fd
 {
 	struct retry_call c = call_of(cfg, s);
 	uint64_t due;
+	unsigned state;
 	int err;
 
+	if (s->conn.shared && !attempt_now(cfg, s, fd, now_ms, &state))
+		return state;
 	if (!still_ours(s, fd))
 		return FDS_FREE; /* replaced behind the hooks, or made blocking */
 	s->conn.progress.attempt++;
+	if (s->conn.shared)
+		retry_count_shared(false);
 	if (real_connect(fd, (const struct sockaddr *)&s->conn.addr, s->conn.addrlen) == 0) {
 		epollreg_replay(s, fd);
-		succeeded(cfg, s, now_ms);
+		succeeded(cfg, s, fd, now_ms);
 		return FDS_FREE;
 	}
 	err = errno;
@@ -324,11 +451,12 @@ static unsigned attempt_again(const struct config *cfg, struct fdslot *s, int fd
 		epollreg_replay(s, fd);
 		return FDS_CONNECTING;
 	}
+	failed_attempt(s, err);
 	charge(cfg, s, now_ms);
 	if (config_errset_has(c.retryable, err) &&
 	    retry_plan(cfg, &c, &s->conn.progress, err, now_ms, &due))
 		return hide(s, fd, due);
-	gave_up(cfg, s, now_ms);
+	gave_up(cfg, s, fd, now_ms);
 	atomic_store_explicit(&s->conn.err, err, memory_order_relaxed);
 	epollreg_replay(s, fd);
 	return FDS_FAILED;
@@ -367,7 +495,7 @@ bool pending_event(const struct config *cfg, int fd, bool maybe_failed, bool *ex
 		 */
 		show = false;
 	} else if (state == FDS_CONNECTING) {
-		succeeded(cfg, s, clock_now_ms());
+		succeeded(cfg, s, fd, clock_now_ms());
 		state = FDS_FREE; /* handed over */
 	}
 	fdtable_release(s, state);
@@ -531,7 +659,7 @@ enum pending_answer pending_so_error(const struct config *cfg, int fd, int *err)
 			if (tcp == TCP_CLOSE) {
 				state = attempt_failed(cfg, s, fd);
 			} else if (tcp == TCP_ESTABLISHED) {
-				succeeded(cfg, s, clock_now_ms());
+				succeeded(cfg, s, fd, clock_now_ms());
 				state = FDS_FREE;
 			}
 		}

@@ -276,7 +276,7 @@ int retry_blocking(const struct config *cfg, const struct retry_call *c, int fir
 		}
 		p.attempt++;
 		if (end == WAIT_DUE && !last && c->shared &&
-		    share_probed_since(c->shared, last_ns)) {
+		    share_probed_since(c->shared, last_ns, clock_now_ns())) {
 			/* Another found it down since our last attempt: its result is ours. */
 			count(&stat_waited, 1);
 			continue;

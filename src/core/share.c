@@ -212,7 +212,14 @@ void share_init(const struct config *cfg)
 			      memory_order_release);
 }
 
-static uint64_t hash_of(const struct target_addr *t)
+/* FNV-1a: its multiplications wrap by design (the fuzzers' integer checks are told so). */
+#if defined(__clang__)
+#define WRAPS __attribute__((no_sanitize("unsigned-integer-overflow")))
+#else
+#define WRAPS
+#endif
+
+WRAPS static uint64_t hash_of(const struct target_addr *t)
 {
 	const unsigned char *p = t->family == AF_UNIX ? (const unsigned char *)t->path : t->ip;
 	size_t n = t->family == AF_UNIX ? t->path_len : t->family == AF_INET ? 4 : 16, i;
@@ -228,6 +235,22 @@ static uint64_t hash_of(const struct target_addr *t)
 	return h ? h : 1;
 }
 
+/* Whether @t is at least @age before @now (a time in the future is not). */
+static bool older_than(uint64_t t, uint64_t now, uint64_t age)
+{
+	return t <= now && now - t >= age;
+}
+
+/* Nobody has found @s's destination down, or held its lease, for an hour. */
+static bool stale(struct share_slot *s, uint64_t now)
+{
+	return older_than(atomic_load_explicit(&s->looked_ns, memory_order_relaxed), now,
+			  SHARE_STALE_NS) &&
+	       older_than(atomic_load_explicit(&s->probed_ns, memory_order_relaxed), now,
+			  SHARE_STALE_NS) &&
+	       atomic_load_explicit(&s->lease_ns, memory_order_relaxed) <= now;
+}
+
 static struct share_slot *lookup(struct share_head *h, uint64_t key, bool make)
 {
 	struct share_slot *slots = slots_of(h);
@@ -235,17 +258,14 @@ static struct share_slot *lookup(struct share_head *h, uint64_t key, bool make)
 	unsigned k;
 
 	for (k = 0; k < SHARE_PROBES; k++) {
-		struct share_slot *s = &slots[(key + k) % SHARE_SLOTS];
+		struct share_slot *s = &slots[(key % SHARE_SLOTS + k) % SHARE_SLOTS];
 		uint64_t cur = atomic_load_explicit(&s->key, memory_order_acquire);
 
 		if (cur == key)
 			return s;
 		if (!make)
 			continue;
-		if (cur != 0 &&
-		    (atomic_load_explicit(&s->probed_ns, memory_order_relaxed) + SHARE_STALE_NS >
-			     now ||
-		     atomic_load_explicit(&s->lease_ns, memory_order_relaxed) > now))
+		if (cur != 0 && !stale(s, now))
 			continue;
 		/* Empty, or nobody has found its destination down for an hour: ours now. */
 		if (atomic_compare_exchange_strong_explicit(
@@ -256,6 +276,7 @@ static struct share_slot *lookup(struct share_head *h, uint64_t key, bool make)
 					atomic_fetch_sub_explicit(&h->downs, 1,
 								  memory_order_relaxed);
 				atomic_store_explicit(&s->probed_ns, 0, memory_order_relaxed);
+				atomic_store_explicit(&s->looked_ns, 0, memory_order_relaxed);
 				atomic_store_explicit(&s->prober, 0, memory_order_relaxed);
 			}
 			return s;
@@ -303,7 +324,8 @@ bool share_is_local(const struct target_addr *t)
 int share_fresh_down(struct share_slot *s, uint64_t now_ns, uint64_t fresh_ns,
 		     const struct config_errset *retryable)
 {
-	uint64_t probed = atomic_load_explicit(&s->probed_ns, memory_order_relaxed);
+	uint64_t probed = atomic_load_explicit(&s->probed_ns, memory_order_relaxed),
+		 looked = atomic_load_explicit(&s->looked_ns, memory_order_relaxed);
 	int prober = atomic_load_explicit(&s->prober, memory_order_relaxed);
 	int err = (int)atomic_load_explicit(&s->err, memory_order_relaxed);
 
@@ -311,15 +333,25 @@ int share_fresh_down(struct share_slot *s, uint64_t now_ns, uint64_t fresh_ns,
 	    prober == my_tid() ||
 	    atomic_load_explicit(&s->lease_ns, memory_order_relaxed) <= now_ns)
 		return 0;
+	if (looked > probed)
+		probed = looked;
 	if (probed > now_ns || now_ns - probed >= fresh_ns || !config_errset_has(retryable, err))
 		return 0;
 	return err;
 }
 
-bool share_probed_since(struct share_slot *s, uint64_t since_ns)
+bool share_probed_since(struct share_slot *s, uint64_t since_ns, uint64_t now_ns)
 {
-	return atomic_load_explicit(&s->state, memory_order_relaxed) == SHARE_DOWN &&
-	       atomic_load_explicit(&s->probed_ns, memory_order_relaxed) > since_ns;
+	int prober = atomic_load_explicit(&s->prober, memory_order_relaxed);
+
+	if (atomic_load_explicit(&s->state, memory_order_relaxed) != SHARE_DOWN)
+		return false;
+	if (atomic_load_explicit(&s->probed_ns, memory_order_relaxed) > since_ns)
+		return true;
+	/* Another thread's looks, while it holds the lease; never our own. */
+	return prober != 0 && prober != my_tid() &&
+	       atomic_load_explicit(&s->lease_ns, memory_order_relaxed) > now_ns &&
+	       atomic_load_explicit(&s->looked_ns, memory_order_relaxed) > since_ns;
 }
 
 uint32_t share_seq(struct share_slot *s)
@@ -373,7 +405,7 @@ void share_note(struct share_slot *s, int err, uint64_t now_ns)
 
 void share_note_looked(struct share_slot *s, uint64_t now_ns)
 {
-	atomic_store_explicit(&s->probed_ns, now_ns, memory_order_relaxed);
+	atomic_store_explicit(&s->looked_ns, now_ns, memory_order_relaxed);
 	mark_down(s);
 }
 
@@ -433,3 +465,7 @@ int share_wait(struct share_slot *s, uint32_t seq, uint64_t until_ns)
 	errno = saved;
 	return rc;
 }
+
+/* The layout is the file format: fixed sizes, checked at build time. */
+_Static_assert(sizeof(struct share_head) == 64, "share_head is 64 bytes");
+_Static_assert(sizeof(struct share_slot) == 64, "share_slot is 64 bytes");

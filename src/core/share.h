@@ -24,14 +24,16 @@ enum share_state { SHARE_UNKNOWN, SHARE_DOWN, SHARE_UP };
  */
 struct share_slot {
 	_Atomic uint64_t key; /* 0: empty; the destination's hash, network namespace included */
-	_Atomic uint64_t probed_ns; /* the last probe that found it down: an attempt or a look */
+	_Atomic uint64_t probed_ns; /* the last real attempt that found it down */
 	_Atomic uint64_t lease_ns;  /* when the local prober's lease ends (CLOCK_MONOTONIC) */
 	_Atomic uint32_t seq;	    /* futex word: bumped by each success */
 	_Atomic uint32_t state;	    /* enum share_state */
 	_Atomic int32_t prober;	    /* the local prober's thread id, 0: none */
 	_Atomic uint32_t err;	    /* errno of the last failed attempt */
 	_Atomic uint32_t waiters;   /* threads asleep on seq */
-	uint32_t spare[5];
+	uint32_t spare;
+	_Atomic uint64_t looked_ns; /* the prober's last look that found no listener */
+	uint64_t spare2;
 };
 
 struct share_head {
@@ -77,14 +79,21 @@ struct share_slot *share_find(const struct target_addr *t);
 bool share_is_local(const struct target_addr *t);
 
 /*
- * Another thread probes @s, holds its lease at @now_ns and found it down less
- * than @fresh_ns ago: returns the errno it saw (one of @retryable), else 0.
+ * Another thread probes @s, holds its lease at @now_ns and found it down (an
+ * attempt or a look) less than @fresh_ns ago: returns the errno of the last
+ * attempt (one of @retryable), else 0.
  */
 int share_fresh_down(struct share_slot *s, uint64_t now_ns, uint64_t fresh_ns,
 		     const struct config_errset *retryable);
 
-/* Whether someone found @s down after @since_ns, and it is not known up since. */
-bool share_probed_since(struct share_slot *s, uint64_t since_ns);
+/*
+ * Whether @s was found down after @since_ns, and is not known up since: by a
+ * real attempt of anyone, or by a look of another thread holding the lease
+ * at @now_ns.  Our own looks do not count: a prober's planned attempts stay
+ * real, so a process alone attempts on the policy's schedule, as without
+ * sharing.
+ */
+bool share_probed_since(struct share_slot *s, uint64_t since_ns, uint64_t now_ns);
 
 /* The success count of @s, to wait on. */
 uint32_t share_seq(struct share_slot *s);

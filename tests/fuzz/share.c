@@ -1,0 +1,122 @@
+/* libFuzzer target: the shared state file's content, every field hostile, never trusted. */
+#include "core/share.h"
+
+#include <errno.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+
+#include "sys/clock.h"
+#include "sys/log.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+#define REQUIRE(cond)            \
+	do {                     \
+		if (!(cond))     \
+			abort(); \
+	} while (0)
+
+/* The library's log, not linked here: the fuzzer checks the state, not the lines. */
+void log_notice(enum log_level level, const char *event, const char *message)
+{
+	(void)level;
+	(void)event;
+	(void)message;
+}
+
+void log_config_problem(const char *variable, const char *value, const char *message)
+{
+	(void)variable;
+	(void)value;
+	(void)message;
+}
+
+static _Alignas(64) unsigned char image[SHARE_FILE_SIZE];
+
+/* A destination drawn from @b: each family, a few ports and addresses, so that slots collide. */
+static void target_of(const uint8_t *b, struct target_addr *t)
+{
+	static const int families[] = { AF_INET, AF_INET6, AF_UNIX };
+
+	memset(t, 0, sizeof(*t));
+	t->family = families[b[0] % 3];
+	t->port = (uint16_t)(b[1] % 4);
+	t->ip[0] = 127;
+	t->ip[15] = b[2] % 4;
+	if (t->family == AF_UNIX) {
+		t->path_len = 1 + b[2] % 8;
+		memset(t->path, 'a' + b[1] % 4, t->path_len);
+	}
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	struct share_head *h = (struct share_head *)image;
+	struct config_errset any;
+	struct config cfg;
+	size_t i;
+
+	memset(image, 0, sizeof(image));
+	memcpy(image, data, size < sizeof(image) ? size : sizeof(image));
+	/* Any bytes, any length: a reason or none, and none only for the exact layout. */
+	if (!share_check(image, size))
+		REQUIRE(size == SHARE_FILE_SIZE && h->magic == SHARE_MAGIC);
+	/* Then the bytes as the slots of a file whose header is right. */
+	h->magic = SHARE_MAGIC;
+	h->version = SHARE_VERSION;
+	h->slots = SHARE_SLOTS;
+	h->slot_size = sizeof(struct share_slot);
+	REQUIRE(share_check(image, SHARE_FILE_SIZE) == NULL);
+	share_use(image);
+	memset(&cfg, 0, sizeof(cfg));
+	cfg.enabled = cfg.shared = true;
+	memset(&any, 0xff, sizeof(any));
+	for (i = 0; i + 4 <= size && i < 4096; i += 4) {
+		const uint8_t *b = data + i;
+		uint64_t now = clock_now_ns();
+		struct target_addr t;
+		struct share_slot *s;
+		int err, saved;
+
+		target_of(b, &t);
+		s = b[3] & 1 ? share_get(&cfg, &t) : share_find(&t);
+		if (!s)
+			continue;
+		/* A slot is one of the file's, on a slot boundary: never outside the image. */
+		REQUIRE((unsigned char *)s >= image + sizeof(struct share_head) &&
+			(unsigned char *)s + sizeof(*s) <= image + sizeof(image));
+		REQUIRE(((size_t)((unsigned char *)s - image) - sizeof(struct share_head)) %
+				sizeof(*s) ==
+			0);
+		err = share_fresh_down(s, now, 30000000, &any);
+		REQUIRE(err >= 0 && err < CONFIG_ERRNO_MAX);
+		(void)share_probed_since(s, b[2], now);
+		saved = errno = EDOM;
+		switch (b[3] >> 1 & 7) {
+		case 0:
+			share_note(s, 0, now);
+			break;
+		case 1:
+			share_note(s, ECONNREFUSED, now);
+			break;
+		case 2:
+			share_note_looked(s, now);
+			break;
+		case 3:
+			(void)share_lead(s, now, now + 50000000);
+			(void)share_lease_end(s);
+			break;
+		case 4:
+			share_leave(s);
+			break;
+		default:
+			/* Past its time at once: no wait, whatever the word holds. */
+			REQUIRE(share_wait(s, share_seq(s), 0) == 0);
+			break;
+		}
+		REQUIRE(errno == saved);
+	}
+	return 0;
+}
