@@ -113,9 +113,14 @@ EOF
 	require_strace
 	run --separate-stderr timeout 10 strace -f -qq -e trace=connect -o "$T/trace" \
 		env LD_PRELOAD="$LIB" BACKOFF_SHARED="$STATE" BACKOFF_TIMEOUT=1s BACKOFF_STATS=on \
+		BACKOFF_LOG=debug BACKOFF_LOG_FORMAT=json BACKOFF_LOG_FILE="$T/waiter.json" \
 		"$HELPERS/probe" "127.0.0.1:$PORT"
 	assert_eq "$output" "ECONNREFUSED" "the waiter's outcome"
-	assert_match "$stderr" "waited=[1-9]" "stats of the waiter"
+	assert_between "$(json_events "$T/waiter.json" stats waited)" 1 100 "attempts left to the prober"
+	# Each says for whom: the prober's thread.
+	assert_match "$(json_events "$T/waiter.json" waited reason | head -n 1)" \
+		"^left to prober tid ${PROBES[0]}$" "a waited event"
+	assert_eq "$(json_events "$T/waiter.json" giveup errno)" "ECONNREFUSED" "the give-up event"
 	# Its first attempt was left to the prober; its last is its own.
 	assert_between "$(grep -c "connect(.*$PORT" "$T/trace")" 1 3 "real attempts of the waiter"
 	kill "${PROBES[@]}" 2>/dev/null || true

@@ -173,6 +173,24 @@ void retry_succeeded(const struct retry_call *c, const struct retry_progress *p,
 			   (int64_t)(now_ms - p->start_ms), NULL);
 }
 
+/*
+ * At debug: planned attempt @attempt was left to the prober, whose thread id
+ * the line names (0: the attempt of another that holds no lease).
+ */
+static void log_waited(const struct retry_call *c, int err, uint64_t attempt, uint64_t start_ms)
+{
+	char why[64];
+	struct text t;
+
+	if (!log_enabled(LOG_LEVEL_DEBUG))
+		return;
+	text_init(&t, why, sizeof(why));
+	text_str(&t, "left to prober tid ");
+	text_u64(&t, (uint64_t)share_prober(c->shared));
+	log_simple(LOG_LEVEL_DEBUG, "waited", c, err, attempt, LOG_NONE,
+		   (int64_t)(clock_now_ms() - start_ms), why);
+}
+
 /* What a wait between attempts ended with. */
 enum wait_end {
 	WAIT_DUE,    /* the planned time came */
@@ -279,6 +297,7 @@ int retry_blocking(const struct config *cfg, const struct retry_call *c, int fir
 		    share_probed_since(c->shared, last_ns, clock_now_ns())) {
 			/* Another found it down since our last attempt: its result is ours. */
 			count(&stat_waited, 1);
+			log_waited(c, err, p.attempt, p.start_ms);
 			continue;
 		}
 		if (end != WAIT_MADE)

@@ -425,6 +425,11 @@ bool share_lead(struct share_slot *s, uint64_t now_ns, uint64_t until_ns)
 	return true;
 }
 
+int share_prober(struct share_slot *s)
+{
+	return atomic_load_explicit(&s->prober, memory_order_relaxed);
+}
+
 uint64_t share_lease_end(struct share_slot *s)
 {
 	return atomic_load_explicit(&s->prober, memory_order_relaxed)

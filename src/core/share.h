@@ -113,6 +113,9 @@ void share_note_looked(struct share_slot *s, uint64_t now_ns);
  */
 bool share_lead(struct share_slot *s, uint64_t now_ns, uint64_t until_ns);
 
+/* The thread id of @s's prober (0: none), a hint for the log. */
+int share_prober(struct share_slot *s);
+
 /* When the lease of @s ends (0: none). */
 uint64_t share_lease_end(struct share_slot *s);
 

@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "core/retry.h"
+#include "core/share.h"
 #include "core/target.h"
 #include "supervise/elf.h"
 #include "supervise/notify.h"
@@ -509,7 +510,16 @@ static void blocking_retry(struct job *j)
 			.attempt = attempt_while_valid,
 			.ctx = j,
 		};
-		int log_fd = borrow_stderr(j);
+		int log_fd = borrow_stderr(j), type = 0;
+		socklen_t type_len = sizeof(type);
+
+		/* Shared fate with every process of the user, preloaded or supervised. */
+		if (cfg->shared && getsockopt(j->dup, SOL_SOCKET, SO_TYPE, &type, &type_len) == 0 &&
+		    type == SOCK_STREAM) {
+			c.shared = share_get(cfg, &j->target);
+			if (c.shared && share_is_local(&j->target))
+				c.look_ns = cfg->local_probe_ms * 1000000;
+		}
 
 		err = retry_blocking(cfg, &c, err);
 		return_stderr(log_fd);
