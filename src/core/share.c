@@ -8,6 +8,7 @@
 #include <netinet/in.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/auxv.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -72,7 +73,8 @@ void share_use(void *image)
 
 static void warn_unusable(const struct config *cfg, const char *path, const char *why, int err)
 {
-	char msg[PATH_MAX + 200];
+	char msg[PATH_MAX + 200], buf[128];
+	const char *reason = err ? strerror_r(err, buf, sizeof(buf)) : "";
 
 	if (atomic_exchange_explicit(&share_warned, true, memory_order_relaxed))
 		return;
@@ -80,14 +82,14 @@ static void warn_unusable(const struct config *cfg, const char *path, const char
 		snprintf(msg, sizeof(msg),
 			 "state file not used (%s%s%s): each connect backs off on "
 			 "its own",
-			 why, err ? ": " : "", err ? strerror(err) : "");
+			 why, err ? ": " : "", reason);
 		log_config_problem("BACKOFF_SHARED", path, msg);
 		return;
 	}
 	snprintf(msg, sizeof(msg),
 		 "BACKOFF_SHARED: state file %s not used (%s%s%s): each connect backs off on its "
 		 "own",
-		 path, why, err ? ": " : "", err ? strerror(err) : "");
+		 path, why, err ? ": " : "", reason);
 	log_notice(LOG_LEVEL_WARN, "shared", msg);
 }
 
@@ -202,6 +204,14 @@ void share_init(const struct config *cfg)
 {
 	int zero = 0;
 
+	/*
+	 * A set-user-ID program shares nothing: its file would be its owner's,
+	 * written to by whoever runs it.
+	 */
+	if (getauxval(AT_SECURE)) {
+		atomic_store_explicit(&share_tried, 2, memory_order_relaxed);
+		return;
+	}
 	if (!cfg->enabled || !cfg->shared)
 		return;
 	if (atomic_compare_exchange_strong_explicit(&share_tried, &zero, 1, memory_order_acquire,

@@ -236,7 +236,6 @@ failed_waited:
 			/* Its budget ran out: the kernel's answer, at once, as without libbackoff.
 			 */
 			if (waited) {
-				waited = false;
 				if (real_connect(fd, addr, len) == 0)
 					goto out_ok;
 				err = errno;
@@ -246,7 +245,7 @@ failed_waited:
 		}
 		call.shared = shared_slot(cfg, fd, &target, &call.look_ns);
 		if (waited && !call.shared) {
-			waited = call.first_waited = false;
+			call.first_waited = false;
 			if (real_connect(fd, addr, len) == 0)
 				goto out_ok;
 			err = errno;
