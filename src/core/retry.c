@@ -248,12 +248,16 @@ static enum wait_end wait_shared(const struct retry_call *c, uint64_t until_ns, 
 			if (now + c->look_ns < next)
 				next = now + c->look_ns;
 		} else if (*looking) {
-			/* Back when the prober's lease ends, to take over if it is gone. */
+			/*
+			 * One waiter, the deputy, is back when the prober's lease
+			 * ends, to take over if it is gone; the others sleep until a
+			 * success or their planned attempt.
+			 */
 			uint64_t lease = share_lease_end(s);
 
 			if (lease < now + c->look_ns)
 				lease = now + c->look_ns;
-			if (lease < next)
+			if (lease < next && share_deputy(s, now, lease + 5 * c->look_ns))
 				next = lease;
 		}
 		if (share_wait(s, seq, next) != 0)

@@ -288,6 +288,7 @@ static struct share_slot *lookup(struct share_head *h, uint64_t key, bool make)
 				atomic_store_explicit(&s->probed_ns, 0, memory_order_relaxed);
 				atomic_store_explicit(&s->looked_ns, 0, memory_order_relaxed);
 				atomic_store_explicit(&s->prober, 0, memory_order_relaxed);
+				atomic_store_explicit(&s->deputy, 0, memory_order_relaxed);
 			}
 			return s;
 		}
@@ -419,20 +420,39 @@ void share_note_looked(struct share_slot *s, uint64_t now_ns)
 	mark_down(s);
 }
 
-bool share_lead(struct share_slot *s, uint64_t now_ns, uint64_t until_ns)
+/* Take or renew a turn held in @who until @until (another's live turn: false). */
+static bool take_turn(_Atomic int32_t *who, _Atomic uint64_t *until, uint64_t now_ns,
+		      uint64_t until_ns)
 {
-	int me = my_tid(), cur = atomic_load_explicit(&s->prober, memory_order_relaxed);
+	int me = my_tid(), cur = atomic_load_explicit(who, memory_order_relaxed);
 
 	if (cur != me) {
-		if (cur != 0 && atomic_load_explicit(&s->lease_ns, memory_order_relaxed) > now_ns)
+		if (cur != 0 && atomic_load_explicit(until, memory_order_relaxed) > now_ns)
 			return false;
-		/* Free, or its holder missed its lease (killed, stopped): taken over. */
-		if (!atomic_compare_exchange_strong_explicit(
-			    &s->prober, &cur, me, memory_order_relaxed, memory_order_relaxed))
+		/* Free, or its holder missed its turn (killed, stopped): taken over. */
+		if (!atomic_compare_exchange_strong_explicit(who, &cur, me, memory_order_relaxed,
+							     memory_order_relaxed))
 			return false;
 	}
-	atomic_store_explicit(&s->lease_ns, until_ns, memory_order_relaxed);
+	atomic_store_explicit(until, until_ns, memory_order_relaxed);
 	return true;
+}
+
+bool share_lead(struct share_slot *s, uint64_t now_ns, uint64_t until_ns)
+{
+	int me = my_tid();
+
+	if (!take_turn(&s->prober, &s->lease_ns, now_ns, until_ns))
+		return false;
+	/* The deputy became the prober: the turn to watch is another's. */
+	atomic_compare_exchange_strong_explicit(&s->deputy, &me, 0, memory_order_relaxed,
+						memory_order_relaxed);
+	return true;
+}
+
+bool share_deputy(struct share_slot *s, uint64_t now_ns, uint64_t until_ns)
+{
+	return take_turn(&s->deputy, &s->deputy_ns, now_ns, until_ns);
 }
 
 int share_prober(struct share_slot *s)
@@ -449,8 +469,10 @@ uint64_t share_lease_end(struct share_slot *s)
 
 void share_leave(struct share_slot *s)
 {
-	int me = my_tid();
+	int me = my_tid(), deputy = me;
 
+	atomic_compare_exchange_strong_explicit(&s->deputy, &deputy, 0, memory_order_relaxed,
+						memory_order_relaxed);
 	if (atomic_load_explicit(&s->prober, memory_order_relaxed) != me)
 		return;
 	atomic_store_explicit(&s->lease_ns, 0, memory_order_relaxed);

@@ -31,9 +31,9 @@ struct share_slot {
 	_Atomic int32_t prober;	    /* the local prober's thread id, 0: none */
 	_Atomic uint32_t err;	    /* errno of the last failed attempt */
 	_Atomic uint32_t waiters;   /* threads asleep on seq */
-	uint32_t spare;
+	_Atomic int32_t deputy;	    /* the one waiter that watches the lease, 0: none */
 	_Atomic uint64_t looked_ns; /* the prober's last look that found no listener */
-	uint64_t spare2;
+	_Atomic uint64_t deputy_ns; /* when the deputy's turn ends unless renewed */
 };
 
 struct share_head {
@@ -112,6 +112,15 @@ void share_note_looked(struct share_slot *s, uint64_t now_ns);
  * thread holds it (no other holds a live one).
  */
 bool share_lead(struct share_slot *s, uint64_t now_ns, uint64_t until_ns);
+
+/*
+ * Whether the calling thread is (or becomes, the turn being free or not
+ * renewed by @now_ns) the one waiter of @s that wakes when the prober's
+ * lease ends, to take over from a prober that died; renewed until
+ * @until_ns.  The other waiters sleep until a success or their own
+ * planned attempt, so that 100 of them cost no more than one.
+ */
+bool share_deputy(struct share_slot *s, uint64_t now_ns, uint64_t until_ns);
 
 /* The thread id of @s's prober (0: none), a hint for the log. */
 int share_prober(struct share_slot *s);
