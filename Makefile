@@ -165,7 +165,7 @@ $(BENCH_SHIMS): $(BUILD)/bench/%.so: tests/bench/%.c Makefile
 	$(CC) $(WARN) $(OPT) -fPIC -fvisibility=hidden -shared -o $@ $< -ldl
 
 .PHONY: bench bench-quick
-## bench: measure cost, recovery, herd, timing, size (about 5 min); writes tests/bench/report.md
+## bench: measure cost, recovery, herd, timing, size, shared fate (about 7 min); writes tests/bench/report.md
 bench: $(BENCH_DEPS)
 	python3 tests/bench/run.py --build $(BUILD) --out tests/bench
 	python3 tests/bench/supervise.py --build $(BUILD) --out tests/bench

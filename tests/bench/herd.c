@@ -17,7 +17,7 @@
  *   released mono_ms=T0
  *   listening mono_ms=T1
  *   accepted mono_ms=T     (one line per connection)
- *   done clients=N ok=K accepted=A
+ *   done clients=N ok=K accepted=A cpu_ms=C vcsw=W
  * Ends when every child has exited (their status: 0 counts as ok), at most
  * AFTER_MS + 120 s after the release (SIGALRM).
  *
@@ -25,6 +25,15 @@
  * herd process itself runs without it).  Without HERD_GATE the children
  * wait on the gate before exec instead, so exec and loading come after the
  * release.
+ *
+ * HERD_ADDR, an IPv4 address, is bound instead of 127.0.0.1; HERD_NETNS, a
+ * network namespace file (/proc/PID/ns/net), is entered by each child before
+ * its exec, so that the clients reach the port from another namespace (over
+ * a veth pair, say).
+ *
+ * The done line's cpu_ms is the user + system CPU time of all the children
+ * and vcsw their voluntary context switches (how often they went to sleep),
+ * both from wait4.
  */
 
 #include <arpa/inet.h>
@@ -32,10 +41,12 @@
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -90,9 +101,10 @@ int main(int argc, char **argv)
 	char *args[MAX_ARGS + 2], addr[32];
 	long n, after, i, accepted = 0, ok = 0, exited = 0;
 	const char *preload = getenv("HERD_PRELOAD"), *gate_so = getenv("HERD_GATE");
+	const char *bind_addr = getenv("HERD_ADDR"), *netns = getenv("HERD_NETNS");
 	char preload_all[4096] = "", gate_fds[32];
-	int gate[2], ready[2], lfd, devnull;
-	long long released;
+	int gate[2], ready[2], lfd, devnull, nsfd = -1;
+	long long released, cpu_us = 0, vcsw = 0;
 
 	if (argc < 4 || argc - 3 > MAX_ARGS)
 		parse_long("", 0, 0);
@@ -100,11 +112,20 @@ int main(int argc, char **argv)
 	after = parse_long(argv[2], 0, 600000);
 
 	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	if (bind_addr && inet_pton(AF_INET, bind_addr, &sin.sin_addr) != 1) {
+		fprintf(stderr, "herd: HERD_ADDR %s: not an IPv4 address\n", bind_addr);
+		exit(2);
+	}
+	if (netns && (nsfd = open(netns, O_RDONLY | O_CLOEXEC)) < 0)
+		die(netns);
 	lfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (lfd < 0 || bind(lfd, (struct sockaddr *)&sin, len) < 0 ||
 	    getsockname(lfd, (struct sockaddr *)&sin, &len) < 0)
 		die("bind");
-	snprintf(addr, sizeof(addr), "127.0.0.1:%u", (unsigned)ntohs(sin.sin_port));
+	if (!inet_ntop(AF_INET, &sin.sin_addr, addr, sizeof(addr)))
+		die("inet_ntop");
+	snprintf(addr + strlen(addr), sizeof(addr) - strlen(addr), ":%u",
+		 (unsigned)ntohs(sin.sin_port));
 	for (i = 0; i < argc - 3; i++)
 		args[i] = argv[3 + i];
 	args[i++] = addr;
@@ -142,6 +163,10 @@ int main(int argc, char **argv)
 			_exit(127);
 		}
 		dup2(devnull, STDOUT_FILENO);
+		if (nsfd >= 0 && setns(nsfd, CLONE_NEWNET) < 0) {
+			fprintf(stderr, "herd: setns %s: %s\n", netns, strerror(errno));
+			_exit(127);
+		}
 		if (preload_all[0] && setenv("LD_PRELOAD", preload_all, 1) < 0)
 			_exit(127);
 		execvp(args[0], args);
@@ -174,6 +199,7 @@ int main(int argc, char **argv)
 	/* Accept while children remain; reap them as they end. */
 	while (exited < n) {
 		struct pollfd pfd = { .fd = lfd, .events = POLLIN };
+		struct rusage ru;
 		int status;
 		pid_t pid;
 
@@ -188,8 +214,11 @@ int main(int argc, char **argv)
 				die("accept");
 			}
 		}
-		while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
+		while ((pid = wait4(-1, &status, WNOHANG, &ru)) > 0) {
 			exited++;
+			cpu_us += (long long)ru.ru_utime.tv_sec * 1000000 + ru.ru_utime.tv_usec +
+				  (long long)ru.ru_stime.tv_sec * 1000000 + ru.ru_stime.tv_usec;
+			vcsw += ru.ru_nvcsw;
 			if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
 				ok++;
 		}
@@ -205,6 +234,7 @@ int main(int argc, char **argv)
 		accepted++;
 		close(conn);
 	}
-	printf("done clients=%ld ok=%ld accepted=%ld\n", n, ok, accepted);
+	printf("done clients=%ld ok=%ld accepted=%ld cpu_ms=%lld vcsw=%lld\n", n, ok, accepted,
+	       cpu_us / 1000, vcsw);
 	return ok == n ? 0 : 1;
 }

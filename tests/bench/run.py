@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""libbackoff benchmarks: fast-path cost, recovery, the herd, timing precision, size and memory.
+"""libbackoff benchmarks: fast-path cost, recovery, the herd, timing, size, scale, shared fate.
 
 usage: run.py --build DIR --out DIR [--quick]
 
@@ -7,7 +7,8 @@ Writes OUT/report.md and OUT/herd.svg; raw logs go to BUILD/bench/data (or
 BUILD/bench-quick/data).  Standard library only.  --quick runs a reduced set
 in well under a minute, only to prove that every part still runs: it asserts
 nothing about speed.  Absolute times on a shared machine are noisy, so every
-comparison is a ratio of runs made in the same invocation.
+comparison is a ratio of runs made in the same invocation.  Part 7 makes network
+namespaces (unshare -n, a veth pair): without root its herd rows are skipped.
 """
 
 import argparse
@@ -47,6 +48,49 @@ PUBLISHED = {
 }
 
 HTTP_REPLY = "HTTP/1.0 200 OK\r\nContent-Length: 3\r\nConnection: close\r\n\r\nok\n"
+
+# Part 7 runs its herds in network namespaces of their own (unshare -n), so that the kernel's
+# Tcp counters count only their attempts.  Each script prints the namespace's two "Tcp:" lines
+# of /proc/net/snmp before and after "$@", as "snmp before|after HEADER|VALUES".
+NETNS_SNMP = r"""
+snmp() { printf 'snmp %s %s\n' "$1" "$(grep '^Tcp:' "$2" | paste -sd '|')"; }
+"""
+# The clients' namespace is the one unshare made: loopback up, nothing else.
+NETNS_LOCAL = NETNS_SNMP + r"""
+ip link set lo up || exit 97
+snmp before /proc/net/snmp
+"$@"
+rc=$?
+snmp after /proc/net/snmp
+exit "$rc"
+"""
+# The server stays in the namespace unshare made (10.9.0.2 on veth0); the clients enter a
+# second one (10.9.0.1 on veth1), held by a sleeping process: herd's children join it through
+# HERD_NETNS.  Both namespaces, and the veth pair with them, go when their processes end.
+NETNS_REMOTE = NETNS_SNMP + r"""
+ip link set lo up || exit 97
+unshare -n sleep 600 &
+hold=$!
+i=0
+while [ "$(readlink "/proc/$hold/ns/net")" = "$(readlink /proc/self/ns/net)" ]; do
+    i=$((i + 1))
+    [ "$i" -lt 500 ] || exit 98
+    sleep 0.01
+done
+if ! { ip link add veth0 type veth peer name veth1 netns "$hold" &&
+    ip addr add 10.9.0.2/24 dev veth0 && ip link set veth0 up &&
+    nsenter -t "$hold" -n sh -c 'ip link set lo up && ip addr add 10.9.0.1/24 dev veth1 &&
+        ip link set veth1 up'; }; then
+    kill "$hold"
+    exit 98
+fi
+snmp before "/proc/$hold/net/snmp"
+HERD_ADDR=10.9.0.2 HERD_NETNS=/proc/$hold/ns/net "$@"
+rc=$?
+snmp after "/proc/$hold/net/snmp"
+kill "$hold"
+exit "$rc"
+"""
 
 
 # ---------------------------------------------------------------------------- helpers
@@ -185,7 +229,7 @@ class Bench:
     # ------------------------------------------------------------------ 1. fast path
 
     def part_fastpath(self):
-        self.log("1/6 fast-path cost")
+        self.log("1/7 fast-path cost")
         if self.quick:
             modes = [("send", 10000, 2), ("poll", 10000, 2), ("epoll", 10000, 2),
                      ("unix-connect", 1000, 2), ("tcp-connect", 1000, 2)]
@@ -460,7 +504,7 @@ class Bench:
         return res
 
     def part_recovery(self):
-        self.log("2/6 recovery after the server appears")
+        self.log("2/7 recovery after the server appears")
         methods = [
             ("libbackoff `default`", ("libbackoff", {"BACKOFF_POLICY": "default"})),
             ("libbackoff `grpc`", ("libbackoff", {"BACKOFF_POLICY": "grpc"})),
@@ -600,7 +644,7 @@ class Bench:
                 "accepted": accepted, "ok": ok, "stderr": r.stderr}
 
     def part_herd(self):
-        self.log("3/6 the herd")
+        self.log("3/7 the herd")
         strategies = ["none", "full", "equal", "decorrelated", "additive", "proportional"]
         if self.quick:
             clients, after, strategies = 20, 1000, ["none", "full"]
@@ -779,7 +823,7 @@ class Bench:
     # ------------------------------------------------------------------ 4. timing
 
     def part_timing(self):
-        self.log("4/6 timing precision")
+        self.log("4/7 timing precision")
         clients = 5 if self.quick else 20
         dur = 1000 if self.quick else 3000
         conditions = [("idle", 0)] if self.quick else [("idle", 0), ("both cores busy", 2)]
@@ -848,7 +892,7 @@ class Bench:
     # ------------------------------------------------------------------ 5. size and memory
 
     def part_size(self):
-        self.log("5/6 size and memory")
+        self.log("5/7 size and memory")
         stripped = os.path.join(self.data, "libbackoff.stripped.so")
         subprocess.run(["strip", "--strip-all", "-o", stripped, self.lib], check=True)
         size_out = subprocess.run(["size", stripped], capture_output=True, text=True,
@@ -960,8 +1004,6 @@ class Bench:
         shutil.rmtree(d, ignore_errors=True)
         return {"total": int(m.group(1)), "lib": int(m.group(2)), "hwm_kb": int(m.group(3))}
 
-    # ------------------------------------------------------------------ report
-
     # ------------------------------------------------------------ 6. event loop at scale
 
     def fastpath_loop(self, mode, n, preload, extra_env=None, inflight=0):
@@ -1014,7 +1056,7 @@ class Bench:
         return sum(counts.values()), counts
 
     def part_scale(self):
-        self.log("6/6 event loop at scale")
+        self.log("6/7 event loop at scale")
         lines = ["## 6. The event-loop machinery at scale", ""]
         # (a) a hook's cost with connects in flight
         n = 20000 if self.quick else 300000
@@ -1223,6 +1265,508 @@ class Bench:
                              "system calls per request")
         return lines
 
+    # ------------------------------------------------------------------ 7. shared fate
+
+    @staticmethod
+    def shared_env(mode, d):
+        """BACKOFF_SHARED for a run: off, or a state file of its own in D.  "on" makes it first
+        (empty, 0600: the library lays it out), as the per-user file is there after its first
+        use; "fresh" leaves it to the first failure to make."""
+        if mode == "off":
+            return "off"
+        path = os.path.join(d, "state")
+        if mode == "on":
+            os.close(os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600))
+        return path
+
+    def shared_recovery_job(self, t_ms, family, mode, seed, tmp):
+        d = tempfile.mkdtemp(prefix=f"rec-{t_ms}-{family}-{mode}-", dir=tmp)
+        if family == "unix":
+            path = os.path.join(d, "sock")
+            srv = subprocess.Popen([self.listener, "--unix", path, "--after", str(t_ms),
+                                    "--linger-ms", "100"], stdout=subprocess.PIPE,
+                                   stderr=subprocess.PIPE, text=True, env=clean_env())
+            addr = f"unix:{path}"
+        else:
+            port_file = os.path.join(d, "port")
+            srv = subprocess.Popen([self.listener, "--tcp", "127.0.0.1:0", "--port-file",
+                                    port_file, "--after", str(t_ms), "--linger-ms", "100"],
+                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                   env=clean_env())
+            deadline = time.monotonic() + 5
+            while not os.path.exists(port_file) and time.monotonic() < deadline:
+                time.sleep(0.002)
+            with open(port_file, encoding="ascii") as f:
+                addr = f"127.0.0.1:{f.read().strip()}"
+        env = clean_env(LD_PRELOAD=self.lib, BACKOFF_SEED=seed,
+                        BACKOFF_SHARED=self.shared_env(mode, d))
+        cli = subprocess.run([self.probe, addr], env=env, capture_output=True, text=True,
+                             timeout=120, check=False)
+        out, _ = srv.communicate(timeout=60)
+        listening = [int(x) for x in re.findall(r"listening mono_ms=(\d+)", out)]
+        accepted = [int(x) for x in re.findall(r"accepted mono_ms=(\d+)", out)]
+        shutil.rmtree(d, ignore_errors=True)
+        if cli.returncode != 0 or not listening or not accepted:
+            return {"ok": False, "error": f"client rc={cli.returncode} "
+                                          f"{cli.stdout.strip()} {cli.stderr.strip()[-200:]}"}
+        return {"ok": True, "gap_ms": accepted[0] - listening[0]}
+
+    def run_netns_herd(self, script, mode, clients, after_ms, tmp, probe_args=()):
+        """herd under unshare -n with SCRIPT around it; its figures, the Tcp counters' delta."""
+        d = tempfile.mkdtemp(prefix=f"herd-{mode}-{clients}-{after_ms}-", dir=tmp)
+        env = clean_env(HERD_PRELOAD=self.lib, HERD_GATE=self.gate, BACKOFF_STATS="on",
+                        BACKOFF_SHARED=self.shared_env(mode, d))
+        r = subprocess.run(["unshare", "-n", "sh", "-c", script, "sh", self.herd, str(clients),
+                            str(after_ms), self.probe, *probe_args], env=env,
+                           capture_output=True, text=True, timeout=after_ms / 1000 + 150,
+                           check=False)
+        shutil.rmtree(d, ignore_errors=True)
+        snmp = {}
+        for when, head, values in re.findall(r"^snmp (\w+) ([^|\n]*)\|(.*)$", r.stdout, re.M):
+            snmp[when] = dict(zip(head.split()[1:], (int(v) for v in values.split()[1:])))
+        released = re.search(r"released mono_ms=(\d+)", r.stdout)
+        listening = re.search(r"listening mono_ms=(\d+)", r.stdout)
+        done = re.search(r"done clients=(\d+) ok=(\d+) accepted=(\d+) cpu_ms=(\d+) vcsw=(\d+)",
+                         r.stdout)
+        if r.returncode in (97, 98) or not (released and listening and done) or \
+                len(snmp) != 2:
+            return {"error": f"rc={r.returncode} {r.stderr.strip()[-300:]}"}
+        lis = int(listening.group(1))
+        after = sorted(int(x) - lis for x in re.findall(r"accepted mono_ms=(\d+)", r.stdout))
+        stats = {k: sum(int(v) for v in re.findall(rf" {k}=(\d+)", r.stderr))
+                 for k in ("probed", "waited")}
+        opens = snmp["after"]["ActiveOpens"] - snmp["before"]["ActiveOpens"]
+        ok = int(done.group(2))
+        return {"mode": mode, "clients": clients, "after_ms": after_ms, "ok": ok,
+                "accepted": int(done.group(3)), "cpu_ms": int(done.group(4)),
+                "vcsw": int(done.group(5)), "opens": opens,
+                "failed": opens - int(done.group(3)), "after": after,
+                "p50": percentile(after, 50), "p99": percentile(after, 99),
+                "max": max(after) if after else float("nan"),
+                "peak": self.server_peak([lis + t for t in after], lis, 100), **stats}
+
+    def netns_herds(self, specs, tmp, together):
+        """run_netns_herd for each (script, mode, clients, after_ms): one after the other, or
+        all at once (each has network namespaces of its own, so their counts stay apart)."""
+        if not together:
+            return [self.run_netns_herd(*spec, tmp) for spec in specs]
+        out = [None] * len(specs)
+
+        def work(i):
+            try:
+                out[i] = self.run_netns_herd(*specs[i], tmp)
+            except Exception as e:  # noqa: BLE001 - reported as the run's error
+                out[i] = {"error": repr(e)}
+
+        threads = [threading.Thread(target=work, args=(i,)) for i in range(len(specs))]
+        for th in threads:
+            th.start()
+        for th in threads:
+            th.join()
+        return out
+
+    def part_shared(self):
+        self.log("7/7 shared fate")
+        lines = ["## 7. Shared fate", ""]
+        lines.append(
+            "Blocking connects to one destination share a state file; a planned retry is left "
+            "out when another process found the destination down since the caller's own last "
+            "attempt, and for a local destination one thread looks for a listener every 10 ms "
+            "(`BACKOFF_LOCAL_PROBE`, no connection attempt) and wakes the others when it "
+            "connects. Every run below is made with sharing on (`BACKOFF_SHARED` naming a "
+            "state file of that run's own, in a temporary directory) and with "
+            "`BACKOFF_SHARED=off`, the policy otherwise the default (base 100 ms, x2, cap "
+            "10 s, full jitter).")
+        lines.append("")
+        self.shared_rec, self.shared_herd_rows, self.shared_remote_rows = {}, None, None
+        tmp = tempfile.mkdtemp(prefix="bench-shared-")
+        try:
+            self.shared_recovery(lines, tmp)
+            try:
+                netns = subprocess.run(["unshare", "-n", "ip", "link", "set", "lo", "up"],
+                                       capture_output=True, check=False).returncode == 0
+            except OSError:
+                netns = False
+            if not netns:
+                note = ("`unshare -n` and `ip` (iproute2) are needed, with root: no herd and "
+                        "no remote rows")
+                self.notes.append(f"shared fate: {note}")
+                lines += [f"{note}.", ""]
+            else:
+                herd = (30, 1500) if self.quick else (100, 3000)
+                remote = (10, 1500) if self.quick else (20, 3000)
+                reps = 1 if self.quick else 3
+                local = [(NETNS_LOCAL, mode, *herd) for mode in ("on", "fresh", "off")]
+                # The remote runs sleep almost all the time: each repetition's three run
+                # together.  A quick run runs everything together.
+                triple = [(NETNS_REMOTE, "on", *remote), (NETNS_REMOTE, "off", *remote),
+                          (NETNS_REMOTE, "off", 1, remote[1])]
+                started = time.monotonic()
+                if self.quick:
+                    runs = self.netns_herds(local + triple, tmp, True)
+                    local_runs, remote_runs = runs[:3], [runs[3:]]
+                else:
+                    local_runs = self.netns_herds(local, tmp, False)
+                    remote_runs = [self.netns_herds(triple, tmp, True) for _ in range(reps)]
+                self.log(f"  herds: {len(local) + reps * len(triple)} runs in "
+                         f"{time.monotonic() - started:.0f} s")
+                self.shared_herd(lines, tmp, herd, local_runs)
+                self.shared_remote(lines, remote, remote_runs)
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+        self.mark_load("after shared-fate runs")
+        lines += self.shared_findings()
+        self.sections.append("\n".join(lines))
+
+    def shared_findings(self):
+        """The closing paragraph: what the runs show, from their own figures."""
+        def goal(ok):
+            return "not judged in a quick run" if self.quick else "met" if ok else "missed"
+
+        said = []
+        rec = self.shared_rec
+        meds = {k: median(v) for k, v in rec.items() if v}
+        on = [m for (t, fam, mode), m in meds.items() if mode == "on"]
+        off = [m for (t, fam, mode), m in meds.items() if mode == "off"]
+        if on and off:
+            ok = max(on) <= 20
+            said.append(
+                f"Recovery: with sharing on the median gap was {min(on):.0f}-{max(on):.0f} ms "
+                f"in every cell (goal <= 20 ms: {goal(ok)}), against "
+                f"{min(off):,.0f}-{max(off):,.0f} ms off, where the gap is what was left of the "
+                "policy's wait (full jitter, up to the 10 s cap) when the server came.")
+        if self.shared_herd_rows:
+            rows, cpu = self.shared_herd_rows
+            h_on, h_fresh, h_off = rows["on"], rows["fresh"], rows["off"]
+            n = h_on["clients"]
+
+            def ratio(h):
+                return fmt_ratio(h["failed"] / h_off["failed"] if h_off["failed"] else None)
+
+            # Every client connected inside its retry loop, where each attempt counts as
+            # probed: the failed attempts outside it are first attempts.
+            first = {m: h["failed"] - max(0, h["probed"] - h["accepted"])
+                     for m, h in (("on", h_on), ("fresh", h_fresh))}
+            text = (f"Herd: sharing on cut the failed attempts from {h_off['failed']:,} to "
+                    f"{h_on['failed']:,} (ratio {ratio(h_on)}; goal <= 0.1: "
+                    f"{goal(h_on['failed'] * 10 <= h_off['failed'])}), and to "
+                    f"{h_fresh['failed']:,} with no state file at start (ratio "
+                    f"{ratio(h_fresh)}: {goal(h_fresh['failed'] * 10 <= h_off['failed'])}). "
+                    f"The clients' planned retries were left to the prober ({h_on['waited']:,} "
+                    f"and {h_fresh['waited']:,} *waited*; "
+                    f"{h_on['failed'] - first['on']} and "
+                    f"{h_fresh['failed'] - first['fresh']} failed retries made): what remains "
+                    f"is first attempts, {first['on']} of the {n} with the file there at "
+                    f"start and {first['fresh']} without it (a process maps the file at "
+                    f"start-up only if it exists). Off, each client failed "
+                    f"{h_off['failed'] / n:.1f} times, so one failed first attempt per client "
+                    f"is a ratio of {n / h_off['failed']:.2f} by itself")
+            text += (f". With sharing on the last client connected {h_on['max']:,.0f} ms "
+                     f"after the listen (p99 {h_on['p99']:,.0f} ms; goal <= 1 s: "
+                     f"{goal(h_on['p99'] <= 1000)}), against a p99 of {h_off['p99']:,.0f} ms "
+                     f"off; the wake-up ramp (two more per success) let {h_on['peak']} of the "
+                     f"{n} in within one 100 ms window, where independent backoff spread them "
+                     f"(peak {h_off['peak']}).")
+            c_on, c_off = cpu.get(("10 s outage", "on")), cpu.get(("10 s outage", "off"))
+            r_on = cpu.get(("no outage (reference)", "on"))
+            r_off = cpu.get(("no outage (reference)", "off"))
+            if c_on and c_off:
+                text += (f" CPU over a 10 s outage: {c_on['cpu_ms']:,} ms with sharing on, "
+                         f"{c_off['cpu_ms']:,} ms off (goal on <= off: "
+                         f"{goal(c_on['cpu_ms'] <= c_off['cpu_ms'])})")
+                if r_on and r_off:
+                    text += (f"; without the start-up and connect of the reference runs, the "
+                             f"waiting itself cost {c_on['cpu_ms'] - r_on['cpu_ms']:,} ms on "
+                             f"and {c_off['cpu_ms'] - r_off['cpu_ms']:,} ms off, and the "
+                             f"clients were woken "
+                             f"{(c_on['vcsw'] - r_on['vcsw']) / c_on['clients'] / 10:.0f} "
+                             f"times a second each on against "
+                             f"{(c_off['vcsw'] - r_off['vcsw']) / c_off['clients'] / 10:.1f} off")
+                text += "."
+            said.append(text)
+        if self.shared_remote_rows:
+            r_on, r_off, r_one = self.shared_remote_rows
+            n = r_on["clients"]
+
+            def times(r):
+                return r["failed"] / r_one["failed"] if r_one["failed"] else float("nan")
+
+            said.append(
+                f"Remote: {n} clients made {r_on['failed']:g} failed attempts with sharing on "
+                f"and {r_off['failed']:g} off (medians of {r_on['runs']} "
+                f"run{'s' if r_on['runs'] != 1 else ''}); one client "
+                f"alone made {r_one['failed']:g}, so sharing brought the herd to "
+                f"{times(r_on):.1f}x one client's attempts, against {times(r_off):.1f}x off. "
+                f"Beyond the {n} first attempts (made together) the herd failed "
+                f"{r_on['failed'] - n:g} times, about as often as one client retried "
+                f"({r_one['failed'] - 1:g}). With sharing on the clients connected together, "
+                f"woken by the first success (median client {r_on['p50']:,.0f} ms after the "
+                f"listen, peak {r_on['peak']} per 100 ms), against {r_off['p50']:,.0f} ms off, "
+                f"where each found the server on its own schedule (peak {r_off['peak']}).")
+        if said:
+            return [" ".join(said), ""]
+        return []
+
+    def shared_recovery(self, lines, tmp):
+        if self.quick:
+            ts, reps, spacing = [500, 2000], 2, 0.05
+        else:
+            ts, reps, spacing = [500, 2000, 10000], 5, 0.1
+        families = ["tcp", "unix"]
+        jobs = [(t, fam, mode, 2000 + i) for t in ts for fam in families for mode in ("on", "off")
+                for i in range(reps)]
+        random.Random(7).shuffle(jobs)
+        results = collections.defaultdict(list)
+        failures = []
+        lock = threading.Lock()
+
+        def work(job):
+            t, fam, mode, seed = job
+            try:
+                r = self.shared_recovery_job(t, fam, mode, seed, tmp)
+            except Exception as e:  # noqa: BLE001 - recorded as a failed run
+                r = {"ok": False, "error": repr(e)}
+            with lock:
+                if r["ok"]:
+                    results[(t, fam, mode)].append(r["gap_ms"])
+                else:
+                    failures.append(f"T={t} {fam} {mode}: {r['error']}")
+
+        threads = []
+        started = time.monotonic()
+        for job in jobs:
+            th = threading.Thread(target=work, args=(job,))
+            th.start()
+            threads.append(th)
+            time.sleep(spacing)
+        for th in threads:
+            th.join()
+        self.log(f"  recovery: {len(jobs)} runs in {time.monotonic() - started:.0f} s")
+
+        lines.append("### Recovery gap")
+        lines.append("")
+        lines.append(
+            f"One C `probe` (a blocking connect) starts at 0; `late-listener` listens on "
+            f"127.0.0.1 (bound at once: refused until T) or creates its unix socket (absent "
+            f"until T: `ENOENT`) at T. "
+            f"*gap* = accepted - listening, both from the server's CLOCK_MONOTONIC. {reps} runs "
+            f"per cell (`BACKOFF_SEED` 2000..{2000 + reps - 1}), all cells overlapping, started "
+            f"{spacing * 1000:.0f} ms apart in random order. Goal: median gap <= 20 ms with "
+            "sharing on.")
+        lines.append("")
+        lines.append("| T | destination | on: median gap ms | on: max | off: median gap ms | "
+                     "off: max | runs on/off | goal |")
+        lines.append("|---:|---|---:|---:|---:|---:|---|---|")
+        worst = None
+        for t in ts:
+            for fam in families:
+                on, off = results[(t, fam, "on")], results[(t, fam, "off")]
+                dest = "TCP 127.0.0.1" if fam == "tcp" else "unix socket"
+                if not on or not off:
+                    lines.append(f"| {t / 1000:g} s | {dest} | failed | | | | "
+                                 f"{len(on)}/{len(off)} | |")
+                    continue
+                verdict = self.judge(median(on) <= 20, f"shared fate: recovery gap at T = "
+                                     f"{t / 1000:g} s ({dest}), sharing on: median "
+                                     f"{median(on):.0f} ms > 20 ms")
+                if worst is None or median(on) > worst[0]:
+                    worst = (median(on), max(on), t, dest)
+                lines.append(f"| {t / 1000:g} s | {dest} | **{median(on):,.0f}** | "
+                             f"{max(on):,.0f} | {median(off):,.0f} | {max(off):,.0f} | "
+                             f"{len(on)}/{len(off)} | {verdict} |")
+        lines.append("")
+        if failures:
+            lines.append(f"{len(failures)} run(s) failed: " + "; ".join(failures[:5]))
+            lines.append("")
+            self.failures.append(f"shared fate recovery: {len(failures)} run(s) failed")
+        t_top = ts[-1]
+        tcp_on, tcp_off = results[(t_top, "tcp", "on")], results[(t_top, "tcp", "off")]
+        if tcp_on and tcp_off and worst:
+            self.headline.append(
+                f"shared fate, recovery (T = {t_top / 1000:g} s, TCP loopback): median gap "
+                f"{median(tcp_on):.0f} ms with sharing on vs {median(tcp_off):.0f} ms off; worst "
+                f"median with sharing on {worst[0]:.0f} ms ({worst[3]}, "
+                f"T = {worst[2] / 1000:g} s; goal <= 20 ms)")
+        self.shared_rec = results
+
+    def shared_herd(self, lines, tmp, size, runs):
+        clients, outage = size
+        rows = {}
+        for mode, h in zip(("on", "fresh", "off"), runs):
+            if "error" in h:
+                self.failures.append(f"shared fate herd ({mode}): {h['error']}")
+                lines += [f"The herd with sharing {mode} did not run: {h['error']}.", ""]
+                return
+            rows[mode] = h
+            if h["ok"] != clients or h["accepted"] != clients:
+                self.failures.append(f"shared fate herd ({mode}): {h['ok']} of {clients} "
+                                     f"clients exited 0, {h['accepted']} accepted")
+            self.log(f"  herd {mode}: failed attempts {h['failed']}, p99 {h['p99']:.0f} ms "
+                     f"after the listen, peak {h['peak']}/100 ms")
+        cpu = {}
+        if not self.quick:
+            for label, after in (("10 s outage", 10000), ("no outage (reference)", 0)):
+                for mode in ("on", "off"):
+                    h = self.run_netns_herd(NETNS_LOCAL, mode, clients, after, tmp)
+                    if "error" in h:
+                        self.failures.append(f"shared fate CPU ({mode}, {label}): "
+                                             f"{h['error']}")
+                        continue
+                    cpu[(label, mode)] = h
+                    self.log(f"  CPU {label} {mode}: {h['cpu_ms']} ms")
+        self.shared_herd_rows = rows, cpu
+
+        on, fresh, off = rows["on"], rows["fresh"], rows["off"]
+        names = {"on": "on", "fresh": "on, no state file at start", "off": "off"}
+        lines.append("### The herd (loopback)")
+        lines.append("")
+        lines.append(
+            f"{clients} `probe` processes (blocking, default policy) are started by `herd` as "
+            f"in part 3 (parked in `gate.so`, released together), inside a network namespace "
+            f"of their own (`unshare -n`), against a port bound on 127.0.0.1 that listens "
+            f"{outage / 1000:g} s after the release. *attempts* = the namespace's `Tcp "
+            f"ActiveOpens` (only these processes connect there); *failed* = attempts - "
+            f"connections accepted. Connect times are the server's accept times after its "
+            f"listen; *peak* = most accepts in one 100 ms window after the listen. *probed* / "
+            f"*waited*: the sums of the clients' `BACKOFF_STATS` counts (attempts made while "
+            f"others waited on them / planned attempts left to another). *on*: the state file "
+            f"exists (empty, 0600) when the clients start, as the per-user file does after its "
+            f"first use; *no state file at start*: the first failure makes it, after every "
+            f"client's start-up.")
+        lines.append("")
+        lines.append("| sharing | attempts | failed | failed per client | connected | "
+                     "p50 ms after listen | p99 ms | max ms | peak / 100 ms | probed | waited |")
+        lines.append("|---|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|")
+        for mode in ("on", "fresh", "off"):
+            h = rows[mode]
+            lines.append(
+                f"| {names[mode]} | {h['opens']:,} | **{h['failed']:,}** | "
+                f"{h['failed'] / clients:.2f} | {h['accepted']}/{clients} | {h['p50']:,.0f} | "
+                f"{h['p99']:,.0f} | {h['max']:,.0f} | {h['peak']} | "
+                f"{h['probed'] if mode != 'off' else ''} | "
+                f"{h['waited'] if mode != 'off' else ''} |")
+        lines.append("")
+        lines.append("| goal | measured | |")
+        lines.append("|---|---|---|")
+        for mode in ("on", "fresh"):
+            h = rows[mode]
+            ratio = h["failed"] / off["failed"] if off["failed"] else float("nan")
+            verdict = self.judge(h["failed"] * 10 <= off["failed"],
+                                 f"shared fate herd: failed attempts with sharing "
+                                 f"{names[mode]} {h['failed']} > 1/10 of off ({off['failed']})")
+            lines.append(f"| failed attempts, {names[mode]} <= 1/10 of off | {h['failed']:,} vs "
+                         f"{off['failed']:,} (ratio {fmt_ratio(ratio)}) | {verdict} |")
+        v_p99 = self.judge(on["p99"] <= 1000, f"shared fate herd: p99 connect "
+                           f"{on['p99']:.0f} ms after the listen > 1 s")
+        lines.append(f"| p99 connect <= 1 s after the listen, on | {on['p99']:,.0f} ms | "
+                     f"{v_p99} |")
+        v_cpu = None
+        if cpu:
+            c_on, c_off = cpu.get(("10 s outage", "on")), cpu.get(("10 s outage", "off"))
+            if c_on and c_off:
+                v_cpu = self.judge(c_on["cpu_ms"] <= c_off["cpu_ms"],
+                                   f"shared fate: CPU of {clients} clients over a 10 s outage "
+                                   f"{c_on['cpu_ms']} ms with sharing on > {c_off['cpu_ms']} ms "
+                                   "off")
+                lines.append(f"| CPU over a 10 s outage, on <= off | {c_on['cpu_ms']:,} ms vs "
+                             f"{c_off['cpu_ms']:,} ms | {v_cpu} |")
+        lines.append("")
+        if cpu:
+            lines.append(
+                f"CPU: user + system time of the {clients} client processes, summed by `herd` "
+                "from `wait4` (so from exec to exit, start-up and the connect included), with "
+                "their voluntary context switches (each a sleep that ended: a timed wait, a "
+                "futex wake, a blocking connect); the reference runs listen at the release, so "
+                "they hold only start-up and one connect. One run each.")
+            lines.append("")
+            lines.append("| run | sharing | CPU ms, all clients | per client ms | "
+                         "voluntary context switches | per client | accepted |")
+            lines.append("|---|---|---:|---:|---:|---:|---:|")
+            for (label, mode), h in cpu.items():
+                lines.append(f"| {label} | {mode} | {h['cpu_ms']:,} | "
+                             f"{h['cpu_ms'] / clients:.2f} | {h['vcsw']:,} | "
+                             f"{h['vcsw'] / clients:.0f} | {h['accepted']}/{clients} |")
+            lines.append("")
+        text = (f"shared fate, herd ({clients} clients, {outage / 1000:g} s loopback outage): "
+                f"failed attempts {on['failed']} on ({fresh['failed']} with no state file at "
+                f"start) vs {off['failed']} off (ratio "
+                f"{fmt_ratio(on['failed'] / off['failed'] if off['failed'] else float('nan'))}, "
+                f"goal <= 0.1); p99 connect {on['p99']:.0f} ms after the "
+                f"listen on vs {off['p99']:.0f} ms off (goal <= 1 s); peak {on['peak']} vs "
+                f"{off['peak']} connects / 100 ms")
+        c_on, c_off = cpu.get(("10 s outage", "on")), cpu.get(("10 s outage", "off"))
+        if c_on and c_off:
+            text += (f"; CPU over a 10 s outage {c_on['cpu_ms']} ms on vs {c_off['cpu_ms']} ms "
+                     "off (goal on <= off)")
+        self.headline.append(text)
+
+    def shared_remote(self, lines, size, reps):
+        clients, outage = size
+        configs = (("on", clients), ("off", clients), ("off", 1))
+        runs = {c: [] for c in configs}
+        for rep in reps:
+            for (mode, n), h in zip(configs, rep):
+                if "error" in h:
+                    note = f"the veth pair could not be set up or the run failed ({h['error']})"
+                    self.notes.append(f"shared fate, remote destination: {note}")
+                    lines += ["### A remote destination (veth)", "", f"Skipped: {note}.", ""]
+                    return
+                if h["ok"] != n or h["accepted"] != n:
+                    self.failures.append(f"shared fate remote ({mode}, {n}): {h['ok']} of {n} "
+                                         f"clients exited 0, {h['accepted']} accepted")
+                runs[(mode, n)].append(h)
+                self.log(f"  remote {mode} x{n}: attempts {h['opens']}, p50 {h['p50']:.0f} ms "
+                         f"after the listen, peak {h['peak']}/100 ms")
+        rows = []
+        for mode, n in configs:
+            rs = runs[(mode, n)]
+            rows.append({"mode": mode, "clients": n, "runs": len(rs),
+                         "each": [h["failed"] for h in rs],
+                         "failed": median([h["failed"] for h in rs]),
+                         "connected": sum(h["accepted"] for h in rs),
+                         "p50": median([h["p50"] for h in rs]),
+                         "max": max(h["max"] for h in rs),
+                         "peak": max(h["peak"] for h in rs),
+                         "waited": median([h["waited"] for h in rs])})
+        one = rows[2]["failed"]
+        lines.append("### A remote destination (veth)")
+        lines.append("")
+        lines.append(
+            f"The server's port is bound, not listening, on 10.9.0.2 in one network namespace; "
+            f"the clients run in another (10.9.0.1), joined to it by a veth pair that the "
+            f"benchmark makes and that goes with the namespaces. {clients} `probe` processes "
+            f"(released together as above) wait through a {outage / 1000:g} s outage (every "
+            "SYN answered by a reset). No listener is looked for here: a remote destination "
+            "follows the policy, and sharing only leaves out a planned attempt when another "
+            "process found the destination down since the caller's own last one. *failed* = "
+            "the clients' namespace's `Tcp ActiveOpens` - connections accepted; *x one client* "
+            f"= failed attempts / those of one client alone through the same outage. "
+            f"{len(reps)} run{'s' if len(reps) != 1 else ''} of each (the three of a "
+            "repetition at the same time, in "
+            "namespaces of their own); medians of the runs, *max* and *peak* the largest.")
+        lines.append("")
+        lines.append("| clients | sharing | failed, each run | failed per client | x one client | "
+                     "connected | p50 ms after listen | max ms | peak / 100 ms | waited |")
+        lines.append("|---:|---|---|---:|---:|---|---:|---:|---:|---:|")
+        for r in rows:
+            waited = f"{r['waited']:g}" if r["mode"] == "on" else ""
+            lines.append(
+                f"| {r['clients']} | {r['mode']} | {', '.join(str(x) for x in r['each'])} | "
+                f"{r['failed'] / r['clients']:.2f} | "
+                f"{r['failed'] / one if one else float('nan'):.1f} | "
+                f"{r['connected']}/{r['clients'] * r['runs']} | {r['p50']:,.0f} | "
+                f"{r['max']:,.0f} | {r['peak']} | {waited} |")
+        lines.append("")
+        on, off = rows[0], rows[1]
+        self.headline.append(
+            f"shared fate, remote destination ({clients} clients, {outage / 1000:g} s outage, "
+            f"veth): failed attempts {on['failed']:g} on vs {off['failed']:g} off "
+            f"({one:g} for one client alone; medians of {len(reps)}); median client connected "
+            f"{on['p50']:,.0f} ms after the listen on vs {off['p50']:,.0f} ms off")
+        self.shared_remote_rows = rows
+
+    # ------------------------------------------------------------------ report
+
     def write(self, started):
         m = self.machine
         elapsed = time.monotonic() - started
@@ -1275,14 +1819,14 @@ def main():
     ap.add_argument("--build", default=os.path.join(ROOT, "build"))
     ap.add_argument("--out", default=HERE)
     ap.add_argument("--quick", action="store_true")
-    ap.add_argument("--only", help="comma list of parts to run (1-6), for development")
+    ap.add_argument("--only", help="comma list of parts to run (1-7), for development")
     args = ap.parse_args()
     b = Bench(args)
     started = time.monotonic()
     b.machine = machine()
     b.mark_load("start")
     parts = {"1": b.part_fastpath, "2": b.part_recovery, "3": b.part_herd, "4": b.part_timing,
-             "5": b.part_size, "6": b.part_scale}
+             "5": b.part_size, "6": b.part_scale, "7": b.part_shared}
     for key in (args.only.split(",") if args.only else sorted(parts)):
         parts[key]()
     b.write(started)
