@@ -10,7 +10,8 @@ setup() {
 
 @test "SIGALRM without SA_RESTART ends the wait at once with the last real errno" {
 	closed_port server
-	run --separate-stderr timeout 20 env LD_PRELOAD="$LIB" BACKOFF_BASE=2s BACKOFF_JITTER=none \
+	# The planned wait (BACKOFF_SHARED=off); the wait on a shared slot is tested below.
+	run --separate-stderr timeout 20 env LD_PRELOAD="$LIB" BACKOFF_SHARED=off BACKOFF_BASE=2s BACKOFF_JITTER=none \
 		BACKOFF_LOG_FORMAT=json BACKOFF_LOG_FILE="$T/log.json" \
 		"$HELPERS/probe" --alarm 300 "127.0.0.1:$PORT"
 	assert_eq "$output" ECONNREFUSED "probe output"
@@ -26,7 +27,7 @@ setup() {
 @test "SIGALRM with SA_RESTART lets the wait go on to a server that comes" {
 	start_listener server 1000 --send hello
 	# Planned attempts only: no look finds the listener before the wait ends.
-	run --separate-stderr timeout 20 env LD_PRELOAD="$LIB" BACKOFF_BASE=1500ms BACKOFF_JITTER=none \
+	run --separate-stderr timeout 20 env LD_PRELOAD="$LIB" BACKOFF_SHARED=off BACKOFF_BASE=1500ms BACKOFF_JITTER=none \
 		BACKOFF_LOCAL_PROBE=off \
 		BACKOFF_LOG=info BACKOFF_LOG_FORMAT=json BACKOFF_LOG_FILE="$T/log.json" \
 		"$HELPERS/probe" --alarm 700 --sa-restart --read "127.0.0.1:$PORT"

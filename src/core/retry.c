@@ -22,6 +22,11 @@ static void count(atomic_uint_fast64_t *counter, uint64_t n)
 	atomic_fetch_add_explicit(counter, n, memory_order_relaxed);
 }
 
+static void uncount(atomic_uint_fast64_t *counter, uint64_t n)
+{
+	atomic_fetch_sub_explicit(counter, n, memory_order_relaxed);
+}
+
 void retry_stats_read(struct retry_stats *out)
 {
 	out->calls = atomic_load_explicit(&stat_calls, memory_order_relaxed);
@@ -274,6 +279,11 @@ int retry_blocking(const struct config *cfg, const struct retry_call *c, int fir
 	int err = first_err;
 
 	retry_begin(cfg, &p, c->budget_ms, last_ns / 1000000);
+	/* Our first failure is news to the others (its errno included), unless it was theirs. */
+	if (c->shared && real) {
+		share_note(c->shared, first_err, last_ns);
+		seq = share_seq(c->shared);
+	}
 	for (;;) {
 		uint64_t now_ns = clock_now_ns(), now_ms = now_ns / 1000000, wake_ns;
 		enum wait_end end = WAIT_DUE;
@@ -290,6 +300,13 @@ int retry_blocking(const struct config *cfg, const struct retry_call *c, int fir
 			end = wait_shared(c, wake_ns, seq, &looking, &seen_listener, &err);
 		else if (clock_wait_until_ns(wake_ns) != 0)
 			end = WAIT_SIGNAL;
+		if (end == WAIT_NOW || end == WAIT_MADE) {
+			/* Woken before the planned time: the stats count the wait made. */
+			uint64_t woke = clock_now_ns();
+
+			if (woke < wake_ns)
+				uncount(&stat_waited_ms, (wake_ns - woke) / 1000000);
+		}
 		if (end == WAIT_SIGNAL) {
 			count(&stat_giveups, 1);
 			log_simple(LOG_LEVEL_WARN, "giveup", c, err, p.attempt, LOG_NONE,

@@ -179,8 +179,8 @@ static void read_netns(void)
 		share_netns = (uint64_t)st.st_ino;
 }
 
-/* Map the file (made if @create); said once if it is unusable. */
-static void attach(const struct config *cfg, bool create)
+/* Map the file (made if @create); said once if it is unusable and @warn. */
+static void attach(const struct config *cfg, bool create, bool warn)
 {
 	char path[PATH_MAX];
 	const char *why = NULL;
@@ -196,7 +196,7 @@ static void attach(const struct config *cfg, bool create)
 	}
 	if (h)
 		atomic_store_explicit(&share_map, h, memory_order_release);
-	else if (create || err != ENOENT)
+	else if (warn)
 		warn_unusable(cfg, path, why, err);
 }
 
@@ -214,12 +214,15 @@ void share_init(const struct config *cfg)
 	}
 	if (!cfg->enabled || !cfg->shared)
 		return;
+	/*
+	 * Mapped (made if need be) before the first connect, so that a process
+	 * started during an outage leaves its first attempt to the prober.
+	 * Silently: a file that cannot be used is said at the first failure.
+	 */
 	if (atomic_compare_exchange_strong_explicit(&share_tried, &zero, 1, memory_order_acquire,
 						    memory_order_relaxed))
-		attach(cfg, false);
-	/* Not found: made at the first failure; a file that is there but unusable stays unused. */
-	atomic_store_explicit(&share_tried, share_map || share_warned ? 2 : 0,
-			      memory_order_release);
+		attach(cfg, true, false);
+	atomic_store_explicit(&share_tried, share_map ? 2 : 0, memory_order_release);
 }
 
 /* FNV-1a: its multiplications wrap by design (the fuzzers' integer checks are told so). */
@@ -314,7 +317,7 @@ struct share_slot *share_get(const struct config *cfg, const struct target_addr 
 		return NULL;
 	if (!h && atomic_compare_exchange_strong_explicit(
 			  &share_tried, &zero, 1, memory_order_acquire, memory_order_relaxed)) {
-		attach(cfg, true);
+		attach(cfg, true, true);
 		atomic_store_explicit(&share_tried, 2, memory_order_release);
 		h = atomic_load_explicit(&share_map, memory_order_acquire);
 	}

@@ -57,8 +57,9 @@ static inline bool share_any_down(void)
 }
 
 /*
- * At start-up: map the state file if it exists already (one failed open
- * otherwise), so that the first connect can see what others found.
+ * At start-up: map the state file (made if it is missing), so that the first
+ * connect can see what others found.  Silent: a file that cannot be used is
+ * said at the first failure.
  */
 void share_init(const struct config *cfg);
 
