@@ -233,3 +233,26 @@ print('py ok')" "$PORT" >"$T/py.$i" 2>&1 3>&- &
 	assert_eq "$(grep -l "one answer for all" "$T"/curl.* | wc -l)" 3 "curl responses"
 	assert_between "$(($(now_ms) - t0))" 0 3000 "ms until all ended"
 }
+
+@test "a state file whose every slot holds a destination idle for a minute takes new ones" {
+	# Every slot taken, each last used 2 minutes ago (CLOCK_MONOTONIC, as the library's).
+	"$PYTHON" - "$STATE" <<'PY'
+import os, struct, sys, time
+path = sys.argv[1]
+old = time.monotonic_ns() - 120 * 10**9
+head = struct.pack("<QIIII", 0x316572616873626C, 1, 1024, 64, 0).ljust(64, b"\0")
+slots = b"".join(struct.pack("<QQQIIiIIiQQ", 0x1000 + i, old, 0, 0, 1, 0, 111, 0, 0, old, 0)
+                 for i in range(1024))
+fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+os.write(fd, head + slots)
+os.close(fd)
+PY
+	start_listener srv 1000 --count 10
+	probes 10 "127.0.0.1:$PORT" r
+	wait_probes || fail "a probe failed: $(cat "$T"/r.*.out)"
+	assert_eq "$(cat "$T"/r.*.out | sort | uniq -c | sed 's/^ *//')" "10 OK" "outcomes"
+	# They shared a slot: planned attempts were left to the prober, and all
+	# connected at the listen, not at their own planned attempts.
+	assert_between "$(sum_stat r waited)" 9 100000 "attempts left to the prober"
+	assert_between "$(max_elapsed r)" 900 1300 "ms until the last probe connected"
+}

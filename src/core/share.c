@@ -26,8 +26,14 @@ static uint64_t share_netns;
 
 /* Slots looked at from a destination's hash; a full neighbourhood means no sharing for it. */
 #define SHARE_PROBES 16
-/* A slot nobody has found down for this long may be taken for another destination. */
-#define SHARE_STALE_NS (3600ULL * 1000000000ULL)
+/*
+ * A slot nobody has used for this long (no attempt, look, lease or sleeper)
+ * may be taken for another destination: the table holds the destinations
+ * being waited for, not every one ever refused.  A count of sleepers that
+ * a killed process left behind is not believed after an hour.
+ */
+#define SHARE_IDLE_NS (60ULL * 1000000000ULL)
+#define SHARE_SLEEPERS_NS (3600ULL * 1000000000ULL)
 /* Waiters woken by each success: the ramp doubles as their connects succeed. */
 #define SHARE_RAMP 2
 
@@ -254,14 +260,19 @@ static bool older_than(uint64_t t, uint64_t now, uint64_t age)
 	return t <= now && now - t >= age;
 }
 
-/* Nobody has found @s's destination down, or held its lease, for an hour. */
+/* Nobody has used @s for a while: no attempt, look, lease, deputy or sleeper. */
 static bool stale(struct share_slot *s, uint64_t now)
 {
-	return older_than(atomic_load_explicit(&s->looked_ns, memory_order_relaxed), now,
-			  SHARE_STALE_NS) &&
-	       older_than(atomic_load_explicit(&s->probed_ns, memory_order_relaxed), now,
-			  SHARE_STALE_NS) &&
-	       atomic_load_explicit(&s->lease_ns, memory_order_relaxed) <= now;
+	uint64_t probed = atomic_load_explicit(&s->probed_ns, memory_order_relaxed),
+		 looked = atomic_load_explicit(&s->looked_ns, memory_order_relaxed),
+		 last = probed > looked ? probed : looked;
+
+	if (atomic_load_explicit(&s->lease_ns, memory_order_relaxed) > now ||
+	    atomic_load_explicit(&s->deputy_ns, memory_order_relaxed) > now)
+		return false;
+	if (atomic_load_explicit(&s->waiters, memory_order_relaxed) != 0)
+		return older_than(last, now, SHARE_SLEEPERS_NS);
+	return older_than(last, now, SHARE_IDLE_NS);
 }
 
 static struct share_slot *lookup(struct share_head *h, uint64_t key, bool make)
@@ -280,7 +291,7 @@ static struct share_slot *lookup(struct share_head *h, uint64_t key, bool make)
 			continue;
 		if (cur != 0 && !stale(s, now))
 			continue;
-		/* Empty, or nobody has found its destination down for an hour: ours now. */
+		/* Empty, or unused for a while: ours now. */
 		if (atomic_compare_exchange_strong_explicit(
 			    &s->key, &cur, key, memory_order_acq_rel, memory_order_acquire)) {
 			if (cur != 0) {
@@ -292,6 +303,7 @@ static struct share_slot *lookup(struct share_head *h, uint64_t key, bool make)
 				atomic_store_explicit(&s->looked_ns, 0, memory_order_relaxed);
 				atomic_store_explicit(&s->prober, 0, memory_order_relaxed);
 				atomic_store_explicit(&s->deputy, 0, memory_order_relaxed);
+				atomic_store_explicit(&s->waiters, 0, memory_order_relaxed);
 			}
 			return s;
 		}
@@ -398,6 +410,7 @@ void share_note(struct share_slot *s, int err, uint64_t now_ns)
 		mark_down(s);
 		return;
 	}
+	atomic_store_explicit(&s->probed_ns, now_ns, memory_order_relaxed);
 	if (atomic_exchange_explicit(&s->state, SHARE_UP, memory_order_relaxed) == SHARE_DOWN &&
 	    h) {
 		uint32_t d = atomic_load_explicit(&h->downs, memory_order_relaxed);

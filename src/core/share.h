@@ -24,7 +24,7 @@ enum share_state { SHARE_UNKNOWN, SHARE_DOWN, SHARE_UP };
  */
 struct share_slot {
 	_Atomic uint64_t key; /* 0: empty; the destination's hash, network namespace included */
-	_Atomic uint64_t probed_ns; /* the last real attempt that found it down */
+	_Atomic uint64_t probed_ns; /* the last real attempt (its outcome is state) */
 	_Atomic uint64_t lease_ns;  /* when the local prober's lease ends (CLOCK_MONOTONIC) */
 	_Atomic uint32_t seq;	    /* futex word: bumped by each success */
 	_Atomic uint32_t state;	    /* enum share_state */
