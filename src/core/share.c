@@ -104,7 +104,8 @@ static void path_of(const struct config *cfg, const char *dir, char *buf, size_t
 	if (cfg->shared_path[0])
 		snprintf(buf, size, "%s", cfg->shared_path);
 	else
-		snprintf(buf, size, "%s/libbackoff-%u", dir, (unsigned)geteuid());
+		snprintf(buf, size, "%s/libbackoff-%u.v%u", dir, (unsigned)geteuid(),
+			 SHARE_VERSION);
 }
 
 /* Open @path without following a link, made if @create: -1 with errno otherwise. */
@@ -254,6 +255,16 @@ WRAPS static uint64_t hash_of(const struct target_addr *t)
 	return h ? h : 1;
 }
 
+/* One prober fewer on the host (never below 0, whatever a dead process left). */
+static void probers_less(struct share_head *h)
+{
+	uint32_t n = atomic_load_explicit(&h->probers, memory_order_relaxed);
+
+	while (n > 0 && !atomic_compare_exchange_weak_explicit(
+				&h->probers, &n, n - 1, memory_order_relaxed, memory_order_relaxed))
+		;
+}
+
 /* Whether @t is at least @age before @now (a time in the future is not). */
 static bool older_than(uint64_t t, uint64_t now, uint64_t age)
 {
@@ -295,13 +306,14 @@ static struct share_slot *lookup(struct share_head *h, uint64_t key, bool make)
 		if (atomic_compare_exchange_strong_explicit(
 			    &s->key, &cur, key, memory_order_acq_rel, memory_order_acquire)) {
 			if (cur != 0) {
-				if (atomic_exchange_explicit(&s->state, SHARE_UNKNOWN,
-							     memory_order_relaxed) == SHARE_DOWN)
-					atomic_fetch_sub_explicit(&h->downs, 1,
-								  memory_order_relaxed);
+				atomic_store_explicit(&s->state, SHARE_UNKNOWN,
+						      memory_order_relaxed);
 				atomic_store_explicit(&s->probed_ns, 0, memory_order_relaxed);
 				atomic_store_explicit(&s->looked_ns, 0, memory_order_relaxed);
-				atomic_store_explicit(&s->prober, 0, memory_order_relaxed);
+				/* A prober that died holding it is counted no more. */
+				if (atomic_exchange_explicit(&s->prober, 0, memory_order_relaxed) !=
+				    0)
+					probers_less(h);
 				atomic_store_explicit(&s->deputy, 0, memory_order_relaxed);
 				atomic_store_explicit(&s->waiters, 0, memory_order_relaxed);
 			}
@@ -393,17 +405,11 @@ static long futex(_Atomic uint32_t *word, int op, uint32_t val, const struct tim
 
 static void mark_down(struct share_slot *s)
 {
-	struct share_head *h = atomic_load_explicit(&share_map, memory_order_relaxed);
-
-	if (atomic_exchange_explicit(&s->state, SHARE_DOWN, memory_order_relaxed) != SHARE_DOWN &&
-	    h)
-		atomic_fetch_add_explicit(&h->downs, 1, memory_order_relaxed);
+	atomic_store_explicit(&s->state, SHARE_DOWN, memory_order_relaxed);
 }
 
 void share_note(struct share_slot *s, int err, uint64_t now_ns)
 {
-	struct share_head *h = atomic_load_explicit(&share_map, memory_order_relaxed);
-
 	if (err) {
 		atomic_store_explicit(&s->err, (uint32_t)err, memory_order_relaxed);
 		atomic_store_explicit(&s->probed_ns, now_ns, memory_order_relaxed);
@@ -411,16 +417,7 @@ void share_note(struct share_slot *s, int err, uint64_t now_ns)
 		return;
 	}
 	atomic_store_explicit(&s->probed_ns, now_ns, memory_order_relaxed);
-	if (atomic_exchange_explicit(&s->state, SHARE_UP, memory_order_relaxed) == SHARE_DOWN &&
-	    h) {
-		uint32_t d = atomic_load_explicit(&h->downs, memory_order_relaxed);
-
-		/* Never below 0, whatever a dead process left. */
-		while (d > 0 && !atomic_compare_exchange_weak_explicit(&h->downs, &d, d - 1,
-								       memory_order_relaxed,
-								       memory_order_relaxed))
-			;
-	}
+	atomic_store_explicit(&s->state, SHARE_UP, memory_order_relaxed);
 	atomic_fetch_add_explicit(&s->seq, 1, memory_order_release);
 	if (atomic_load_explicit(&s->waiters, memory_order_relaxed) != 0) {
 		int saved = errno;
@@ -438,10 +435,11 @@ void share_note_looked(struct share_slot *s, uint64_t now_ns)
 
 /* Take or renew a turn held in @who until @until (another's live turn: false). */
 static bool take_turn(_Atomic int32_t *who, _Atomic uint64_t *until, uint64_t now_ns,
-		      uint64_t until_ns)
+		      uint64_t until_ns, bool *fresh)
 {
 	int me = my_tid(), cur = atomic_load_explicit(who, memory_order_relaxed);
 
+	*fresh = false;
 	if (cur != me) {
 		if (cur != 0 && atomic_load_explicit(until, memory_order_relaxed) > now_ns)
 			return false;
@@ -449,6 +447,7 @@ static bool take_turn(_Atomic int32_t *who, _Atomic uint64_t *until, uint64_t no
 		if (!atomic_compare_exchange_strong_explicit(who, &cur, me, memory_order_relaxed,
 							     memory_order_relaxed))
 			return false;
+		*fresh = cur == 0;
 	}
 	atomic_store_explicit(until, until_ns, memory_order_relaxed);
 	return true;
@@ -456,10 +455,15 @@ static bool take_turn(_Atomic int32_t *who, _Atomic uint64_t *until, uint64_t no
 
 bool share_lead(struct share_slot *s, uint64_t now_ns, uint64_t until_ns)
 {
+	struct share_head *h = atomic_load_explicit(&share_map, memory_order_relaxed);
 	int me = my_tid();
+	bool fresh;
 
-	if (!take_turn(&s->prober, &s->lease_ns, now_ns, until_ns))
+	if (!take_turn(&s->prober, &s->lease_ns, now_ns, until_ns, &fresh))
 		return false;
+	/* Counted while the turn is held: the connect hook's gate (taken over: counted already). */
+	if (fresh && h)
+		atomic_fetch_add_explicit(&h->probers, 1, memory_order_relaxed);
 	/* The deputy became the prober: the turn to watch is another's. */
 	atomic_compare_exchange_strong_explicit(&s->deputy, &me, 0, memory_order_relaxed,
 						memory_order_relaxed);
@@ -468,7 +472,9 @@ bool share_lead(struct share_slot *s, uint64_t now_ns, uint64_t until_ns)
 
 bool share_deputy(struct share_slot *s, uint64_t now_ns, uint64_t until_ns)
 {
-	return take_turn(&s->deputy, &s->deputy_ns, now_ns, until_ns);
+	bool fresh;
+
+	return take_turn(&s->deputy, &s->deputy_ns, now_ns, until_ns, &fresh);
 }
 
 int share_prober(struct share_slot *s)
@@ -492,8 +498,13 @@ void share_leave(struct share_slot *s)
 	if (atomic_load_explicit(&s->prober, memory_order_relaxed) != me)
 		return;
 	atomic_store_explicit(&s->lease_ns, 0, memory_order_relaxed);
-	atomic_compare_exchange_strong_explicit(&s->prober, &me, 0, memory_order_relaxed,
-						memory_order_relaxed);
+	if (atomic_compare_exchange_strong_explicit(&s->prober, &me, 0, memory_order_relaxed,
+						    memory_order_relaxed)) {
+		struct share_head *h = atomic_load_explicit(&share_map, memory_order_relaxed);
+
+		if (h)
+			probers_less(h);
+	}
 }
 
 int share_wait(struct share_slot *s, uint32_t seq, uint64_t until_ns)

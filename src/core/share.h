@@ -12,7 +12,7 @@
 
 #define SHARE_SLOTS 1024
 #define SHARE_MAGIC UINT64_C(0x316572616873626c) /* "lbshare1" */
-#define SHARE_VERSION 1
+#define SHARE_VERSION 2
 
 enum share_state { SHARE_UNKNOWN, SHARE_DOWN, SHARE_UP };
 
@@ -39,7 +39,7 @@ struct share_slot {
 struct share_head {
 	_Atomic uint64_t magic;
 	_Atomic uint32_t version, slots, slot_size;
-	_Atomic uint32_t downs; /* slots found down and not up since: the hook's gate */
+	_Atomic uint32_t probers; /* slots whose prober holds its turn: the hook's gate */
 	uint32_t spare[10];
 };
 
@@ -48,12 +48,15 @@ struct share_head {
 /* The mapped file, or NULL: sharing is off, not yet needed, or the file is unusable. */
 extern struct share_head *_Atomic share_map;
 
-/* Whether some destination is down on this host: one load, for every connect. */
-static inline bool share_any_down(void)
+/*
+ * Whether some destination of this user is being probed now: two loads, for
+ * every connect (a first attempt may be left to the prober).
+ */
+static inline bool share_any_prober(void)
 {
 	struct share_head *h = atomic_load_explicit(&share_map, memory_order_relaxed);
 
-	return h && atomic_load_explicit(&h->downs, memory_order_relaxed) != 0;
+	return h && atomic_load_explicit(&h->probers, memory_order_relaxed) != 0;
 }
 
 /*

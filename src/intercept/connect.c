@@ -122,7 +122,7 @@ static struct share_slot *shared_slot(const struct config *cfg, int fd, const st
 }
 
 /*
- * Some destination is down on this host: if @addr is a local one that
+ * Some destination of this user is being probed: if @addr is a local one that
  * another thread probes and found down a moment ago, this first attempt is
  * left to it (no failed attempt of ours, which the herd would multiply):
  * returns the errno it saw, else 0 (make the attempt).  errno untouched.
@@ -171,7 +171,7 @@ EXPORT int connect(int fd, __CONST_SOCKADDR_ARG arg, socklen_t len)
 		if (rc != 0)
 			goto failed; /* connect_managed made this attempt */
 	}
-	if (__builtin_expect(share_any_down(), 0)) {
+	if (__builtin_expect(share_any_prober(), 0)) {
 		err = left_to_prober(cfg, fd, addr, len, &target);
 		if (err) {
 			waited = true;

@@ -465,8 +465,9 @@ class Bench:
         addr = f"127.0.0.1:{port}"
         url = f"http://{addr}/"
         kind, extra = method
+        # The policies alone: looks for the listener (part 7) would hide them.
         lib_env = dict(LD_PRELOAD=self.lib, BACKOFF_LOG="info", BACKOFF_LOG_FORMAT="json",
-                       BACKOFF_LOG_FILE=log, BACKOFF_SEED=seed, **extra)
+                       BACKOFF_LOG_FILE=log, BACKOFF_SEED=seed, BACKOFF_SHARED="off", **extra)
         if kind == "libbackoff":
             cmd, env = [self.probe, addr], clean_env(**lib_env)
         elif kind == "libbackoff-curl":
@@ -568,7 +569,9 @@ class Bench:
             f"{spacing * 1000:.0f} ms apart in random order (they sleep almost all the time). "
             "The libbackoff rows use the C `probe` (a blocking connect); curl under libbackoff "
             "retries inside curl's own event loop. *ratio* = the row's median gap / libbackoff "
-            "`default`'s median gap at the same T (lower is faster recovery).")
+            "`default`'s median gap at the same T (lower is faster recovery). The libbackoff rows "
+            "run with `BACKOFF_SHARED=off`: the policies alone, since a look for the listener "
+            "would find it within 10 ms whatever the policy (part 7).")
         lines.append("")
         lines.append("| T | method | median gap ms | p90 gap ms | median attempts | "
                      "p90 attempts | gap ratio to `default` | runs |")
@@ -628,8 +631,9 @@ class Bench:
 
     def run_herd(self, strategy, clients, after_ms, tag, extra_env=None, probe_args=()):
         log = os.path.join(self.data, f"{tag}.json")
+        # The jitter strategies alone, unless the caller shares (part 7).
         env = clean_env(HERD_PRELOAD=self.lib, HERD_GATE=self.gate, BACKOFF_LOG="info", BACKOFF_LOG_FORMAT="json",
-                        BACKOFF_LOG_FILE=log, **(extra_env or {}))
+                        BACKOFF_LOG_FILE=log, **{"BACKOFF_SHARED": "off", **(extra_env or {})})
         if strategy:
             env["BACKOFF_JITTER"] = strategy
         r = subprocess.run([self.herd, str(clients), str(after_ms), self.probe, *probe_args],
@@ -721,7 +725,8 @@ class Bench:
         lines.append(
             f"{clients} processes of the C `probe` (blocking connect, libbackoff preloaded, "
             "base 100 ms, x2, cap 10 s, only `BACKOFF_JITTER` changed, no seed: each process "
-            "draws its own) are started by `herd` and parked, already loaded, in the "
+            "draws its own; `BACKOFF_SHARED=off`, so that each backs off alone: part 7 has the "
+            "shared herd) are started by `herd` and parked, already loaded, in the "
             "constructor of a preloaded `gate.so`, then released together through a pipe. "
             "`herd` holds a bound but not listening port (every attempt refused) and listens "
             f"after "
