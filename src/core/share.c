@@ -252,16 +252,29 @@ WRAPS static uint64_t hash_of(const struct target_addr *t)
 	for (i = 0; i < n; i++)
 		h = (h ^ p[i]) * UINT64_C(0x100000001b3);
 	h ^= h >> 29;
-	return h ? h : 1;
+	/* The low 7 bits carry the bucket the connect hook computes from an address. */
+	return (h & ~(uint64_t)127) |
+	       (t->family == AF_UNIX ? SHARE_UNIX_BUCKET : t->port & (SHARE_PORT_BUCKETS - 1)) |
+	       (h & ~(uint64_t)127 ? 0 : 128);
 }
 
-/* One prober fewer on the host (never below 0, whatever a dead process left). */
-static void probers_less(struct share_head *h)
+/* The bucket a key carries (any value of a hostile file: in range). */
+static unsigned bucket_of(uint64_t key)
 {
-	uint32_t n = atomic_load_explicit(&h->probers, memory_order_relaxed);
+	unsigned b = (unsigned)(key & 127);
 
-	while (n > 0 && !atomic_compare_exchange_weak_explicit(
-				&h->probers, &n, n - 1, memory_order_relaxed, memory_order_relaxed))
+	return b < SHARE_BUCKETS ? b : SHARE_UNIX_BUCKET;
+}
+
+/* One prober fewer in the bucket of @key (never below 0, whatever a dead process left). */
+static void probing_less(struct share_head *h, uint64_t key)
+{
+	_Atomic uint16_t *n = &h->probing[bucket_of(key)];
+	uint16_t v = atomic_load_explicit(n, memory_order_relaxed);
+
+	while (v > 0 &&
+	       !atomic_compare_exchange_weak_explicit(n, &v, (uint16_t)(v - 1),
+						      memory_order_relaxed, memory_order_relaxed))
 		;
 }
 
@@ -293,7 +306,8 @@ static struct share_slot *lookup(struct share_head *h, uint64_t key, bool make)
 	unsigned k;
 
 	for (k = 0; k < SHARE_PROBES; k++) {
-		struct share_slot *s = &slots[(key % SHARE_SLOTS + k) % SHARE_SLOTS];
+		/* Placed by the hash's high bits: the low ones are the bucket. */
+		struct share_slot *s = &slots[((key >> 7) % SHARE_SLOTS + k) % SHARE_SLOTS];
 		uint64_t cur = atomic_load_explicit(&s->key, memory_order_acquire);
 
 		if (cur == key)
@@ -313,7 +327,7 @@ static struct share_slot *lookup(struct share_head *h, uint64_t key, bool make)
 				/* A prober that died holding it is counted no more. */
 				if (atomic_exchange_explicit(&s->prober, 0, memory_order_relaxed) !=
 				    0)
-					probers_less(h);
+					probing_less(h, cur);
 				atomic_store_explicit(&s->deputy, 0, memory_order_relaxed);
 				atomic_store_explicit(&s->waiters, 0, memory_order_relaxed);
 			}
@@ -463,7 +477,9 @@ bool share_lead(struct share_slot *s, uint64_t now_ns, uint64_t until_ns)
 		return false;
 	/* Counted while the turn is held: the connect hook's gate (taken over: counted already). */
 	if (fresh && h)
-		atomic_fetch_add_explicit(&h->probers, 1, memory_order_relaxed);
+		atomic_fetch_add_explicit(
+			&h->probing[bucket_of(atomic_load_explicit(&s->key, memory_order_relaxed))],
+			1, memory_order_relaxed);
 	/* The deputy became the prober: the turn to watch is another's. */
 	atomic_compare_exchange_strong_explicit(&s->deputy, &me, 0, memory_order_relaxed,
 						memory_order_relaxed);
@@ -503,7 +519,7 @@ void share_leave(struct share_slot *s)
 		struct share_head *h = atomic_load_explicit(&share_map, memory_order_relaxed);
 
 		if (h)
-			probers_less(h);
+			probing_less(h, atomic_load_explicit(&s->key, memory_order_relaxed));
 	}
 }
 
@@ -531,5 +547,5 @@ int share_wait(struct share_slot *s, uint32_t seq, uint64_t until_ns)
 }
 
 /* The layout is the file format: fixed sizes, checked at build time. */
-_Static_assert(sizeof(struct share_head) == 64, "share_head is 64 bytes");
+_Static_assert(sizeof(struct share_head) == 192, "share_head is 192 bytes");
 _Static_assert(sizeof(struct share_slot) == 64, "share_slot is 64 bytes");

@@ -6,13 +6,15 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 
 #include "core/config.h"
 #include "core/target.h"
 
 #define SHARE_SLOTS 1024
 #define SHARE_MAGIC UINT64_C(0x316572616873626c) /* "lbshare1" */
-#define SHARE_VERSION 2
+#define SHARE_VERSION 3
 
 enum share_state { SHARE_UNKNOWN, SHARE_DOWN, SHARE_UP };
 
@@ -36,11 +38,22 @@ struct share_slot {
 	_Atomic uint64_t deputy_ns; /* when the deputy's turn ends unless renewed */
 };
 
+/* The connect hook's gate counts probers in buckets: by port, and one for unix paths. */
+#define SHARE_PORT_BUCKETS 64		       /* a port's low 6 bits */
+#define SHARE_UNIX_BUCKET SHARE_PORT_BUCKETS   /* every unix path */
+#define SHARE_BUCKETS (SHARE_PORT_BUCKETS + 1) /* the low 7 bits of a key */
+
 struct share_head {
 	_Atomic uint64_t magic;
-	_Atomic uint32_t version, slots, slot_size;
-	_Atomic uint32_t probers; /* slots whose prober holds its turn: the hook's gate */
-	uint32_t spare[10];
+	_Atomic uint32_t version, slots, slot_size, spare;
+	/*
+	 * Probers holding their turn, by the bucket of their destination (a
+	 * slot's key carries it in its low bits).  A prober that dies keeps its
+	 * bucket counted until its slot is reused: connects to the ports of that
+	 * bucket then look the table up for nothing, the others never.
+	 */
+	_Atomic uint16_t probing[SHARE_BUCKETS];
+	uint16_t spare2[19];
 };
 
 #define SHARE_FILE_SIZE (sizeof(struct share_head) + SHARE_SLOTS * sizeof(struct share_slot))
@@ -49,14 +62,27 @@ struct share_head {
 extern struct share_head *_Atomic share_map;
 
 /*
- * Whether some destination of this user is being probed now: two loads, for
- * every connect (a first attempt may be left to the prober).
+ * Whether a destination of @addr's bucket is being probed now: a few loads,
+ * for every connect (a first attempt may be left to the prober).
  */
-static inline bool share_any_prober(void)
+static inline bool share_probing(const struct sockaddr *addr, socklen_t len)
 {
 	struct share_head *h = atomic_load_explicit(&share_map, memory_order_relaxed);
 
-	return h && atomic_load_explicit(&h->probers, memory_order_relaxed) != 0;
+	if (!h || len < 4)
+		return false;
+	if (addr->sa_family == AF_UNIX)
+		return atomic_load_explicit(&h->probing[SHARE_UNIX_BUCKET], memory_order_relaxed) !=
+		       0;
+	/*
+	 * sin_port and sin6_port are at the same place; another family's bytes
+	 * there cost at most a lookup that finds nothing.
+	 */
+	return atomic_load_explicit(
+		       &h->probing[ntohs(((const struct sockaddr_in *)(const void *)addr)
+						 ->sin_port) &
+				   (SHARE_PORT_BUCKETS - 1)],
+		       memory_order_relaxed) != 0;
 }
 
 /*

@@ -148,22 +148,25 @@ static int left_to_prober(const struct config *cfg, int fd, const struct sockadd
 }
 
 /*
- * Returns 0 with errno untouched on success, else -1 with the errno of the
- * last real attempt, or EINPROGRESS for a non-blocking connect whose retry is
+ * connect() in full; @attempted: the fast path made the attempt, which failed
+ * (errno holds its error), @saved: errno before the call.  Returns 0 with
+ * errno untouched on success, else -1 with the errno of the last real
+ * attempt, or EINPROGRESS for a non-blocking connect whose retry is
  * scheduled.  Thread-safe.  Async-signal-safe: a signal handler may call
  * it while its thread is inside another hook (nothing here waits for a
  * lock); a blocking retry sleeps in the handler, as the program asked.
  */
-EXPORT int connect(int fd, __CONST_SOCKADDR_ARG arg, socklen_t len)
+static __attribute__((noinline)) int connect_slow(int fd, const struct sockaddr *addr,
+						  socklen_t len, int saved, bool attempted)
 {
-	/* glibc declares a transparent union under _GNU_SOURCE; the hook must match. */
-	const struct sockaddr *addr = arg.__sockaddr__;
 	const struct config *cfg = init_config_get();
-	int saved = errno, err, rc;
+	int err, rc;
 	struct target_addr target;
 	bool blocking = true, done, waited = false;
 	const char *reason;
 
+	if (attempted)
+		goto failed; /* errno holds the error of the attempt the fast path made */
 	if (__builtin_expect(pending_any(), 0)) {
 		rc = connect_managed(cfg, fd, addr, len, &done);
 		if (done)
@@ -171,7 +174,7 @@ EXPORT int connect(int fd, __CONST_SOCKADDR_ARG arg, socklen_t len)
 		if (rc != 0)
 			goto failed; /* connect_managed made this attempt */
 	}
-	if (__builtin_expect(share_any_prober(), 0)) {
+	if (__builtin_expect(share_probing(addr, len), 0)) {
 		err = left_to_prober(cfg, fd, addr, len, &target);
 		if (err) {
 			waited = true;
@@ -269,4 +272,26 @@ failed_waited:
 out_fail:
 	errno = err;
 	return -1;
+}
+
+/*
+ * The fast path: nothing managed in the process, no prober of this user in
+ * the destination's bucket, no destination's clock running: one attempt,
+ * errno as it was on success; anything else is connect_slow's.
+ */
+EXPORT int connect(int fd, __CONST_SOCKADDR_ARG arg, socklen_t len)
+{
+	/* glibc declares a transparent union under _GNU_SOURCE; the hook must match. */
+	const struct sockaddr *addr = arg.__sockaddr__;
+	int saved;
+
+	(void)init_config_get();
+	saved = errno;
+	if (__builtin_expect(pending_any() || share_probing(addr, len) || dest_any_clock(), 0))
+		return connect_slow(fd, addr, len, saved, false);
+	if (__builtin_expect(real_connect(fd, addr, len) == 0, 1)) {
+		errno = saved;
+		return 0;
+	}
+	return connect_slow(fd, addr, len, saved, true);
 }

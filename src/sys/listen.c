@@ -269,17 +269,23 @@ _Static_assert(sizeof(struct inet_req) == NLMSG_HDRLEN + sizeof(struct inet_diag
 						  4 * sizeof(struct inet_diag_bc_op),
 	       "the request is sent as laid out, with no padding");
 
+/* The header of a dump request of @len bytes, the whole request zeroed first. */
+static void dump_head(struct nlmsghdr *h, size_t len)
+{
+	memset(h, 0, len);
+	h->nlmsg_len = (uint32_t)len;
+	h->nlmsg_type = SOCK_DIAG_BY_FAMILY;
+	h->nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP;
+	h->nlmsg_seq = SEQ;
+}
+
 /* The TCP listeners of @family on the destination's port. */
 static enum found tcp_dump(int family, const struct inet_key *k)
 {
 	uint16_t port = ntohs(k->port);
 	struct inet_req q;
 
-	memset(&q, 0, sizeof(q));
-	q.h.nlmsg_len = sizeof(q);
-	q.h.nlmsg_type = SOCK_DIAG_BY_FAMILY;
-	q.h.nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP;
-	q.h.nlmsg_seq = SEQ;
+	dump_head(&q.h, sizeof(q));
 	q.r.sdiag_family = (uint8_t)family;
 	q.r.sdiag_protocol = IPPROTO_TCP;
 	q.r.idiag_states = 1U << TCP_LISTEN;
@@ -328,11 +334,7 @@ static enum found unix_dump(uint32_t states, uint32_t show, match_fn *match, con
 {
 	struct unix_req q;
 
-	memset(&q, 0, sizeof(q));
-	q.h.nlmsg_len = sizeof(q);
-	q.h.nlmsg_type = SOCK_DIAG_BY_FAMILY;
-	q.h.nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP;
-	q.h.nlmsg_seq = SEQ;
+	dump_head(&q.h, sizeof(q));
 	q.r.sdiag_family = AF_UNIX;
 	q.r.udiag_states = states;
 	q.r.udiag_show = show;

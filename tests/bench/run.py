@@ -127,6 +127,21 @@ def clean_env(**extra):
     return env
 
 
+def run_spaced(jobs, work, spacing):
+    """Run work(job) for each job in a thread of its own, started spacing s apart;
+    returns the seconds until all ended."""
+    threads = []
+    started = time.monotonic()
+    for job in jobs:
+        th = threading.Thread(target=work, args=(job,))
+        th.start()
+        threads.append(th)
+        time.sleep(spacing)
+    for th in threads:
+        th.join()
+    return time.monotonic() - started
+
+
 def read_json_lines(path):
     events = []
     if not os.path.exists(path):
@@ -544,16 +559,7 @@ class Bench:
             with lock:
                 results.append(r)
 
-        threads = []
-        started = time.monotonic()
-        for job in jobs:
-            th = threading.Thread(target=work, args=(job,))
-            th.start()
-            threads.append(th)
-            time.sleep(spacing)
-        for th in threads:
-            th.join()
-        self.log(f"  {len(jobs)} runs in {time.monotonic() - started:.0f} s")
+        self.log(f"  {len(jobs)} runs in {run_spaced(jobs, work, spacing):.0f} s")
         self.mark_load("after recovery runs")
 
         lines = ["## 2. Recovery after the server appears", ""]
@@ -1537,16 +1543,7 @@ class Bench:
                 else:
                     failures.append(f"T={t} {fam} {mode}: {r['error']}")
 
-        threads = []
-        started = time.monotonic()
-        for job in jobs:
-            th = threading.Thread(target=work, args=(job,))
-            th.start()
-            threads.append(th)
-            time.sleep(spacing)
-        for th in threads:
-            th.join()
-        self.log(f"  recovery: {len(jobs)} runs in {time.monotonic() - started:.0f} s")
+        self.log(f"  recovery: {len(jobs)} runs in {run_spaced(jobs, work, spacing):.0f} s")
 
         lines.append("### Recovery gap")
         lines.append("")
