@@ -89,7 +89,8 @@ static void charge(const struct config *cfg, struct fdslot *s, uint64_t now)
 	uint64_t left;
 
 	if (!s->conn.dest)
-		s->conn.dest = dest_of(cfg, &s->conn.target);
+		/* Stored atomically: release_waiters() reads it without the claim. */
+		__atomic_store_n(&s->conn.dest, dest_of(cfg, &s->conn.target), __ATOMIC_RELAXED);
 	if (!s->conn.shared && cfg->shared) {
 		s->conn.shared = share_get(cfg, &s->conn.target);
 		s->conn.looking =
@@ -126,7 +127,8 @@ static void release_waiters(const struct dest *d)
 			fd |= (1U << FDTABLE_LEAF_BITS) - 1; /* the rest of an unmapped page */
 			continue;
 		}
-		if (fdtable_state_of(o) == FDS_HIDDEN && o->conn.dest == d)
+		if (fdtable_state_of(o) == FDS_HIDDEN &&
+		    __atomic_load_n(&o->conn.dest, __ATOMIC_RELAXED) == d)
 			atomic_store_explicit(&o->conn.due_ms, now, memory_order_relaxed);
 	}
 	due_lower(now);
@@ -273,7 +275,7 @@ bool pending_manage(const struct config *cfg, int fd, const struct sockaddr *add
 	s->conn.addrlen = len;
 	s->conn.target = *t;
 	/* Looked up here only when some destination is down; else at a first failure. */
-	s->conn.dest = dest_any_down() ? dest_of(cfg, t) : NULL;
+	__atomic_store_n(&s->conn.dest, dest_any_down() ? dest_of(cfg, t) : NULL, __ATOMIC_RELAXED);
 	s->conn.shared = NULL; /* taken at a first failure */
 	s->conn.looking = s->conn.seen_listener = false;
 	s->conn.last_ns = clock_now_ns();
