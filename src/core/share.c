@@ -105,7 +105,7 @@ static void path_of(const struct config *cfg, const char *dir, char *buf, size_t
 		snprintf(buf, size, "%s", cfg->shared_path);
 	else
 		snprintf(buf, size, "%s/libbackoff-%u.v%u", dir, (unsigned)geteuid(),
-			 SHARE_VERSION);
+			 (unsigned)SHARE_VERSION);
 }
 
 /* Open @path without following a link, made if @create: -1 with errno otherwise. */
@@ -243,7 +243,9 @@ WRAPS static uint64_t hash_of(const struct target_addr *t)
 {
 	const unsigned char *p = t->family == AF_UNIX ? (const unsigned char *)t->path : t->ip;
 	size_t n = t->family == AF_UNIX ? t->path_len : t->family == AF_INET ? 4 : 16, i;
-	uint64_t h = UINT64_C(0xcbf29ce484222325) ^ share_netns * UINT64_C(0x9e3779b97f4a7c15);
+	uint64_t h = UINT64_C(0xcbf29ce484222325) ^ share_netns * UINT64_C(0x9e3779b97f4a7c15),
+		 high;
+	unsigned bucket;
 
 	if (n > TARGET_PATH_MAX)
 		n = TARGET_PATH_MAX;
@@ -253,9 +255,10 @@ WRAPS static uint64_t hash_of(const struct target_addr *t)
 		h = (h ^ p[i]) * UINT64_C(0x100000001b3);
 	h ^= h >> 29;
 	/* The low 7 bits carry the bucket the connect hook computes from an address. */
-	return (h & ~(uint64_t)127) |
-	       (t->family == AF_UNIX ? SHARE_UNIX_BUCKET : t->port & (SHARE_PORT_BUCKETS - 1)) |
-	       (h & ~(uint64_t)127 ? 0 : 128);
+	high = h & ~(uint64_t)127;
+	bucket = t->family == AF_UNIX ? SHARE_UNIX_BUCKET : t->port & (SHARE_PORT_BUCKETS - 1);
+	/* Never 0 (an empty slot's key): bit 7 stands in for high bits that are all 0. */
+	return high | bucket | (high != 0 ? 0 : 128);
 }
 
 /* The bucket a key carries (any value of a hostile file: in range). */
