@@ -269,16 +269,25 @@ static unsigned bucket_of(uint64_t key)
 	return b < SHARE_BUCKETS ? b : SHARE_UNIX_BUCKET;
 }
 
-/* One prober fewer in the bucket of @key (never below 0, whatever a dead process left). */
-static void probing_less(struct share_head *h, uint64_t key)
+/* A prober of @key's bucket holds a lease until @until: the connect hook's gate stays open. */
+static void probing_until(struct share_head *h, uint64_t key, uint64_t until)
 {
-	_Atomic uint16_t *n = &h->probing[bucket_of(key)];
-	uint16_t v = atomic_load_explicit(n, memory_order_relaxed);
+	_Atomic uint64_t *u = &h->probing_until[bucket_of(key)];
+	uint64_t cur = atomic_load_explicit(u, memory_order_relaxed);
 
-	while (v > 0 &&
-	       !atomic_compare_exchange_weak_explicit(n, &v, (uint16_t)(v - 1),
-						      memory_order_relaxed, memory_order_relaxed))
+	while (cur < until && !atomic_compare_exchange_weak_explicit(
+				      u, &cur, until, memory_order_relaxed, memory_order_relaxed))
 		;
+}
+
+bool share_probing_until(struct share_head *h, unsigned bucket, uint64_t until)
+{
+	if (until > clock_coarse_ns())
+		return true;
+	/* Over (its prober left, or died): cleared, so that the next connect reads one 0. */
+	atomic_compare_exchange_strong_explicit(&h->probing_until[bucket % SHARE_BUCKETS], &until,
+						0, memory_order_relaxed, memory_order_relaxed);
+	return false;
 }
 
 /* Whether @t is at least @age before @now (a time in the future is not). */
@@ -327,10 +336,7 @@ static struct share_slot *lookup(struct share_head *h, uint64_t key, bool make)
 						      memory_order_relaxed);
 				atomic_store_explicit(&s->probed_ns, 0, memory_order_relaxed);
 				atomic_store_explicit(&s->looked_ns, 0, memory_order_relaxed);
-				/* A prober that died holding it is counted no more. */
-				if (atomic_exchange_explicit(&s->prober, 0, memory_order_relaxed) !=
-				    0)
-					probing_less(h, cur);
+				atomic_store_explicit(&s->prober, 0, memory_order_relaxed);
 				atomic_store_explicit(&s->deputy, 0, memory_order_relaxed);
 				atomic_store_explicit(&s->waiters, 0, memory_order_relaxed);
 			}
@@ -452,11 +458,10 @@ void share_note_looked(struct share_slot *s, uint64_t now_ns)
 
 /* Take or renew a turn held in @who until @until (another's live turn: false). */
 static bool take_turn(_Atomic int32_t *who, _Atomic uint64_t *until, uint64_t now_ns,
-		      uint64_t until_ns, bool *fresh)
+		      uint64_t until_ns)
 {
 	int me = my_tid(), cur = atomic_load_explicit(who, memory_order_relaxed);
 
-	*fresh = false;
 	if (cur != me) {
 		if (cur != 0 && atomic_load_explicit(until, memory_order_relaxed) > now_ns)
 			return false;
@@ -464,7 +469,6 @@ static bool take_turn(_Atomic int32_t *who, _Atomic uint64_t *until, uint64_t no
 		if (!atomic_compare_exchange_strong_explicit(who, &cur, me, memory_order_relaxed,
 							     memory_order_relaxed))
 			return false;
-		*fresh = cur == 0;
 	}
 	atomic_store_explicit(until, until_ns, memory_order_relaxed);
 	return true;
@@ -474,15 +478,12 @@ bool share_lead(struct share_slot *s, uint64_t now_ns, uint64_t until_ns)
 {
 	struct share_head *h = atomic_load_explicit(&share_map, memory_order_relaxed);
 	int me = my_tid();
-	bool fresh;
 
-	if (!take_turn(&s->prober, &s->lease_ns, now_ns, until_ns, &fresh))
+	if (!take_turn(&s->prober, &s->lease_ns, now_ns, until_ns))
 		return false;
-	/* Counted while the turn is held: the connect hook's gate (taken over: counted already). */
-	if (fresh && h)
-		atomic_fetch_add_explicit(
-			&h->probing[bucket_of(atomic_load_explicit(&s->key, memory_order_relaxed))],
-			1, memory_order_relaxed);
+	/* The connect hook's gate stays open while the lease runs, by itself no longer. */
+	if (h)
+		probing_until(h, atomic_load_explicit(&s->key, memory_order_relaxed), until_ns);
 	/* The deputy became the prober: the turn to watch is another's. */
 	atomic_compare_exchange_strong_explicit(&s->deputy, &me, 0, memory_order_relaxed,
 						memory_order_relaxed);
@@ -491,9 +492,7 @@ bool share_lead(struct share_slot *s, uint64_t now_ns, uint64_t until_ns)
 
 bool share_deputy(struct share_slot *s, uint64_t now_ns, uint64_t until_ns)
 {
-	bool fresh;
-
-	return take_turn(&s->deputy, &s->deputy_ns, now_ns, until_ns, &fresh);
+	return take_turn(&s->deputy, &s->deputy_ns, now_ns, until_ns);
 }
 
 int share_prober(struct share_slot *s)
@@ -517,13 +516,9 @@ void share_leave(struct share_slot *s)
 	if (atomic_load_explicit(&s->prober, memory_order_relaxed) != me)
 		return;
 	atomic_store_explicit(&s->lease_ns, 0, memory_order_relaxed);
-	if (atomic_compare_exchange_strong_explicit(&s->prober, &me, 0, memory_order_relaxed,
-						    memory_order_relaxed)) {
-		struct share_head *h = atomic_load_explicit(&share_map, memory_order_relaxed);
-
-		if (h)
-			probing_less(h, atomic_load_explicit(&s->key, memory_order_relaxed));
-	}
+	/* The bucket's gate closes by itself when the last lease in it ends. */
+	atomic_compare_exchange_strong_explicit(&s->prober, &me, 0, memory_order_relaxed,
+						memory_order_relaxed);
 }
 
 int share_wait(struct share_slot *s, uint32_t seq, uint64_t until_ns)
@@ -550,5 +545,5 @@ int share_wait(struct share_slot *s, uint32_t seq, uint64_t until_ns)
 }
 
 /* The layout is the file format: fixed sizes, checked at build time. */
-_Static_assert(sizeof(struct share_head) == 192, "share_head is 192 bytes");
+_Static_assert(sizeof(struct share_head) == 576, "share_head is 576 bytes (9 x 64)");
 _Static_assert(sizeof(struct share_slot) == 64, "share_slot is 64 bytes");

@@ -14,7 +14,7 @@
 
 #define SHARE_SLOTS 1024
 #define SHARE_MAGIC UINT64_C(0x316572616873626c) /* "lbshare1" */
-#define SHARE_VERSION 3
+#define SHARE_VERSION 4
 
 enum share_state { SHARE_UNKNOWN, SHARE_DOWN, SHARE_UP };
 
@@ -47,19 +47,22 @@ struct share_head {
 	_Atomic uint64_t magic;
 	_Atomic uint32_t version, slots, slot_size, spare;
 	/*
-	 * Probers holding their turn, by the bucket of their destination (a
-	 * slot's key carries it in its low bits).  A prober that dies keeps its
-	 * bucket counted until its slot is reused: connects to the ports of that
-	 * bucket then look the table up for nothing, the others never.
+	 * When the latest lease of a prober in each bucket ends (CLOCK_MONOTONIC
+	 * ns; 0: none), by the bucket of its destination (a slot's key carries it
+	 * in its low bits).  A lease left by a prober that died ends by itself:
+	 * the first connect that finds it over clears it.
 	 */
-	_Atomic uint16_t probing[SHARE_BUCKETS];
-	uint16_t spare2[19];
+	_Atomic uint64_t probing_until[SHARE_BUCKETS];
+	uint64_t spare2[4];
 };
 
 #define SHARE_FILE_SIZE (sizeof(struct share_head) + SHARE_SLOTS * sizeof(struct share_slot))
 
 /* The mapped file, or NULL: sharing is off, not yet needed, or the file is unusable. */
 extern struct share_head *_Atomic share_map;
+
+/* The rare case of share_probing: a lease is on record; whether it is still running. */
+bool share_probing_until(struct share_head *h, unsigned bucket, uint64_t until);
 
 /*
  * Whether a destination of @addr's bucket is being probed now: a few loads,
@@ -68,21 +71,21 @@ extern struct share_head *_Atomic share_map;
 static inline bool share_probing(const struct sockaddr *addr, socklen_t len)
 {
 	struct share_head *h = atomic_load_explicit(&share_map, memory_order_relaxed);
+	unsigned b;
+	uint64_t until;
 
 	if (!h || len < 4)
 		return false;
-	if (addr->sa_family == AF_UNIX)
-		return atomic_load_explicit(&h->probing[SHARE_UNIX_BUCKET], memory_order_relaxed) !=
-		       0;
 	/*
 	 * sin_port and sin6_port are at the same place; another family's bytes
 	 * there cost at most a lookup that finds nothing.
 	 */
-	return atomic_load_explicit(
-		       &h->probing[ntohs(((const struct sockaddr_in *)(const void *)addr)
-						 ->sin_port) &
-				   (SHARE_PORT_BUCKETS - 1)],
-		       memory_order_relaxed) != 0;
+	b = addr->sa_family == AF_UNIX
+		    ? SHARE_UNIX_BUCKET
+		    : ntohs(((const struct sockaddr_in *)(const void *)addr)->sin_port) &
+			      (SHARE_PORT_BUCKETS - 1);
+	until = atomic_load_explicit(&h->probing_until[b], memory_order_relaxed);
+	return until != 0 && share_probing_until(h, b, until);
 }
 
 /*
