@@ -412,8 +412,7 @@ static bool attempt_now(const struct config *cfg, struct fdslot *s, int fd, uint
 		*state = schedule(s, fd, s->conn.policy_due_ms);
 		return false;
 	}
-	last = s->conn.policy_due_ms >= p->deadline_ms ||
-	       (cfg->retries != CONFIG_INFINITE && p->attempt + 1 > cfg->retries);
+	last = retry_is_last(cfg, p, s->conn.policy_due_ms);
 	if (last || !share_probed_since(sh, s->conn.last_ns, now_ns))
 		return true;
 	/* Another found it down since our last attempt: its result is ours. */

@@ -124,6 +124,12 @@ bool retry_allowed(const struct config *cfg, const struct retry_progress *p, uin
 	       now_ms < p->deadline_ms;
 }
 
+bool retry_is_last(const struct config *cfg, const struct retry_progress *p, uint64_t wake_ms)
+{
+	return wake_ms >= p->deadline_ms ||
+	       (cfg->retries != CONFIG_INFINITE && p->attempt + 1 > cfg->retries);
+}
+
 bool retry_plan(const struct config *cfg, const struct retry_call *c, struct retry_progress *p,
 		int err, uint64_t now_ms, uint64_t *wake_ms)
 {
@@ -293,9 +299,7 @@ int retry_blocking(const struct config *cfg, const struct retry_call *c, int fir
 			break;
 		/* The wait is measured from now, not from now rounded down to the ms. */
 		wake_ns = now_ns + (wake - now_ms) * 1000000;
-		/* The last attempt allowed is always a real one: its error is the kernel's. */
-		last = wake >= p.deadline_ms ||
-		       (cfg->retries != CONFIG_INFINITE && p.attempt + 1 > cfg->retries);
+		last = retry_is_last(cfg, &p, wake);
 		if (c->shared)
 			end = wait_shared(c, wake_ns, seq, &looking, &seen_listener, &err);
 		else if (clock_wait_until_ns(wake_ns) != 0)

@@ -48,6 +48,13 @@ void retry_begin(const struct config *cfg, struct retry_progress *p, uint64_t bu
 bool retry_allowed(const struct config *cfg, const struct retry_progress *p, uint64_t now_ms);
 
 /*
+ * Whether the attempt planned at @wake_ms (the one after p->attempt) is the
+ * last one allowed: no retry would follow it.  That one is always made for
+ * real, whoever else probes, so that its error is the kernel's.
+ */
+bool retry_is_last(const struct config *cfg, const struct retry_progress *p, uint64_t wake_ms);
+
+/*
  * Attempt p->attempt just failed with @err (0 if not known yet).  If another
  * attempt is allowed, draw its delay, log the retry and return true with
  * *wake_ms = when to make it (never past the deadline).  Otherwise log the

@@ -195,12 +195,8 @@ failed:
 		goto out_fail;
 failed_waited:
 	reason = why_not(cfg, fd, &target, err, &blocking);
-	if (reason && waited) {
-		waited = false; /* not ours to retry: the program's own attempt, now */
-		if (real_connect(fd, addr, len) == 0)
-			goto out_ok;
-		goto failed;
-	}
+	if (reason && waited)
+		goto own_attempt; /* not ours to retry: the program's own attempt, now */
 	if (reason) {
 		if (err != EINPROGRESS)
 			retry_log_pass("connect", &target, err, reason);
@@ -214,10 +210,7 @@ failed_waited:
 				retry_count_shared(true);
 			err = EINPROGRESS;
 		} else if (waited) {
-			waited = false;
-			if (real_connect(fd, addr, len) == 0)
-				goto out_ok;
-			goto failed;
+			goto own_attempt;
 		}
 		goto out_fail;
 	}
@@ -238,23 +231,14 @@ failed_waited:
 		if (dest_down(d)) {
 			/* Its budget ran out: the kernel's answer, at once, as without libbackoff.
 			 */
-			if (waited) {
-				if (real_connect(fd, addr, len) == 0)
-					goto out_ok;
-				err = errno;
-			}
+			if (waited)
+				goto own_attempt;
 			retry_log_pass("connect", &target, err, "known-down");
 			goto out_fail;
 		}
 		call.shared = shared_slot(cfg, fd, &target, &call.look_ns);
-		if (waited && !call.shared) {
-			call.first_waited = false;
-			if (real_connect(fd, addr, len) == 0)
-				goto out_ok;
-			err = errno;
-			if (!config_errset_has(call.retryable, err))
-				goto out_fail;
-		}
+		if (waited && !call.shared)
+			goto own_attempt;
 		budget = dest_budget_left(cfg, d, clock_now_ms());
 		sndtimeo = sock_sndtimeo_ms(fd);
 		call.budget_ms = sndtimeo < budget ? sndtimeo : budget;
@@ -272,6 +256,15 @@ failed_waited:
 out_fail:
 	errno = err;
 	return -1;
+own_attempt:
+	/*
+	 * The first attempt was left to a prober, but this connect is not one
+	 * to wait with it: the program's own attempt, now, handled as any.
+	 */
+	waited = false;
+	if (real_connect(fd, addr, len) == 0)
+		goto out_ok;
+	goto failed;
 }
 
 /*
