@@ -7,7 +7,7 @@
 #include <unistd.h>
 
 #include "core/pending.h"
-#include "core/retry.h"
+#include "core/events.h"
 #include "core/share.h"
 #include "sys/log.h"
 #include "sys/cookie.h"
@@ -86,12 +86,12 @@ __attribute__((constructor)) static void init_constructor(void)
 
 __attribute__((destructor)) static void init_destructor(void)
 {
-	struct retry_stats s;
+	struct events_stats s;
 
 	if (!atomic_load_explicit(&init_done, memory_order_acquire) || !init_config.stats ||
 	    !init_config.enabled)
 		return;
-	retry_stats_read(&s);
+	events_stats_read(&s);
 	/* Processes of a tree that retried nothing stay quiet. */
 	if (s.calls == 0 && s.unmanaged == 0)
 		return;

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/socket.h>
 
 const char *const config_variables[] = {
 	"BACKOFF",
@@ -96,6 +97,40 @@ static void errset_from(struct config_errset *set, const int *errs, size_t n)
 	memset(set, 0, sizeof(*set));
 	for (i = 0; i < n; i++)
 		errset_put(set, errs[i], true);
+}
+
+/*
+ * Measured on Linux: a connected AF_UNIX datagram socket whose receiver went
+ * away fails once with ECONNREFUSED and is disconnected by it, so that a
+ * second send fails with ENOTCONN: only a send that names its destination can
+ * be repeated.  A connected UDP socket stays connected: ECONNREFUSED reports
+ * the ICMP error of an earlier datagram and this one was not sent.
+ */
+void config_send_errors(int family, int type, bool addressed, struct config_errset *out)
+{
+	bool any = family == AF_UNSPEC;
+
+	memset(out, 0, sizeof(*out));
+	errset_put(out, ENOBUFS, true);
+	errset_put(out, ENOMEM, true);
+	if (type != SOCK_DGRAM && !any)
+		return;
+	if (family == AF_INET || family == AF_INET6 || any) {
+		errset_put(out, ECONNREFUSED, true);
+		errset_put(out, ENETUNREACH, true);
+		errset_put(out, EHOSTUNREACH, true);
+		errset_put(out, ENETDOWN, true);
+	}
+	if ((family == AF_UNIX || any) && addressed) {
+		errset_put(out, ENOENT, true);
+		errset_put(out, ECONNREFUSED, true);
+	}
+}
+
+void config_dns_errors(struct config_errset *out)
+{
+	memset(out, 0, sizeof(*out));
+	errset_put(out, CONFIG_DNS_AGAIN, true);
 }
 
 /* A printable excerpt of @value: control and non-ASCII bytes as \xNN, long values cut. */

@@ -81,6 +81,29 @@ size_t config_problem_format(const struct config_problem *p, char *buf, size_t s
 /* Whether @err is in @set. */
 bool config_errset_has(const struct config_errset *set, int err);
 
+/*
+ * Fill @out with the errors worth another attempt of a send that sent nothing
+ * (it returned -1) on a blocking socket of @family and @type; @addressed: the
+ * call names its destination (sendto, msg_name).  With AF_UNSPEC and type 0:
+ * every error retried on some socket, a check that needs no system call.
+ * Pure.
+ */
+void config_send_errors(int family, int type, bool addressed, struct config_errset *out);
+
+/*
+ * What a name lookup's result is to the retry loop: the resolve hooks
+ * translate EAI_AGAIN and TRY_AGAIN into CONFIG_DNS_AGAIN, every other
+ * failure into CONFIG_DNS_FAILED, which ends the retries at once.
+ */
+enum config_dns_result {
+	CONFIG_DNS_OK = 0,
+	CONFIG_DNS_AGAIN = 1,
+	CONFIG_DNS_FAILED = 2,
+};
+
+/* Fill @out with the name lookup results worth another attempt.  Pure. */
+void config_dns_errors(struct config_errset *out);
+
 /* Every variable name, NULL-terminated, in the documented order. */
 extern const char *const config_variables[];
 

@@ -4,7 +4,7 @@
 #include <stdatomic.h>
 #include <string.h>
 
-#include "core/retry.h"
+#include "core/events.h"
 #include "sys/log.h"
 
 /* Destinations one process talks to: far fewer than this; when full, one warning. */
@@ -16,6 +16,7 @@ enum { DEST_EMPTY, DEST_WRITING, DEST_READY };
 struct dest {
 	_Atomic int state;
 	uint64_t hash;
+	pid_t owner;
 	struct target_addr target;	/* written once, before state becomes DEST_READY */
 	_Atomic uint64_t first_fail_ms; /* 0: no failure since the last success */
 	_Atomic bool down;
@@ -27,7 +28,7 @@ static struct dest table[DEST_SLOTS];
 atomic_uint dest_clocks;
 atomic_uint dest_downs;
 
-static uint64_t hash_of(const struct target_addr *t)
+static uint64_t hash_of(const struct target_addr *t, pid_t owner)
 {
 	const unsigned char *p = t->family == AF_UNIX ? (const unsigned char *)t->path : t->ip;
 	size_t n = t->family == AF_UNIX ? t->path_len : t->family == AF_INET ? 4 : 16, i;
@@ -35,6 +36,7 @@ static uint64_t hash_of(const struct target_addr *t)
 
 	h ^= (uint64_t)(unsigned)t->family | (uint64_t)t->port << 16 |
 	     (uint64_t)(t->abstract ? 1U : 0U) << 40;
+	h = (h ^ (uint64_t)(unsigned)owner) * UINT64_C(0x100000001b3);
 
 	for (i = 0; i < n; i++)
 		h = (h ^ p[i]) * UINT64_C(0x100000001b3);
@@ -46,7 +48,7 @@ static bool same(const struct target_addr *a, const struct target_addr *b)
 	return a->port == b->port && target_same_address(a, b);
 }
 
-struct dest *dest_of(const struct config *cfg, const struct target_addr *t)
+struct dest *dest_of(const struct config *cfg, const struct target_addr *t, pid_t owner)
 {
 	static atomic_bool warned;
 	uint64_t h;
@@ -54,7 +56,7 @@ struct dest *dest_of(const struct config *cfg, const struct target_addr *t)
 
 	if (!cfg->shared)
 		return NULL;
-	h = hash_of(t);
+	h = hash_of(t, owner);
 	for (k = 0; k < DEST_PROBES; k++) {
 		struct dest *d = &table[(h + k) % DEST_SLOTS];
 		int state = atomic_load_explicit(&d->state, memory_order_acquire),
@@ -64,6 +66,7 @@ struct dest *dest_of(const struct config *cfg, const struct target_addr *t)
 						   &d->state, &empty, DEST_WRITING,
 						   memory_order_acquire, memory_order_relaxed)) {
 			d->hash = h;
+			d->owner = owner;
 			d->target = *t;
 			atomic_store_explicit(&d->state, DEST_READY, memory_order_release);
 			return d;
@@ -71,10 +74,10 @@ struct dest *dest_of(const struct config *cfg, const struct target_addr *t)
 		if (state == DEST_EMPTY)
 			state = empty;
 		/* Another thread is writing this one: it may be ours; look further. */
-		if (state == DEST_READY && d->hash == h && same(&d->target, t))
+		if (state == DEST_READY && d->hash == h && d->owner == owner && same(&d->target, t))
 			return d;
 	}
-	retry_count_unmanaged();
+	events_unmanaged();
 	if (!atomic_exchange_explicit(&warned, true, memory_order_relaxed))
 		log_notice(LOG_LEVEL_WARN, "destinations",
 			   "too many destinations: connects to further ones each keep a budget of "
@@ -115,7 +118,7 @@ void dest_gave_up(const struct config *cfg, struct dest *d, const struct target_
 		return;
 	if (!atomic_exchange_explicit(&d->down, true, memory_order_relaxed)) {
 		atomic_fetch_add_explicit(&dest_downs, 1, memory_order_relaxed);
-		retry_log_down("connect", t, now_ms - first);
+		events_down("connect", t, now_ms - first);
 	}
 }
 

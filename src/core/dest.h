@@ -5,6 +5,7 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "core/config.h"
 #include "core/target.h"
@@ -29,12 +30,13 @@ static inline bool dest_any_down(void)
 }
 
 /*
- * The record of destination @t, made on first use; NULL when BACKOFF_SHARED
+ * The record of destination @t for process @owner (0: this one; the
+ * supervisor keeps one per supervised process), made on first use; NULL when BACKOFF_SHARED
  * is off, or when the table is full (then one warning, and the call keeps a
  * budget of its own, as with BACKOFF_SHARED=off).  Lock-free,
  * async-signal-safe.
  */
-struct dest *dest_of(const struct config *cfg, const struct target_addr *t);
+struct dest *dest_of(const struct config *cfg, const struct target_addr *t, pid_t owner);
 
 /*
  * Whether @d is known down: its budget ran out with no success since.  A

@@ -8,6 +8,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "core/events.h"
 #include "sys/clock.h"
 #include "sys/log.h"
 
@@ -150,7 +151,7 @@ struct fdslot *fdtable_get(int fd)
 		l = page((_Atomic(void *) *)&m->leaf[(u >> FDTABLE_LEAF_BITS) & (MID_ENTRIES - 1)],
 			 sizeof(struct leaf));
 	if (!l) {
-		retry_count_unmanaged();
+		events_unmanaged();
 		if (!atomic_exchange_explicit(&warned, true, memory_order_relaxed))
 			log_notice(LOG_LEVEL_WARN, "unmanaged",
 				   "out of memory for the fd table: some connects pass through "

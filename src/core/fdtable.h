@@ -9,8 +9,8 @@
 #include <sys/socket.h>
 #include <sys/types.h>
 
-#include "core/retry.h"
-#include "core/share.h"
+#include "core/fate.h"
+#include "core/progress.h"
 #include "core/target.h"
 
 /*
@@ -61,15 +61,9 @@ struct fdconn {
 	struct retry_progress progress;
 	_Atomic uint64_t due_ms; /* FDS_HIDDEN: when to retry or look (monotonic ms) */
 	_Atomic int err;	 /* FDS_FAILED: the error to hand over */
-	/* Shared fate: the destination's slot, or NULL; when the planned attempt is due. */
-	struct share_slot *shared;
-	uint64_t policy_due_ms;
-	uint64_t last_ns;   /* our last failed attempt */
-	uint32_t seq;	    /* the slot's success count then */
-	int last_err;	    /* its errno */
-	uint32_t look_ms;   /* BACKOFF_LOCAL_PROBE */
-	bool looking;	    /* look for a local listener between attempts */
-	bool seen_listener; /* one was seen and its attempt failed: not again until it goes */
+	uint64_t policy_due_ms;	 /* when the planned attempt is due (monotonic ms) */
+	int last_err;		 /* the errno of our last failed attempt */
+	struct fate fate;	 /* shared fate: joined at the first failure */
 };
 
 struct fdslot {

@@ -10,14 +10,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "core/addrlist.h"
+#include "core/decide.h"
 #include "core/dest.h"
 #include "core/epollreg.h"
-#include "core/retry.h"
-#include "core/share.h"
+#include "core/events.h"
 #include "sys/clock.h"
 #include "sys/fdinfo.h"
-#include "sys/listen.h"
 #include "sys/real.h"
 
 /* The earliest due retry (a lower bound: a scan recomputes it), monotonic ms. */
@@ -67,50 +65,6 @@ static bool hidden_still_here(struct fdslot *s, int fd)
 	return here;
 }
 
-static struct retry_call call_of(const struct config *cfg, struct fdslot *s)
-{
-	struct retry_call c = {
-		.call = "connect",
-		.target = &s->conn.target,
-		.retryable =
-			s->conn.target.family == AF_UNIX ? &cfg->errors_unix : &cfg->errors_inet,
-		.budget_ms = CONFIG_INFINITE,
-	};
-
-	return c;
-}
-
-/*
- * A failed attempt of @s at @now: its destination's clock runs from its
- * first failure, and the call's deadline is never past the destination's.
- */
-static void charge(const struct config *cfg, struct fdslot *s, uint64_t now)
-{
-	uint64_t left;
-
-	if (!s->conn.dest)
-		/* Stored atomically: release_waiters() reads it without the claim. */
-		__atomic_store_n(&s->conn.dest, dest_of(cfg, &s->conn.target), __ATOMIC_RELAXED);
-	if (!s->conn.shared && cfg->shared) {
-		s->conn.shared = share_get(cfg, &s->conn.target);
-		s->conn.looking =
-			s->conn.shared && cfg->local_probe_ms && share_is_local(&s->conn.target);
-		s->conn.seq = s->conn.shared ? share_seq(s->conn.shared) : 0;
-		s->conn.look_ms = (uint32_t)cfg->local_probe_ms;
-	}
-	left = dest_budget_left(cfg, s->conn.dest, now);
-
-	if (left != CONFIG_INFINITE && now + left < s->conn.progress.deadline_ms)
-		s->conn.progress.deadline_ms = now + left;
-}
-
-/* A connect of @s succeeded: its destination is up (if its clock runs; else no lookup). */
-static void dest_up(const struct config *cfg, struct fdslot *s)
-{
-	if (dest_any_clock())
-		dest_succeeded(s->conn.dest ? s->conn.dest : dest_of(cfg, &s->conn.target));
-}
-
 /*
  * The other hidden connects of @d in this process: due now, so that they
  * learn at the next wait that it is up (each checks the slot's success count).
@@ -134,44 +88,14 @@ static void release_waiters(const struct dest *d)
 	due_lower(now);
 }
 
-/* The connect of @s (@fd) succeeded at @now: logged if it took retries; its destination is up. */
+/* The connect of @s (@fd) succeeded at @now; its destination is up. */
 static void succeeded(const struct config *cfg, struct fdslot *s, int fd, uint64_t now)
 {
-	if (s->conn.progress.attempt > 1) {
-		struct retry_call c = call_of(cfg, s);
-		int cancel = fdtable_nocancel(); /* a log line is a cancellation point */
+	int cancel = fdtable_nocancel(); /* a log line is a cancellation point */
 
-		retry_succeeded(&c, &s->conn.progress, now);
-		fdtable_cancel_restore(cancel);
-	}
-	if (s->conn.shared) {
-		share_note(s->conn.shared, 0, clock_now_ns());
-		share_leave(s->conn.shared);
-		if (dest_look_done(s->conn.dest, fd))
-			release_waiters(s->conn.dest);
-	}
-	dest_up(cfg, s);
-}
-
-/* A real attempt of @s failed with @err: what the others learn, and our baseline. */
-static void failed_attempt(struct fdslot *s, int err)
-{
-	s->conn.last_err = err;
-	if (!s->conn.shared)
-		return;
-	s->conn.last_ns = clock_now_ns();
-	share_note(s->conn.shared, err, s->conn.last_ns);
-	s->conn.seq = share_seq(s->conn.shared);
-}
-
-/* The connect of @s (@fd) gave up at @now: its destination may be known down from now on. */
-static void gave_up(const struct config *cfg, struct fdslot *s, int fd, uint64_t now)
-{
-	if (s->conn.shared) {
-		share_leave(s->conn.shared);
-		dest_look_done(s->conn.dest, fd);
-	}
-	dest_gave_up(cfg, s->conn.dest, &s->conn.target, now);
+	if (decide_loop_succeeded(cfg, &s->conn, fd, now))
+		release_waiters(s->conn.dest);
+	fdtable_cancel_restore(cancel);
 }
 
 /*
@@ -199,7 +123,8 @@ static struct fdslot *managed_slot(int fd)
 /* Schedule the retry of @s (claimed, out of its epoll sets) at @due: hidden until then. */
 static unsigned schedule(struct fdslot *s, int fd, uint64_t due)
 {
-	uint64_t now = clock_now_ms(), look = now + s->conn.look_ms;
+	uint64_t look_ms = s->conn.fate.look_ns / 1000000, now = clock_now_ms(),
+		 look = now + look_ms;
 
 	s->conn.policy_due_ms = due;
 	/*
@@ -207,8 +132,8 @@ static unsigned schedule(struct fdslot *s, int fd, uint64_t due)
 	 * look for a listener, or to learn that another process connected; it
 	 * releases the others.  The rest wait for their planned attempt.
 	 */
-	if (s->conn.looking && s->conn.dest && look < due &&
-	    dest_look_turn(s->conn.dest, fd, now, look + 2 * (uint64_t)s->conn.look_ms))
+	if (s->conn.fate.looking && s->conn.dest && look < due &&
+	    dest_look_turn(s->conn.dest, fd, now, look + 2 * look_ms))
 		due = look;
 	atomic_store_explicit(&s->conn.due_ms, due, memory_order_relaxed);
 	due_lower(due);
@@ -252,7 +177,6 @@ bool pending_manage(const struct config *cfg, int fd, const struct sockaddr *add
 		    const struct target_addr *t, int sync_err)
 {
 	struct fdslot *s = fdtable_get(fd);
-	struct retry_call c;
 	unsigned state = FDS_FREE;
 	struct stat st;
 	uint64_t now, due;
@@ -266,7 +190,7 @@ bool pending_manage(const struct config *cfg, int fd, const struct sockaddr *add
 	    !registrations_from_proc(s, fd))
 		goto out_release;
 	if (!epollreg_index(s, fd)) {
-		retry_count_unmanaged();
+		events_unmanaged();
 		goto out_release;
 	}
 	s->conn.dev = st.st_dev;
@@ -274,34 +198,19 @@ bool pending_manage(const struct config *cfg, int fd, const struct sockaddr *add
 	memcpy(&s->conn.addr, addr, len);
 	s->conn.addrlen = len;
 	s->conn.target = *t;
-	/* Looked up here only when some destination is down; else at a first failure. */
-	__atomic_store_n(&s->conn.dest, dest_any_down() ? dest_of(cfg, t) : NULL, __ATOMIC_RELAXED);
-	s->conn.shared = NULL; /* taken at a first failure */
-	s->conn.looking = s->conn.seen_listener = false;
-	s->conn.last_ns = clock_now_ns();
 	s->conn.last_err = sync_err;
 	now = clock_now_ms();
-	retry_begin(cfg, &s->conn.progress, CONFIG_INFINITE, now);
 	state = FDS_CONNECTING;
-	if (dest_down(s->conn.dest)) {
-		/*
-		 * Known down: this attempt is the kernel's alone (no retry), only
-		 * watched, so that its success makes the destination up again.
-		 */
+	if (decide_loop_begin(cfg, &s->conn, now)) {
 		if (sync_err)
-			state = FDS_FREE;
-		s->conn.progress.deadline_ms = now;
+			state = FDS_FREE; /* known down: the kernel's answer */
 	} else if (sync_err) {
 		int cancel = fdtable_nocancel(); /* a log line is a cancellation point */
 
-		c = call_of(cfg, s);
-		charge(cfg, s, now);
-		if (!retry_plan(cfg, &c, &s->conn.progress, sync_err, now, &due)) {
-			gave_up(cfg, s, fd, now);
-			state = FDS_FREE;
-		} else {
+		if (decide_loop_failed(cfg, &s->conn, fd, sync_err, now, &due))
 			state = hide(s, fd, due);
-		}
+		else
+			state = FDS_FREE;
 		fdtable_cancel_restore(cancel);
 	}
 out_release:
@@ -331,42 +240,20 @@ static unsigned attempt_failed(const struct config *cfg, struct fdslot *s, int f
 
 static unsigned attempt_failed_claimed(const struct config *cfg, struct fdslot *s, int fd)
 {
-	struct retry_call c = call_of(cfg, s);
 	uint64_t now = clock_now_ms(), due;
 	int err;
 
 	if (!still_ours(s, fd))
 		return FDS_FREE; /* replaced behind the hooks, or made blocking */
-	if (s->conn.progress.attempt == 1 &&
-	    addrlist_find(&s->conn.target, now) == ADDRLIST_NOT_LAST) {
-		/* Another address follows: the program moves on at once, as without libbackoff. */
-		retry_log_pass("connect", &s->conn.target, 0, "not-last-address");
+	if (decide_loop_final(cfg, &s->conn, fd, now))
 		return FDS_FINAL;
-	}
-	if (!dest_down(s->conn.dest))
-		charge(cfg, s, now);
-	if (!retry_allowed(cfg, &s->conn.progress, now)) {
-		/*
-		 * The last attempt: the program sees the kernel's own outcome, and a
-		 * connect() that checks it (hiredis, perl) must get it from the
-		 * kernel too, not start another round.
-		 */
-		if (!dest_down(s->conn.dest)) {
-			retry_plan(cfg, &c, &s->conn.progress, 0, now, &due);
-			gave_up(cfg, s, fd, now);
-		}
-		return FDS_FINAL;
-	}
 	epollreg_hide(s, fd);
 	if (real_connect(fd, (const struct sockaddr *)&s->conn.addr, s->conn.addrlen) == 0) {
 		epollreg_replay(s, fd); /* cannot happen: a closed socket has an error */
 		return FDS_FREE;
 	}
 	err = errno;
-	failed_attempt(s, err);
-	if (!config_errset_has(c.retryable, err) ||
-	    !retry_plan(cfg, &c, &s->conn.progress, err, now, &due)) {
-		gave_up(cfg, s, fd, now);
+	if (!decide_loop_failed(cfg, &s->conn, fd, err, now, &due)) {
 		atomic_store_explicit(&s->conn.err, err, memory_order_relaxed);
 		epollreg_replay(s, fd);
 		return FDS_FAILED;
@@ -374,90 +261,61 @@ static unsigned attempt_failed_claimed(const struct config *cfg, struct fdslot *
 	return schedule(s, fd, due);
 }
 
-/*
- * Shared fate, at a wake of hidden @s: whether the planned or an early
- * attempt is to be made now (true), or @s stays hidden (*state, rescheduled):
- * between planned attempts its prober looks for a local listener, and a
- * planned attempt is left to another that found the destination down since
- * our last one.  The last attempt allowed is always made.
- */
-static bool attempt_now(const struct config *cfg, struct fdslot *s, int fd, uint64_t now_ms,
-			unsigned *state)
+/* One real attempt of the hidden connect in @ctx, if its fd is still ours: 0 or its errno. */
+struct wake_attempt {
+	struct fdslot *s;
+	int fd;
+};
+
+static int attempt_real(void *ctx)
 {
-	struct share_slot *sh = s->conn.shared;
-	struct retry_progress *p = &s->conn.progress;
-	uint64_t now_ns = clock_now_ns(), due;
-	struct retry_call c;
-	bool last;
+	const struct wake_attempt *w = ctx;
 
-	if (share_seq(sh) != s->conn.seq)
-		return true; /* someone connected since our last attempt */
-	if (now_ms < s->conn.policy_due_ms) {
-		if (s->conn.looking &&
-		    share_lead(sh, now_ns, now_ns + 5ULL * s->conn.look_ms * 1000000)) {
-			int found = listen_probe(&s->conn.target);
-
-			if (found == 1 && !s->conn.seen_listener) {
-				s->conn.seen_listener = true;
-				return true;
-			}
-			if (found == 0) {
-				s->conn.seen_listener = false;
-				share_note_looked(sh, now_ns);
-			} else if (found < 0) {
-				s->conn.looking = false; /* the planned attempts only */
-				share_leave(sh);
-			}
-		}
-		*state = schedule(s, fd, s->conn.policy_due_ms);
-		return false;
-	}
-	last = retry_is_last(cfg, p, s->conn.policy_due_ms);
-	if (last || !share_probed_since(sh, s->conn.last_ns, now_ns))
-		return true;
-	/* Another found it down since our last attempt: its result is ours. */
-	c = call_of(cfg, s);
-	p->attempt++;
-	if (!retry_plan(cfg, &c, p, s->conn.last_err, now_ms, &due)) {
-		p->attempt--;
-		return true;
-	}
-	retry_count_shared(true);
-	*state = schedule(s, fd, due);
-	return false;
+	if (!still_ours(w->s, w->fd))
+		return EBADF;
+	return real_connect(w->fd, (const struct sockaddr *)&w->s->conn.addr, w->s->conn.addrlen) ==
+			       0
+		       ? 0
+		       : errno;
 }
 
 /* The retry of @s (claimed, hidden, due).  Returns the new state. */
 static unsigned attempt_again(const struct config *cfg, struct fdslot *s, int fd, uint64_t now_ms)
 {
-	struct retry_call c = call_of(cfg, s);
+	struct wake_attempt w = { s, fd };
 	uint64_t due;
-	unsigned state;
-	int err;
+	bool made = false;
+	int err = 0;
 
-	if (s->conn.shared && !attempt_now(cfg, s, fd, now_ms, &state))
-		return state;
+	switch (decide_loop_wake(cfg, &s->conn, now_ms, attempt_real, &w, &err, &due)) {
+	case DECIDE_WAKE_SLEEP:
+		return schedule(s, fd, due);
+	case DECIDE_WAKE_MADE:
+		made = true;
+		break;
+	case DECIDE_WAKE_ATTEMPT:
+		break;
+	}
 	if (!still_ours(s, fd))
 		return FDS_FREE; /* replaced behind the hooks, or made blocking */
 	s->conn.progress.attempt++;
-	if (s->conn.shared)
-		retry_count_shared(false);
-	if (real_connect(fd, (const struct sockaddr *)&s->conn.addr, s->conn.addrlen) == 0) {
+	if (s->conn.fate.slot)
+		events_probed();
+	if (!made)
+		err = real_connect(fd, (const struct sockaddr *)&s->conn.addr, s->conn.addrlen) == 0
+			      ? 0
+			      : errno;
+	if (err == 0) {
 		epollreg_replay(s, fd);
 		succeeded(cfg, s, fd, now_ms);
 		return FDS_FREE;
 	}
-	err = errno;
 	if (err == EINPROGRESS) {
 		epollreg_replay(s, fd);
 		return FDS_CONNECTING;
 	}
-	failed_attempt(s, err);
-	charge(cfg, s, now_ms);
-	if (config_errset_has(c.retryable, err) &&
-	    retry_plan(cfg, &c, &s->conn.progress, err, now_ms, &due))
+	if (decide_loop_failed(cfg, &s->conn, fd, err, now_ms, &due))
 		return hide(s, fd, due);
-	gave_up(cfg, s, fd, now_ms);
 	atomic_store_explicit(&s->conn.err, err, memory_order_relaxed);
 	epollreg_replay(s, fd);
 	return FDS_FAILED;
@@ -616,7 +474,7 @@ void pending_release(const struct config *cfg, int fd, bool connected)
 
 	if (s && fdtable_claim(s, true)) {
 		if (connected)
-			dest_up(cfg, s);
+			decide_connected(cfg, &s->conn.target, 0);
 		fdtable_release(s, FDS_FREE);
 	}
 }
@@ -700,7 +558,7 @@ bool pending_epoll_ctl(int epfd, int op, int fd, uint32_t events, uint64_t data,
 		/* No room to find its events: stop managing; the kernel decides. */
 		if (fdtable_state_of(s) == FDS_HIDDEN)
 			epollreg_replay(s, fd);
-		retry_count_unmanaged();
+		events_unmanaged();
 		fdtable_release(s, FDS_FREE);
 	} else {
 		fdtable_release(s, fdtable_state_of(s));

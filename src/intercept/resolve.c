@@ -24,34 +24,34 @@ struct lookup {
 
 static const char *gai_err_name(int err)
 {
-	return err == RETRY_DNS_AGAIN ? "EAI_AGAIN" : "EAI_FAIL";
+	return err == CONFIG_DNS_AGAIN ? "EAI_AGAIN" : "EAI_FAIL";
 }
 
 static const char *herr_name(int err)
 {
-	return err == RETRY_DNS_AGAIN ? "TRY_AGAIN" : "NO_RECOVERY";
+	return err == CONFIG_DNS_AGAIN ? "TRY_AGAIN" : "NO_RECOVERY";
 }
 
-static enum retry_dns_result gai_result(int rc)
+static enum config_dns_result gai_result(int rc)
 {
 	if (rc == 0)
-		return RETRY_DNS_OK;
-	return rc == EAI_AGAIN ? RETRY_DNS_AGAIN : RETRY_DNS_FAILED;
+		return CONFIG_DNS_OK;
+	return rc == EAI_AGAIN ? CONFIG_DNS_AGAIN : CONFIG_DNS_FAILED;
 }
 
-static enum retry_dns_result host_result(const struct hostent *found, int herr)
+static enum config_dns_result host_result(const struct hostent *found, int herr)
 {
 	if (found)
-		return RETRY_DNS_OK;
-	return herr == TRY_AGAIN ? RETRY_DNS_AGAIN : RETRY_DNS_FAILED;
+		return CONFIG_DNS_OK;
+	return herr == TRY_AGAIN ? CONFIG_DNS_AGAIN : CONFIG_DNS_FAILED;
 }
 
 /* The _r forms: ERANGE asks the caller for a larger buffer, never for a retry. */
-static enum retry_dns_result host_r_result(int rc, const struct lookup *l)
+static enum config_dns_result host_r_result(int rc, const struct lookup *l)
 {
 	if (*l->res)
-		return RETRY_DNS_OK;
-	return rc != ERANGE && *l->herr == TRY_AGAIN ? RETRY_DNS_AGAIN : RETRY_DNS_FAILED;
+		return CONFIG_DNS_OK;
+	return rc != ERANGE && *l->herr == TRY_AGAIN ? CONFIG_DNS_AGAIN : CONFIG_DNS_FAILED;
 }
 
 static int gai_again(void *ctx)
@@ -114,19 +114,21 @@ static void lookup_retry(const struct config *cfg, const char *call, struct look
 {
 	struct config_errset retryable;
 	struct retry_call c = {
-		.call = call,
-		.name = l->name	     ? l->name
-			: l->service ? l->service
-				     : "?",
-		.err_name = err_name,
+		.what = {
+			.call = call,
+			.name = l->name	     ? l->name
+				: l->service ? l->service
+					     : "?",
+			.err_name = err_name,
+		},
 		.retryable = &retryable,
 		.budget_ms = CONFIG_INFINITE,
 		.attempt = again,
 		.ctx = l,
 	};
 
-	retry_dns_errors(&retryable);
-	retry_blocking(cfg, &c, RETRY_DNS_AGAIN);
+	config_dns_errors(&retryable);
+	retry_blocking(cfg, &c, CONFIG_DNS_AGAIN);
 }
 
 /* Returns what the last real getaddrinfo returned; errno as it left it. */
@@ -181,7 +183,8 @@ EXPORT int gethostbyname_r(const char *name, struct hostent *h, char *buf, size_
 	const struct config *cfg;
 
 	l.rc = real_gethostbyname_r(name, h, buf, len, res, herr);
-	if (__builtin_expect(host_r_result(l.rc, &l) == RETRY_DNS_AGAIN, 0) && lookup_retried(&cfg))
+	if (__builtin_expect(host_r_result(l.rc, &l) == CONFIG_DNS_AGAIN, 0) &&
+	    lookup_retried(&cfg))
 		lookup_retry(cfg, "gethostbyname_r", &l, byname_r_again, herr_name);
 	return l.rc;
 }
@@ -196,7 +199,8 @@ EXPORT int gethostbyname2_r(const char *name, int af, struct hostent *h, char *b
 	const struct config *cfg;
 
 	l.rc = real_gethostbyname2_r(name, af, h, buf, len, res, herr);
-	if (__builtin_expect(host_r_result(l.rc, &l) == RETRY_DNS_AGAIN, 0) && lookup_retried(&cfg))
+	if (__builtin_expect(host_r_result(l.rc, &l) == CONFIG_DNS_AGAIN, 0) &&
+	    lookup_retried(&cfg))
 		lookup_retry(cfg, "gethostbyname2_r", &l, byname2_r_again, herr_name);
 	return l.rc;
 }

@@ -6,7 +6,7 @@
 #include "core/retry.h"
 #include "init.h"
 #include "intercept/io.h"
-#include "intercept/sock.h"
+#include "sys/sock.h"
 #include "sys/real.h"
 
 /* The failure paths: out of line, so that the hooks stay small. */
@@ -72,7 +72,7 @@ static const char *why_not(const struct config *cfg, const struct send_op *op, i
 
 	if (!cfg->enabled || !cfg->send)
 		return "";
-	retry_send_errors(AF_UNSPEC, 0, true, retryable);
+	config_send_errors(AF_UNSPEC, 0, true, retryable);
 	if (!config_errset_has(retryable, err))
 		return "";
 	if (op->to && !target_from_sockaddr(op->to, op->tolen, t))
@@ -84,7 +84,7 @@ static const char *why_not(const struct config *cfg, const struct send_op *op, i
 		return "nonblocking";
 	if (!sock_kind(op->fd, &family, &type))
 		return "errno";
-	retry_send_errors(family, type, op->to != NULL, retryable);
+	config_send_errors(family, type, op->to != NULL, retryable);
 	if (!config_errset_has(retryable, err))
 		return "errno";
 	if (!op->to && (getpeername(op->fd, (struct sockaddr *)&peer, &len) != 0 ||
@@ -111,13 +111,12 @@ SLOW_PATH static ssize_t send_failed(struct send_op *op, int (*again)(void *))
 
 	if (reason) {
 		if (*reason)
-			retry_log_pass(op->call, target.family ? &target : NULL, err, reason);
+			events_pass(op->call, target.family ? &target : NULL, err, reason);
 		goto out_fail;
 	}
 	{
 		struct retry_call call = {
-			.call = op->call,
-			.target = &target,
+			.what = { .call = op->call, .target = &target },
 			.retryable = &retryable,
 			.budget_ms = sock_sndtimeo_ms(op->fd),
 			.attempt = again,

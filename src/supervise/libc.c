@@ -1,4 +1,5 @@
 /* The real_* calls that the shared log code uses, for a program that preloads nothing. */
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include "sys/real.h"
@@ -17,5 +18,11 @@ static int libc_close(int fd)
 	return close(fd);
 }
 
+static int libc_getsockopt(int fd, int level, int name, void *value, socklen_t *len)
+{
+	return getsockopt(fd, level, name, value, len);
+}
+
 ssize_t (*real_write)(int, const void *, size_t) = libc_write;
+int (*real_getsockopt)(int, int, int, void *, socklen_t *) = libc_getsockopt;
 int (*real_close)(int) = libc_close;

@@ -9,12 +9,14 @@
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
 #include <sys/wait.h>
 #include <sys/xattr.h>
 #include <unistd.h>
 
 #include "core/config.h"
-#include "core/retry.h"
+#include "core/events.h"
 #include "supervise/elf.h"
 #include "supervise/filter.h"
 #include "supervise/serve.h"
@@ -112,7 +114,7 @@ static _Noreturn void supervisor(int sock, const struct config *cfg, pid_t progr
 {
 	int stats_fd = -1, null_fd, listener;
 	pid_t self = getpid();
-	struct retry_stats s;
+	struct events_stats s;
 
 	setsid();
 	signal(SIGPIPE, SIG_IGN);
@@ -133,7 +135,7 @@ static _Noreturn void supervisor(int sock, const struct config *cfg, pid_t progr
 	rng_configure(cfg->seeded, cfg->seed);
 	log_configure(cfg->log_level, cfg->log_json, cfg->log_file);
 	serve_run(listener, cfg);
-	retry_stats_read(&s);
+	events_stats_read(&s);
 	if (stats_fd >= 0 && s.calls > 0) {
 		log_set_thread_task(stats_fd, program, program);
 		log_stats(s.calls, s.retries, s.giveups, s.waited_ms, s.unmanaged, s.probed,
@@ -157,6 +159,35 @@ static int yama_scope(void)
 }
 
 /*
+ * The system call the supervisor needs that this process is refused, or
+ * NULL: it reads a connect's address with process_vm_readv and takes the
+ * program's socket with pidfd_getfd, both of which a container's default
+ * seccomp profile refuses without CAP_SYS_PTRACE.  Asked of this process,
+ * which the same filter governs as the supervisor it starts.
+ */
+static const char *refused_call(void)
+{
+	char here = 'b', there = 0;
+	struct iovec local = { &there, 1 }, remote = { &here, 1 };
+	int pidfd = (int)syscall(SYS_pidfd_open, getpid(), 0), fd;
+	const char *refused = NULL;
+
+	if (pidfd < 0)
+		return "pidfd_open";
+	fd = (int)syscall(SYS_pidfd_getfd, pidfd, pidfd, 0);
+	if (fd < 0)
+		refused = "pidfd_getfd";
+	else
+		close(fd);
+	if (!refused && process_vm_readv(getpid(), &local, 1, &remote, 1, 0) != 1)
+		refused = "process_vm_readv";
+	fd = errno;
+	close(pidfd);
+	errno = fd;
+	return refused;
+}
+
+/*
  * Start the supervisor and install the filter on this process.  Returns 0,
  * or -1 with *why and errno, having changed nothing that the program sees.
  */
@@ -174,6 +205,9 @@ static int start(const struct config *cfg, const char **why, pid_t *supervisor_p
 		errno = EPERM;
 		return -1;
 	}
+	*why = refused_call();
+	if (*why)
+		return -1;
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) != 0) {
 		*why = "socketpair";
 		return -1;
@@ -241,8 +275,12 @@ int main(int argc, char **argv)
 	/* The launcher has reported the problems already; the program's preload reports them. */
 	config_parse(lookup_env, NULL, &cfg, &problems);
 	if (cfg.enabled && start(&cfg, &why, &sup) != 0)
-		fprintf(stderr, "backoff: the supervisor engine cannot run here (%s: %s): %s\n",
+		fprintf(stderr, "backoff: the supervisor engine cannot run here (%s: %s%s): %s\n",
 			why, strerror(errno),
+			errno == EPERM && strncmp(why, "Yama", 4) != 0
+				? "; a container's seccomp profile refuses it without "
+				  "CAP_SYS_PTRACE: run it with --cap-add SYS_PTRACE"
+				: "",
 			preload ? "the preload alone retries, for dynamically linked programs"
 				: "running the command without retries");
 	else if (cfg.enabled && preload) {

@@ -22,8 +22,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "core/retry.h"
-#include "core/share.h"
+#include "core/decide.h"
+#include "core/dest.h"
 #include "core/target.h"
 #include "supervise/elf.h"
 #include "supervise/notify.h"
@@ -105,7 +105,8 @@ struct job {
 	socklen_t len;
 	struct target_addr target;
 	int pidfd, dup;
-	int first_err; /* non-blocking: the first attempt's retryable error, or 0 */
+	pid_t tgid;   /* the program's process, once known (its destinations' budgets) */
+	bool replied; /* a non-blocking connect was answered EINPROGRESS */
 	struct managed *m;
 };
 
@@ -185,22 +186,6 @@ static bool task_write(pid_t pid, uint64_t addr, void *buf, size_t len)
 	struct iovec local = { buf, len }, remote = { task_address(addr), len };
 
 	return process_vm_writev(pid, &local, 1, &remote, 1, 0) == (ssize_t)len;
-}
-
-static const struct config_errset *retryable(const struct target_addr *t)
-{
-	return t->family == AF_UNIX ? &cfg->errors_unix : &cfg->errors_inet;
-}
-
-static uint64_t sndtimeo_ms(int fd)
-{
-	struct timeval tv = { 0, 0 };
-	socklen_t len = sizeof(tv);
-
-	if (getsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, &len) != 0 ||
-	    (tv.tv_sec == 0 && tv.tv_usec == 0))
-		return CONFIG_INFINITE;
-	return (uint64_t)tv.tv_sec * 1000 + (uint64_t)tv.tv_usec / 1000;
 }
 
 static void sleep_ms(uint64_t ms)
@@ -336,69 +321,41 @@ static void managed_remove(struct managed *m)
 	free(m);
 }
 
-/* After a failed attempt: schedule the next one, or fail for good. */
-static bool managed_plan(struct job *j, const struct retry_call *c, struct retry_progress *p,
-			 int err, uint64_t *wake)
-{
-	struct managed *m = j->m;
-
-	if (!config_errset_has(c->retryable, err)) {
-		managed_fail(m, err);
-		return false;
-	}
-	if (!retry_plan(cfg, c, p, err, clock_now_ms(), wake)) {
-		managed_fail(m, err);
-		return false;
-	}
-	pthread_mutex_lock(&managed_lock);
-	m->state = MANAGED_WAITING;
-	if (m->go)
-		answer_held(m, EINPROGRESS, false);
-	pthread_mutex_unlock(&managed_lock);
-	return true;
-}
-
-/* One step of an attempt under way: false once the connect is settled. */
-static bool managed_poll(struct job *j, const struct retry_call *c, struct retry_progress *p,
-			 uint64_t *wake)
+/*
+ * Wait for the attempt under way on @j's socket to settle: 0 connected, its
+ * error, or ECANCELED when the program no longer holds the socket or another
+ * reader took the error (the kernel's to answer now).
+ */
+static int managed_settle(struct job *j)
 {
 	struct managed *m = j->m;
 	struct pollfd pfd = { m->dup, POLLOUT, 0 };
 	int err;
 
-	if (poll(&pfd, 1, CHECK_MS) == 0) {
-		if (clock_now_ms() < p->deadline_ms)
-			return true;
-		/* The budget is spent: the attempt under way is the last, the kernel's to finish.
-		 */
-		(void)retry_plan(cfg, c, p, 0, clock_now_ms(), wake);
-		managed_done(m);
-		return false;
-	}
-	if (sock_connected(m->dup)) {
-		retry_succeeded(c, p, clock_now_ms());
-		managed_done(m);
-		return false;
-	}
-	pthread_mutex_lock(&managed_lock);
-	err = sock_error(m->dup);
-	pthread_mutex_unlock(&managed_lock);
-	if (err == 0) {
+	for (;;) {
+		if (!managed_owned(m))
+			return ECANCELED;
+		if (poll(&pfd, 1, CHECK_MS) == 0)
+			continue;
+		if (sock_connected(m->dup))
+			return 0;
+		pthread_mutex_lock(&managed_lock);
+		err = sock_error(m->dup);
+		pthread_mutex_unlock(&managed_lock);
 		/* Something else read the error (a second connect() does): the kernel's now. */
-		managed_done(m);
-		return false;
+		return err ? err : ECANCELED;
 	}
-	return managed_plan(j, c, p, err, wake);
 }
 
-/* One attempt after a wait: false once the connect is settled. */
-static bool managed_attempt(struct job *j, const struct retry_call *c, struct retry_progress *p,
-			    uint64_t *wake)
+/* One attempt of a non-blocking connect, settled: 0 or its errno (decide_connect's attempt). */
+static int managed_attempt(void *ctx)
 {
+	struct job *j = ctx;
 	struct managed *m = j->m;
 	int err;
 
-	p->attempt++;
+	if (!managed_owned(m))
+		return ECANCELED;
 	/*
 	 * On loopback the attempt settles inside connect(): its event reaches the
 	 * program before connect returns, so a getsockopt must already see an
@@ -410,14 +367,28 @@ static bool managed_attempt(struct job *j, const struct retry_call *c, struct re
 	/* Measured: after a failure whose SO_ERROR was read, connect only resets the socket. */
 	if (err == ECONNABORTED)
 		err = connect(m->dup, (const struct sockaddr *)&j->addr, j->len) == 0 ? 0 : errno;
-	if (err == 0 || err == EISCONN) {
-		retry_succeeded(c, p, clock_now_ms());
-		managed_done(m);
-		return false;
-	}
+	if (err == EISCONN)
+		return 0;
 	if (err == EINPROGRESS || err == EALREADY)
-		return true;
-	return managed_plan(j, c, p, err, wake);
+		return managed_settle(j);
+	return err;
+}
+
+/* A retry of @j is planned: the program is told the attempt is under way, then waits. */
+static void managed_planned(void *ctx)
+{
+	struct job *j = ctx;
+	struct managed *m = j->m;
+
+	if (!j->replied) {
+		reply(j->n.id, EINPROGRESS);
+		j->replied = true;
+	}
+	pthread_mutex_lock(&managed_lock);
+	m->state = MANAGED_WAITING;
+	if (m->go)
+		answer_held(m, EINPROGRESS, false);
+	pthread_mutex_unlock(&managed_lock);
 }
 
 static void job_free(struct job *j)
@@ -446,44 +417,75 @@ static void return_stderr(int fd)
 		close(fd);
 }
 
-static void managed_retry(struct job *j)
+/* The program's process, found once per job. */
+static pid_t job_tgid(struct job *j)
+{
+	if (j->tgid <= 0)
+		j->tgid = task_tgid((pid_t)j->n.pid);
+	return j->tgid;
+}
+
+/* A connect of @j to its target succeeded: its destination is up for the program. */
+static void job_connected(struct job *j)
+{
+	if (dest_any_clock())
+		decide_connected(cfg, &j->target, job_tgid(j));
+}
+
+/*
+ * The first attempt of @j failed with @err: decided as the preload decides,
+ * waiting in this thread; returns the outcome (0 or the errno to give).
+ */
+static int job_decide(struct job *j, int err, int (*attempt)(void *), void (*planned)(void *))
+{
+	struct decide_connect c = {
+		.fd = j->dup,
+		.target = &j->target,
+		.err = err,
+		.own_thread = true,
+		.owner = job_tgid(j),
+		.attempt = attempt,
+		.planned = planned,
+		.ctx = j,
+	};
+	int log_fd = borrow_stderr(j);
+
+	(void)decide_connect(cfg, &c); /* in a thread of its own: always decided here */
+	return_stderr(log_fd);
+	return c.err;
+}
+
+/*
+ * A non-blocking connect of @j, its first attempt made with @err: answered
+ * EINPROGRESS as soon as it is retried (or under way), then retried here.
+ */
+static void managed_retry(struct job *j, int err)
 {
 	struct managed *m = j->m;
-	struct retry_call c = {
-		.call = "connect",
-		.target = &j->target,
-		.retryable = retryable(&j->target),
-		.budget_ms = sndtimeo_ms(j->dup),
-	};
-	struct retry_progress p;
-	uint64_t wake = 0, failed_ms = 0;
-	int log_fd = borrow_stderr(j);
-	bool going = true, collected = false;
+	uint64_t failed_ms = 0;
+	bool collected = false;
 
-	retry_begin(cfg, &p, c.budget_ms, clock_now_ms());
-	if (j->first_err)
-		going = managed_plan(j, &c, &p, j->first_err, &wake);
-	while (going) {
-		if (!managed_owned(m))
-			break;
-		if (managed_get(m, NULL) == MANAGED_ATTEMPTING) {
-			going = managed_poll(j, &c, &p, &wake);
-		} else {
-			uint64_t now = clock_now_ms();
-
-			if (now < wake)
-				sleep_ms(wake - now < CHECK_MS ? wake - now : CHECK_MS);
-			else
-				going = managed_attempt(j, &c, &p, &wake);
-		}
+	if (err == EINPROGRESS) {
+		reply(j->n.id, EINPROGRESS);
+		j->replied = true;
+		err = managed_settle(j);
 	}
+	if (err == 0)
+		job_connected(j);
+	else if (err != ECANCELED)
+		err = job_decide(j, err, managed_attempt, managed_planned);
+	if (!j->replied)
+		reply(j->n.id, err); /* not retried: the kernel's answer, at once */
+	else if (err == 0 || err == ECANCELED)
+		managed_done(m);
+	else
+		managed_fail(m, err);
 	/* A failure waits, bounded, for the program to read it. */
-	while (managed_get(m, &collected) == MANAGED_FAILED && !collected && managed_owned(m) &&
-	       failed_ms < COLLECT_MS) {
+	while (j->replied && managed_get(m, &collected) == MANAGED_FAILED && !collected &&
+	       managed_owned(m) && failed_ms < COLLECT_MS) {
 		sleep_ms(CHECK_MS);
 		failed_ms += CHECK_MS;
 	}
-	return_stderr(log_fd);
 	managed_remove(m);
 	job_free(j);
 }
@@ -501,29 +503,10 @@ static void blocking_retry(struct job *j)
 {
 	int err = connect(j->dup, (const struct sockaddr *)&j->addr, j->len) == 0 ? 0 : errno;
 
-	if (err && config_errset_has(retryable(&j->target), err)) {
-		struct retry_call c = {
-			.call = "connect",
-			.target = &j->target,
-			.retryable = retryable(&j->target),
-			.budget_ms = sndtimeo_ms(j->dup),
-			.attempt = attempt_while_valid,
-			.ctx = j,
-		};
-		int log_fd = borrow_stderr(j), type = 0;
-		socklen_t type_len = sizeof(type);
-
-		/* Shared fate with every process of the user, preloaded or supervised. */
-		if (cfg->shared && getsockopt(j->dup, SOL_SOCKET, SO_TYPE, &type, &type_len) == 0 &&
-		    type == SOCK_STREAM) {
-			c.shared = share_get(cfg, &j->target);
-			if (c.shared && share_is_local(&j->target))
-				c.look_ns = cfg->local_probe_ms * 1000000;
-		}
-
-		err = retry_blocking(cfg, &c, err);
-		return_stderr(log_fd);
-	}
+	if (err == 0)
+		job_connected(j);
+	else
+		err = job_decide(j, err, attempt_while_valid, NULL);
 	reply(j->n.id, err);
 	job_free(j);
 }
@@ -587,14 +570,14 @@ static bool is_go(pid_t tgid)
 }
 
 /* Start managing the non-blocking connect of @j; false if it cannot be. */
-static bool managed_start(struct job *j, int first_err)
+static bool managed_start(struct job *j, bool attempting)
 {
 	struct managed *m = calloc(1, sizeof(*m));
 	struct stat st;
 
 	if (!m || fstat(j->dup, &st) != 0)
 		goto out_free;
-	m->tgid = task_tgid((pid_t)j->n.pid);
+	m->tgid = job_tgid(j);
 	if (m->tgid <= 0)
 		goto out_free;
 	m->dev = st.st_dev;
@@ -602,9 +585,8 @@ static bool managed_start(struct job *j, int first_err)
 	m->dup = j->dup;
 	m->fd = (int)j->n.data.args[0];
 	m->go = is_go(m->tgid);
-	m->state = first_err ? MANAGED_WAITING : MANAGED_ATTEMPTING;
+	m->state = attempting ? MANAGED_ATTEMPTING : MANAGED_WAITING;
 	j->m = m;
-	j->first_err = first_err;
 	pthread_mutex_lock(&managed_lock);
 	m->next = managed_list;
 	managed_list = m;
@@ -698,16 +680,13 @@ static void on_connect(const struct seccomp_notif *n)
 	if (atomic_load(&managed_count) > 0 && connect_again(j))
 		goto out_free;
 	err = connect(j->dup, (const struct sockaddr *)&j->addr, j->len) == 0 ? 0 : errno;
-	if (err != EINPROGRESS && !config_errset_has(retryable(&j->target), err)) {
+	if (err == 0)
+		job_connected(j);
+	if (err == 0 || !managed_start(j, err == EINPROGRESS)) {
 		reply(n->id, err);
 		goto out_free;
 	}
-	if (!managed_start(j, err == EINPROGRESS ? 0 : err)) {
-		reply(n->id, err);
-		goto out_free;
-	}
-	reply(n->id, EINPROGRESS);
-	managed_retry(j);
+	managed_retry(j, err);
 	return;
 out_continue:
 	reply_continue(n->id);

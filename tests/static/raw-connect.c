@@ -2,7 +2,7 @@
 
 /*
  * usage: raw-connect (--tcp HOST:PORT | --unix PATH) [--nonblock] [--wait-ms MS]
- *                    [--undumpable]
+ *                    [--undumpable] [--repeat N]
  *
  * Connects with syscall(SYS_connect), out of the preload's reach.  Blocking:
  * one call.  --nonblock: a non-blocking socket, EINPROGRESS, poll(POLLOUT)
@@ -10,6 +10,8 @@
  * reads what the server sends and prints it.  --undumpable: first
  * prctl(PR_SET_DUMPABLE, 0), which denies ptrace access to other processes
  * of the same user, as Yama's ptrace_scope does to non-ancestors.
+ * --repeat N: up to N connects in one process, each on a new socket, until one
+ * connects (each failure is printed).
  * stdout: "connected mono_ms=N" then the data; stderr: "raw-connect: ERROR".
  * Exit status: 0 connected, 1 failed.
  */
@@ -31,13 +33,33 @@ static int fail(const char *what, int err)
 	return 1;
 }
 
+/* One connect of @fd: 0, its errno, or -ETIMEDOUT when poll waited @wait_ms in vain. */
+static int attempt(int fd, const struct sockaddr_storage *ss, socklen_t len, bool nonblock,
+		   long wait_ms)
+{
+	struct pollfd p = { fd, POLLOUT, 0 };
+	int err;
+	socklen_t elen = sizeof(err);
+
+	if (syscall(SYS_connect, fd, ss, len) == 0)
+		return 0;
+	err = errno;
+	if (!nonblock || err != EINPROGRESS)
+		return err;
+	if (poll(&p, 1, (int)wait_ms) == 0)
+		return -ETIMEDOUT;
+	if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &elen) != 0)
+		return errno;
+	return err;
+}
+
 int main(int argc, char **argv)
 {
 	struct sockaddr_storage ss;
 	socklen_t len = 0;
 	bool nonblock = false;
-	long wait_ms = 20000;
-	int i, fd, err = 0;
+	long wait_ms = 20000, repeat = 1, r;
+	int i, fd = -1, err = 0;
 	char buf[512];
 	ssize_t n;
 
@@ -55,6 +77,9 @@ int main(int argc, char **argv)
 			prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
 		} else if (strcmp(argv[i], "--nonblock") == 0) {
 			nonblock = true;
+		} else if (strcmp(argv[i], "--repeat") == 0 && i + 1 < argc) {
+			if (number_in(argv[++i], 1, 1000, &repeat) != 0)
+				len = 0;
 		} else if (strcmp(argv[i], "--wait-ms") == 0 && i + 1 < argc) {
 			if (number_in(argv[++i], 0, 600000, &wait_ms) != 0)
 				len = 0;
@@ -65,25 +90,22 @@ int main(int argc, char **argv)
 	}
 	if (len == 0) {
 		fprintf(stderr, "usage: raw-connect (--tcp HOST:PORT | --unix PATH) [--nonblock] "
-				"[--wait-ms MS] [--undumpable]\n");
+				"[--wait-ms MS] [--undumpable] [--repeat N]\n");
 		return 2;
 	}
-	fd = socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC | (nonblock ? SOCK_NONBLOCK : 0), 0);
-	if (fd < 0)
-		return fail("socket", errno);
-	if (syscall(SYS_connect, fd, &ss, len) != 0) {
-		err = errno;
-		if (!nonblock || err != EINPROGRESS)
-			return fail("connect", err);
-		struct pollfd p = { fd, POLLOUT, 0 };
-		socklen_t elen = sizeof(err);
-
-		if (poll(&p, 1, (int)wait_ms) == 0)
-			return fail("poll", ETIMEDOUT);
-		if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &elen) != 0)
-			return fail("getsockopt", errno);
-		if (err)
-			return fail("connect", err);
+	for (r = 1; r <= repeat; r++) {
+		if (fd >= 0)
+			close(fd);
+		fd = socket(ss.ss_family,
+			    SOCK_STREAM | SOCK_CLOEXEC | (nonblock ? SOCK_NONBLOCK : 0), 0);
+		if (fd < 0)
+			return fail("socket", errno);
+		err = attempt(fd, &ss, len, nonblock, wait_ms);
+		if (err == 0)
+			break;
+		fail(err == -ETIMEDOUT ? "poll" : "connect", err < 0 ? -err : err);
+		if (r == repeat)
+			return 1;
 	}
 	printf("connected mono_ms=%lld\n", mono_ms());
 	fflush(stdout);

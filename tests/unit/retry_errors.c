@@ -1,5 +1,5 @@
 /* Unit tests of the errors core/retry retries for sends and name lookups. */
-#include "core/retry.h"
+#include "core/config.h"
 
 #include <errno.h>
 #include <sys/socket.h>
@@ -10,7 +10,7 @@ static int has(int family, int type, bool addressed, int err)
 {
 	struct config_errset set;
 
-	retry_send_errors(family, type, addressed, &set);
+	config_send_errors(family, type, addressed, &set);
 	return config_errset_has(&set, err);
 }
 
@@ -78,10 +78,10 @@ static void test_dns_retries_only_temporary_failures(void)
 {
 	struct config_errset set;
 
-	retry_dns_errors(&set);
-	CHECK(config_errset_has(&set, RETRY_DNS_AGAIN));
-	CHECK(!config_errset_has(&set, RETRY_DNS_FAILED));
-	CHECK(!config_errset_has(&set, RETRY_DNS_OK));
+	config_dns_errors(&set);
+	CHECK(config_errset_has(&set, CONFIG_DNS_AGAIN));
+	CHECK(!config_errset_has(&set, CONFIG_DNS_FAILED));
+	CHECK(!config_errset_has(&set, CONFIG_DNS_OK));
 }
 
 int main(void)

@@ -1,11 +1,10 @@
 /* Socket facts for the retry decisions, asked only after a failure. */
-#include "intercept/sock.h"
+#include "sys/sock.h"
 
 #include <fcntl.h>
 #include <sys/socket.h>
 #include <sys/time.h>
 
-#include "core/config.h"
 #include "sys/real.h"
 
 bool sock_is_blocking(int fd)
@@ -40,6 +39,6 @@ uint64_t sock_sndtimeo_ms(int fd)
 
 	if (real_getsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, &len) != 0 ||
 	    (tv.tv_sec == 0 && tv.tv_usec == 0))
-		return CONFIG_INFINITE;
+		return UINT64_MAX; /* CONFIG_INFINITE: no timeout */
 	return (uint64_t)tv.tv_sec * 1000 + (uint64_t)tv.tv_usec / 1000;
 }

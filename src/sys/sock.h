@@ -1,6 +1,6 @@
 /* What the hooks ask about a socket after a call failed: blocking mode, type, send timeout. */
-#ifndef BACKOFF_INTERCEPT_SOCK_H
-#define BACKOFF_INTERCEPT_SOCK_H
+#ifndef BACKOFF_SYS_SOCK_H
+#define BACKOFF_SYS_SOCK_H
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -18,7 +18,7 @@ int sock_type(int fd);
 bool sock_kind(int fd, int *family, int *type);
 
 /*
- * The program's SO_SNDTIMEO on @fd in milliseconds, or CONFIG_INFINITE when
+ * The program's SO_SNDTIMEO on @fd in milliseconds, or UINT64_MAX (infinite) when
  * unset: it bounds the retry budget as it bounds the call itself.  errno may
  * change.
  */

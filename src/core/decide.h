@@ -1,0 +1,102 @@
+/* What happens to a failed connect: one decision for every call family and both engines. */
+#ifndef BACKOFF_CORE_DECIDE_H
+#define BACKOFF_CORE_DECIDE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "core/config.h"
+#include "core/fate.h"
+#include "core/progress.h"
+#include "core/target.h"
+
+struct fdconn;
+
+/* A failed connect as an engine sees it; filled by the engine, read by decide_connect. */
+struct decide_connect {
+	int fd; /* the socket: the program's, or the supervisor's duplicate of it */
+	const struct target_addr *target;
+	int err;     /* the first attempt's error, or EINPROGRESS: under way */
+	bool waited; /* the first attempt was left to a prober, not made */
+	/* The engine waits in a thread of its own, whatever the socket's mode (the supervisor). */
+	bool own_thread;
+	pid_t owner; /* the process whose budget it is: 0 for the calling one */
+	/* Make one more attempt: 0 on success, else its errno. */
+	int (*attempt)(void *ctx);
+	/* NULL, or told that an attempt failed and the next one is planned. */
+	void (*planned)(void *ctx);
+	void *ctx;
+};
+
+/* What the engine is to do. */
+enum decide_verdict {
+	DECIDE_DONE,	   /* the call's outcome is ->err: 0 or the errno to return */
+	DECIDE_EVENT_LOOP, /* a non-blocking connect: retried in the program's event loop */
+	DECIDE_ATTEMPT,	   /* the first attempt was left to a prober, but not for this call to
+			      wait with it: the program's own attempt, now, then decide again */
+};
+
+/*
+ * Decide the connect @c after its first attempt failed (or is under way):
+ * passed through (not eligible, not the last address of its list, its
+ * destination known down), handed to the event loop, or retried here until
+ * it succeeds or gives up, blocking the calling thread, with the budget of
+ * its destination, the program's SO_SNDTIMEO and the shared fate of its
+ * destination; its destination's clock and "known down" are kept up to date.
+ * errno may change.
+ */
+enum decide_verdict decide_connect(const struct config *cfg, struct decide_connect *c);
+
+/* A connect to @t by @owner succeeded at once: its destination is up, if it was down. */
+void decide_connected(const struct config *cfg, const struct target_addr *t, pid_t owner);
+
+/*
+ * The event loop's part: a connect retried in the program's event loop, its
+ * state in its fd table entry @c, claimed by the caller.
+ */
+
+/* @c is managed (its attempt under way or failed at once) at @now_ms: known down? */
+bool decide_loop_begin(const struct config *cfg, struct fdconn *c, uint64_t now_ms);
+
+/*
+ * A real attempt of @c (@fd) failed with @err at @now_ms: news to the
+ * others, its destination's clock charged.  Returns whether a retry is
+ * planned (then *due_ms is when); if not, the call gave up (logged and
+ * booked).
+ */
+bool decide_loop_failed(const struct config *cfg, struct fdconn *c, int fd, int err,
+			uint64_t now_ms, uint64_t *due_ms);
+
+/*
+ * The attempt of @c (@fd) that the kernel reports failed, its error still
+ * held for the program: whether the program is to see the kernel's own
+ * outcome (another address follows, or it was the last attempt allowed at
+ * @now_ms: then the give-up is booked), else it is retried.
+ */
+bool decide_loop_final(const struct config *cfg, struct fdconn *c, int fd, uint64_t now_ms);
+
+/* The connect of @c (@fd) succeeded at @now_ms; returns whether its fd held the look turn. */
+bool decide_loop_succeeded(const struct config *cfg, struct fdconn *c, int fd, uint64_t now_ms);
+
+/* The connect of @c (@fd) gave up at @now_ms, after decide_loop_failed said so or not. */
+void decide_loop_gave_up(const struct config *cfg, struct fdconn *c, int fd, uint64_t now_ms);
+
+/* What a hidden connect of the event loop is to do at its wake. */
+enum decide_wake {
+	DECIDE_WAKE_ATTEMPT, /* make the attempt now */
+	DECIDE_WAKE_MADE,    /* a look was an attempt: its result is in *err */
+	DECIDE_WAKE_SLEEP,   /* stay hidden until *due_ms */
+};
+
+/*
+ * Shared fate at a wake of @c (hidden) at @now_ms: between planned attempts
+ * its prober looks for a local listener, and a planned attempt is left to
+ * another that found the destination down since our last one (its result is
+ * ours, and the next is planned).  The last attempt allowed is always made.
+ * @attempt(@ctx) makes one real attempt (the look at a stale unix socket).
+ */
+enum decide_wake decide_loop_wake(const struct config *cfg, struct fdconn *c, uint64_t now_ms,
+				  int (*attempt)(void *ctx), void *ctx, int *err, uint64_t *due_ms);
+
+#endif

@@ -1,0 +1,145 @@
+/* Counters for BACKOFF_STATS and the event lines of retries, give-ups and passes. */
+#include "core/events.h"
+
+#include <stdatomic.h>
+#include <string.h>
+
+#include "sys/log.h"
+#include "sys/text.h"
+
+static atomic_uint_fast64_t stat_calls, stat_retries, stat_giveups, stat_waited_ms, stat_unmanaged;
+static atomic_uint_fast64_t stat_probed, stat_waited;
+
+static void count(atomic_uint_fast64_t *counter, uint64_t n)
+{
+	atomic_fetch_add_explicit(counter, n, memory_order_relaxed);
+}
+
+void events_stats_read(struct events_stats *out)
+{
+	out->calls = atomic_load_explicit(&stat_calls, memory_order_relaxed);
+	out->retries = atomic_load_explicit(&stat_retries, memory_order_relaxed);
+	out->giveups = atomic_load_explicit(&stat_giveups, memory_order_relaxed);
+	out->waited_ms = atomic_load_explicit(&stat_waited_ms, memory_order_relaxed);
+	out->unmanaged = atomic_load_explicit(&stat_unmanaged, memory_order_relaxed);
+	out->probed = atomic_load_explicit(&stat_probed, memory_order_relaxed);
+	out->waited = atomic_load_explicit(&stat_waited, memory_order_relaxed);
+}
+
+void events_probed(void)
+{
+	count(&stat_probed, 1);
+}
+
+void events_waited(void)
+{
+	count(&stat_waited, 1);
+}
+
+void events_unmanaged(void)
+{
+	count(&stat_unmanaged, 1);
+}
+
+void events_woke_early(uint64_t early_ms)
+{
+	atomic_fetch_sub_explicit(&stat_waited_ms, early_ms, memory_order_relaxed);
+}
+
+/* The destination as the log prints it: the address, else the name looked up. */
+static const char *subject_text(const struct events_subject *s, char *buf, size_t size)
+{
+	struct text t;
+
+	if (s->target) {
+		target_format(s->target, buf, size);
+	} else {
+		/* A host name is escaped as target_format escapes a unix path. */
+		text_init(&t, buf, size);
+		if (s->name)
+			text_escaped(&t, s->name, strnlen(s->name, size));
+	}
+	return buf;
+}
+
+static void line(enum log_level level, const char *event, const struct events_subject *s, int err,
+		 uint64_t attempt, int64_t delay_ms, int64_t wait_ms, int64_t elapsed_ms,
+		 const char *reason)
+{
+	char target[TARGET_TEXT_MAX];
+	struct log_event ev = {
+		.event = event,
+		.call = s->call,
+		.err = err,
+		.err_name = err && s->err_name ? s->err_name(err) : NULL,
+		.attempt = attempt,
+		.delay_ms = delay_ms,
+		.wait_ms = wait_ms,
+		.elapsed_ms = elapsed_ms,
+		.reason = reason,
+	};
+
+	if (!log_enabled(level))
+		return;
+	ev.target = subject_text(s, target, sizeof(target));
+	log_event(level, &ev);
+}
+
+void events_retry(const struct events_subject *s, bool first, int err, uint64_t attempt,
+		  uint64_t delay_ms, uint64_t wait_ms)
+{
+	/* Calls are counted at their first failure: a managed connect that succeeds is not one. */
+	if (first)
+		count(&stat_calls, 1);
+	line(LOG_LEVEL_INFO, "retry", s, err, attempt, (int64_t)delay_ms, (int64_t)wait_ms,
+	     LOG_NONE, NULL);
+	count(&stat_retries, 1);
+	count(&stat_waited_ms, wait_ms);
+}
+
+void events_giveup(const struct events_subject *s, bool first, int err, uint64_t attempt,
+		   uint64_t elapsed_ms, const char *reason)
+{
+	if (first)
+		count(&stat_calls, 1);
+	count(&stat_giveups, 1);
+	line(LOG_LEVEL_WARN, "giveup", s, err, attempt, LOG_NONE, LOG_NONE, (int64_t)elapsed_ms,
+	     reason);
+}
+
+void events_success(const struct events_subject *s, uint64_t attempt, uint64_t elapsed_ms)
+{
+	line(LOG_LEVEL_INFO, "success", s, 0, attempt, LOG_NONE, LOG_NONE, (int64_t)elapsed_ms,
+	     NULL);
+}
+
+void events_left(const struct events_subject *s, int err, uint64_t attempt, uint64_t elapsed_ms,
+		 uint64_t prober_tid)
+{
+	char why[64];
+	struct text t;
+
+	count(&stat_waited, 1);
+	if (!log_enabled(LOG_LEVEL_DEBUG))
+		return;
+	text_init(&t, why, sizeof(why));
+	text_str(&t, "left to prober tid ");
+	text_u64(&t, prober_tid);
+	line(LOG_LEVEL_DEBUG, "waited", s, err, attempt, LOG_NONE, LOG_NONE, (int64_t)elapsed_ms,
+	     why);
+}
+
+void events_pass(const char *call, const struct target_addr *target, int err, const char *reason)
+{
+	struct events_subject s = { .call = call, .target = target };
+
+	line(LOG_LEVEL_DEBUG, "pass", &s, err, 0, LOG_NONE, LOG_NONE, LOG_NONE, reason);
+}
+
+void events_down(const char *call, const struct target_addr *target, uint64_t elapsed_ms)
+{
+	struct events_subject s = { .call = call, .target = target };
+
+	line(LOG_LEVEL_INFO, "down", &s, 0, 0, LOG_NONE, LOG_NONE, (int64_t)elapsed_ms,
+	     "budget-spent");
+}

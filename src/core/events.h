@@ -1,0 +1,74 @@
+/* Counters and event lines: the bottom of core, which every module that counts or says calls. */
+#ifndef BACKOFF_CORE_EVENTS_H
+#define BACKOFF_CORE_EVENTS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "core/target.h"
+
+/* What a line is about: a call and its destination. */
+struct events_subject {
+	const char *call; /* "connect", ... */
+	const struct target_addr *target;
+	const char *name; /* printed instead when target is NULL: a host name */
+	/* The log's name for a failure code; NULL: the codes are errno values. */
+	const char *(*err_name)(int err);
+};
+
+/* Counters for BACKOFF_STATS. */
+struct events_stats {
+	uint64_t calls, retries, giveups, waited_ms;
+	uint64_t probed, waited; /* shared fate: attempts made (by a prober), left to another */
+	uint64_t unmanaged;	 /* connects passed through for want of memory */
+};
+
+void events_stats_read(struct events_stats *out);
+
+/*
+ * A call's first failure (@first: counted once), and a retry of it planned
+ * after attempt @attempt failed with @err: @delay_ms drawn, @wait_ms to wait.
+ * Logged at info.  Thread-safe; async-signal-safe.
+ */
+void events_retry(const struct events_subject *s, bool first, int err, uint64_t attempt,
+		  uint64_t delay_ms, uint64_t wait_ms);
+
+/* A planned wait ended @early_ms before its time (a success, a listener): not waited. */
+void events_woke_early(uint64_t early_ms);
+
+/*
+ * A call gave up after @attempt with @err, @elapsed_ms after its first
+ * failure, for @reason; @first: at its first failure (the call is counted).
+ */
+void events_giveup(const struct events_subject *s, bool first, int err, uint64_t attempt,
+		   uint64_t elapsed_ms, const char *reason);
+
+/* Attempt @attempt (> 1) succeeded @elapsed_ms after the first failure. */
+void events_success(const struct events_subject *s, uint64_t attempt, uint64_t elapsed_ms);
+
+/*
+ * Planned attempt @attempt was left to the prober @prober_tid (0: the
+ * attempt of another that holds no lease); counted, and said at debug.
+ */
+void events_left(const struct events_subject *s, int err, uint64_t attempt, uint64_t elapsed_ms,
+		 uint64_t prober_tid);
+
+/* A first attempt left to the prober of its destination: counted. */
+void events_waited(void);
+
+/* A real attempt made while sharing a destination's fate: counted. */
+void events_probed(void);
+
+/* Count a connect that could not be managed.  Async-signal-safe. */
+void events_unmanaged(void);
+
+/* Log a failed call that is passed through unretried, at debug level. */
+void events_pass(const char *call, const struct target_addr *target, int err, const char *reason);
+
+/*
+ * Say at info that @target is known down: its budget ran out @elapsed_ms
+ * after its first failure, with no success.
+ */
+void events_down(const char *call, const struct target_addr *target, uint64_t elapsed_ms);
+
+#endif

@@ -1,0 +1,113 @@
+/* Shared fate of one call: every rule on what a waiter learns from the others, in one place. */
+#include "core/fate.h"
+
+#include <errno.h>
+#include <sys/socket.h>
+
+#include "core/share.h"
+#include "sys/listen.h"
+
+void fate_join(struct fate *f, const struct config *cfg, const struct target_addr *t, int type,
+	       uint64_t now_ns)
+{
+	f->slot = NULL;
+	f->last_ns = now_ns;
+	f->look_ns = 0;
+	f->looking = f->seen_listener = false;
+	f->seq = 0;
+	if (!cfg->shared || type != SOCK_STREAM)
+		return;
+	f->slot = share_get(cfg, t);
+	if (!f->slot)
+		return;
+	if (cfg->local_probe_ms && share_is_local(t))
+		f->look_ns = cfg->local_probe_ms * 1000000;
+	f->looking = f->look_ns != 0;
+	f->seq = share_seq(f->slot);
+}
+
+void fate_attempted(struct fate *f, int err, uint64_t now_ns)
+{
+	if (!f)
+		return;
+	f->last_ns = now_ns;
+	if (!f->slot)
+		return;
+	share_note(f->slot, err, now_ns);
+	f->seq = share_seq(f->slot);
+}
+
+void fate_leave(struct fate *f)
+{
+	if (f && f->slot)
+		share_leave(f->slot);
+}
+
+enum fate_step fate_wake(struct fate *f, const struct target_addr *t,
+			 const struct config_errset *retryable, uint64_t now_ns,
+			 uint64_t planned_ns, bool deputy, int (*attempt)(void *ctx), void *ctx,
+			 int *err, uint64_t *next_ns)
+{
+	struct share_slot *s = f->slot;
+
+	*next_ns = planned_ns;
+	if (share_seq(s) != f->seq)
+		return FATE_NOW; /* someone connected since our last attempt */
+	if (now_ns >= planned_ns)
+		return FATE_DUE;
+	if (f->looking && share_lead(s, now_ns, now_ns + 5 * f->look_ns)) {
+		int found = listen_probe(t);
+
+		if (found == 1 && !f->seen_listener) {
+			f->seen_listener = true;
+			return FATE_NOW;
+		}
+		if (found == 0) {
+			f->seen_listener = false;
+			share_note_looked(s, now_ns);
+		} else if (found < 0 && t->family == AF_UNIX) {
+			/*
+			 * A socket file no socket here holds (stale, or bound in
+			 * another network namespace): a refused unix attempt costs
+			 * nothing, so the look is an attempt.
+			 */
+			*err = attempt(ctx);
+			if (*err == 0 || !config_errset_has(retryable, *err))
+				return FATE_MADE;
+			share_note(s, *err, now_ns);
+		} else if (found < 0) {
+			f->looking = false; /* the policy's attempts alone, as without sharing */
+			share_leave(s);
+		}
+		if (f->looking && now_ns + f->look_ns < *next_ns)
+			*next_ns = now_ns + f->look_ns;
+	} else if (f->looking && deputy) {
+		/*
+		 * One waiter, the deputy, is back when the prober's lease ends,
+		 * to take over if it is gone; the others sleep until a success
+		 * or their planned attempt.
+		 */
+		uint64_t lease = share_lease_end(s);
+
+		if (lease < now_ns + f->look_ns)
+			lease = now_ns + f->look_ns;
+		if (lease < *next_ns && share_deputy(s, now_ns, lease + 5 * f->look_ns))
+			*next_ns = lease;
+	}
+	return FATE_SLEEP;
+}
+
+bool fate_left_to_other(struct fate *f, uint64_t now_ns)
+{
+	return f && f->slot && share_probed_since(f->slot, f->last_ns, now_ns);
+}
+
+int fate_sleep(struct fate *f, uint64_t until_ns)
+{
+	return share_wait(f->slot, f->seq, until_ns);
+}
+
+int fate_prober(const struct fate *f)
+{
+	return f->slot ? share_prober(f->slot) : 0;
+}

@@ -1,0 +1,15 @@
+/* Where one call stands between attempts: plain data, owned by the call. */
+#ifndef BACKOFF_CORE_PROGRESS_H
+#define BACKOFF_CORE_PROGRESS_H
+
+#include <stdint.h>
+
+struct retry_progress {
+	uint64_t attempt;     /* attempts made so far */
+	uint64_t prev_ms;     /* the previous delay (decorrelated jitter) */
+	uint64_t start_ms;    /* monotonic time of the first attempt */
+	uint64_t deadline_ms; /* CONFIG_INFINITE or start + budget */
+	uint64_t rng;	      /* this call's own random sequence (splitmix64 state) */
+};
+
+#endif

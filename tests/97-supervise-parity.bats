@@ -1,0 +1,98 @@
+#!/usr/bin/env bats
+# The supervisor decides as the preload does: one budget per destination and
+# "known down" per process, a program's own failover, and shared fate for the
+# non-blocking connects Go always makes.
+# shellcheck disable=SC2154 # status, output, stderr: set by bats run
+
+load helper
+
+setup() {
+	require_build
+	RAW=$BUILD/static/raw-connect
+	GO_DIAL=$BUILD/go/dial-nocgo
+	for f in "$BUILD/backoff-supervise" "$RAW" "$GO_DIAL"; do
+		[[ -x $f ]] || fail "$f is missing: run make (with go installed)" || return
+	done
+	STATE=$T/state
+}
+
+@test "a Go program's 4 dials to a dead port share one 2 s budget under the supervisor, then fail at once" {
+	local start elapsed
+	closed_port server
+	start=$(now_ms)
+	run --separate-stderr timeout 30 "$LAUNCHER" --timeout 2s --cap 300ms --log info \
+		--shared "$STATE" -- "$GO_DIAL" -rounds 4 tcp "127.0.0.1:$PORT"
+	elapsed=$(($(now_ms) - start))
+	assert_eq "$status" 1 "status"
+	assert_eq "$(grep -c 'failed' <<<"$output")" 4 "rounds that failed: $output"
+	assert_match "$stderr" "connection refused" "Go's error"
+	# One budget of 2 s, then the kernel's answer at once (without it: 4 x 2 s).
+	assert_between "$elapsed" 1800 2600 "ms for the four dials"
+}
+
+@test "a static client's 4 connects to a dead port share one 2 s budget under the supervisor" {
+	local start elapsed
+	closed_port server
+	start=$(now_ms)
+	run --separate-stderr timeout 30 "$LAUNCHER" --timeout 2s --cap 300ms --shared "$STATE" -- \
+		"$RAW" --tcp "127.0.0.1:$PORT" --repeat 4
+	elapsed=$(($(now_ms) - start))
+	assert_eq "$status" 1 "status"
+	assert_eq "$(grep -c 'Connection refused' <<<"$stderr")" 4 "refused connects: $stderr"
+	assert_between "$elapsed" 1800 2600 "ms for the four connects"
+}
+
+@test "a Go program's host list [dead, live]: after the first round the dead one fails at once" {
+	local start elapsed live
+	start_listener live 0 --count 5
+	live=$PORT
+	closed_port dead
+	start=$(now_ms)
+	run --separate-stderr timeout 30 "$LAUNCHER" --timeout 1s --cap 300ms --shared "$STATE" -- \
+		"$GO_DIAL" -rounds 5 tcp "127.0.0.1:$PORT,127.0.0.1:$live"
+	elapsed=$(($(now_ms) - start))
+	assert_eq "$status" 0 "status: $output $stderr"
+	assert_eq "$(grep -c "connected 127.0.0.1:$live" <<<"$output")" 5 "rounds on the live one"
+	# 1 s for the dead one in round 1; rounds 2-5 move on at once (without it: 5 s).
+	assert_between "$elapsed" 900 1600 "ms for five rounds"
+}
+
+@test "20 Go clients waiting for one late server under the supervisor: failed attempts counted by the kernel, at most a quarter of BACKOFF_SHARED=off" {
+	require_unshare -n
+	local run on off
+	run=$(
+		cat <<'EOF2'
+ip link set lo up || exit 9
+"$HELPERS/late-listener" --tcp 127.0.0.1:4711 --after 1500 --count 20 >/dev/null 2>&1 &
+i=0
+while [ "$i" -lt 20 ]; do
+	BACKOFF_SHARED="$MODE" "$LAUNCHER" -- "$GO_DIAL" -rounds 1 tcp 127.0.0.1:4711 >>"$OUT" 2>&1 &
+	i=$((i + 1))
+done
+wait
+awk '/^Tcp:/ { n++; if (n == 1) for (i = 1; i <= NF; i++) col[$i] = i; else print $col["ActiveOpens"] }' /proc/net/snmp
+EOF2
+	)
+	on=$(HELPERS=$HELPERS LAUNCHER=$LAUNCHER GO_DIAL=$GO_DIAL MODE=$STATE OUT=$T/on.out \
+		timeout 60 "${UNSHARE[@]}" sh -c "$run")
+	off=$(HELPERS=$HELPERS LAUNCHER=$LAUNCHER GO_DIAL=$GO_DIAL MODE=off OUT=$T/off.out \
+		timeout 60 "${UNSHARE[@]}" sh -c "$run")
+	[[ $on =~ ^[0-9]+$ && $off =~ ^[0-9]+$ ]] || fail "counts: on '$on' off '$off'"
+	assert_eq "$(grep -c 'round 1 connected' "$T/on.out")" 20 "clients connected with sharing"
+	assert_eq "$(grep -c 'round 1 connected' "$T/off.out")" 20 "clients connected without"
+	# 20 of the opens succeeded in each run; the rest were refused.
+	assert_between "$((off - 20))" 60 100000 "failed attempts with sharing off"
+	assert_between "$((on - 20))" 0 "$(((off - 20) / 4))" "failed attempts with sharing on"
+}
+
+@test "a container's seccomp profile refusing pidfd_getfd or process_vm_readv: one line names the reason and the remedy" {
+	local call
+	closed_port server
+	for call in pidfd_getfd process_vm_readv; do
+		run --separate-stderr timeout 20 "$HELPERS/deny-syscall" "$call" -- \
+			"$LAUNCHER" --cap 300ms -- "$GO_DIAL" -rounds 1 tcp "127.0.0.1:$PORT"
+		assert_eq "$status" 1 "status ($call)"
+		assert_eq "$(grep -c '^backoff:' <<<"$stderr")" 1 "lines from libbackoff ($call): $stderr"
+		assert_match "$stderr" "backoff: the supervisor engine cannot run here \\($call: Operation not permitted; .*--cap-add SYS_PTRACE\\)" "the line ($call)"
+	done
+}
