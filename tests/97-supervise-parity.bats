@@ -96,3 +96,14 @@ EOF2
 		assert_match "$stderr" "backoff: the supervisor engine cannot run here \\($call: Operation not permitted; .*--cap-add SYS_PTRACE\\)" "the line ($call)"
 	done
 }
+
+@test "a static client's blocking unix datagram connect to a late receiver connects and sends" {
+	start_bg receiver "$HELPERS/dgram-receiver" --unix "$T/r.sock" --after 1000 --out "$T/got" \
+		--until hello
+	run --separate-stderr timeout 20 "$LAUNCHER" --cap 300ms --log info --json \
+		--log-file "$T/log.json" -- "$RAW" --unix "$T/r.sock" --dgram
+	assert_eq "$status" 0 "status: $stderr"
+	wait_for_file "$T/got" 5
+	assert_eq "$(<"$T/got")" "hello" "what the receiver got"
+	assert_match "$(json_events "$T/log.json" retry errno)" "ENOENT" "retried on ENOENT"
+}

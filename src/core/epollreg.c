@@ -165,6 +165,16 @@ static void mark_epoll(int epfd)
 		atomic_fetch_or_explicit(&e->word, FDS_EPOLL, memory_order_relaxed);
 }
 
+/* Not recorded: a connect on @fd asks /proc which sets hold it. */
+static bool unknown(int fd)
+{
+	struct fdslot *s = fdtable_peek(fd);
+
+	if (s)
+		atomic_fetch_or_explicit(&s->word, FDS_UNKNOWN, memory_order_relaxed);
+	return false;
+}
+
 bool epollreg_record(int epfd, int op, int fd, uint32_t events, uint64_t data)
 {
 	struct fdslot *s;
@@ -179,15 +189,15 @@ bool epollreg_record(int epfd, int op, int fd, uint32_t events, uint64_t data)
 		mark_epoll(epfd);
 		s = fdtable_get(fd);
 		if (!s)
-			return false;
+			return unknown(fd);
 	}
 	if (!fdtable_claim(s, true))
-		return false;
+		return unknown(fd);
 	ok = epollreg_apply(s, fd, epfd, op, events, data) == 0;
 	if (ok && fdtable_state_of(s) != FDS_FREE)
 		ok = epollreg_index(s, fd);
 	fdtable_release(s, fdtable_state_of(s));
-	return ok;
+	return ok || unknown(fd);
 }
 
 void epollreg_hide(struct fdslot *s, int fd)

@@ -11,8 +11,8 @@
  * Record a successful epoll_ctl(@epfd, @op, @fd, {@events, @data}) that went
  * to the kernel.  Claims @fd's slot (waiting for another thread, never for
  * its own).  Returns false if it could not be recorded (no memory, or a
- * handler on the claiming thread): the fd's registrations are then unknown.
- * errno untouched.
+ * handler on the claiming thread): the fd is then marked FDS_UNKNOWN, so that
+ * a connect on it asks /proc which sets hold it.  errno untouched.
  */
 bool epollreg_record(int epfd, int op, int fd, uint32_t events, uint64_t data);
 

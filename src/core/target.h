@@ -7,19 +7,10 @@
 #include <stdint.h>
 #include <sys/socket.h>
 
-#define TARGET_PATH_MAX 108 /* sizeof(sun_path) */
+#include "sys/addr.h"
+
 #define TARGET_TEXT_MAX 720 /* "unix:" + a path with every byte escaped */
 #define TARGET_PATTERNS_MAX 32
-
-/* A destination; v4-mapped IPv6 addresses are stored as AF_INET. */
-struct target_addr {
-	int family;		    /* AF_INET, AF_INET6 or AF_UNIX */
-	uint16_t port;		    /* host byte order; 0 for AF_UNIX */
-	unsigned char ip[16];	    /* AF_INET uses the first 4 bytes */
-	char path[TARGET_PATH_MAX]; /* AF_UNIX: path, or abstract name after '@' */
-	size_t path_len;
-	bool abstract;
-};
 
 struct target_pattern {
 	bool exclude;

@@ -30,13 +30,7 @@ EXPORT int epoll_ctl(int epfd, int op, int fd, struct epoll_event *event)
 	if (rc != 0)
 		return rc;
 	saved = errno;
-	if (!epollreg_record(epfd, op, fd, events, data)) {
-		struct fdslot *s = fdtable_peek(fd);
-
-		/* Not recorded: a connect on this fd asks /proc which sets hold it. */
-		if (s)
-			atomic_fetch_or_explicit(&s->word, FDS_UNKNOWN, memory_order_relaxed);
-	}
+	(void)epollreg_record(epfd, op, fd, events, data);
 	errno = saved;
 	return rc;
 }

@@ -2,7 +2,7 @@
 #ifndef BACKOFF_SYS_LISTEN_H
 #define BACKOFF_SYS_LISTEN_H
 
-#include "core/target.h"
+#include "sys/addr.h"
 
 /*
  * Whether a socket in LISTEN state in this network namespace would take a

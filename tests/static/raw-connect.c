@@ -2,7 +2,7 @@
 
 /*
  * usage: raw-connect (--tcp HOST:PORT | --unix PATH) [--nonblock] [--wait-ms MS]
- *                    [--undumpable] [--repeat N]
+ *                    [--undumpable] [--repeat N] [--dgram]
  *
  * Connects with syscall(SYS_connect), out of the preload's reach.  Blocking:
  * one call.  --nonblock: a non-blocking socket, EINPROGRESS, poll(POLLOUT)
@@ -10,6 +10,7 @@
  * reads what the server sends and prints it.  --undumpable: first
  * prctl(PR_SET_DUMPABLE, 0), which denies ptrace access to other processes
  * of the same user, as Yama's ptrace_scope does to non-ancestors.
+ * --dgram: a unix datagram socket, which sends "hello" once connected.
  * --repeat N: up to N connects in one process, each on a new socket, until one
  * connects (each failure is printed).
  * stdout: "connected mono_ms=N" then the data; stderr: "raw-connect: ERROR".
@@ -57,7 +58,7 @@ int main(int argc, char **argv)
 {
 	struct sockaddr_storage ss;
 	socklen_t len = 0;
-	bool nonblock = false;
+	bool nonblock = false, dgram = false;
 	long wait_ms = 20000, repeat = 1, r;
 	int i, fd = -1, err = 0;
 	char buf[512];
@@ -75,6 +76,8 @@ int main(int argc, char **argv)
 			len = (socklen_t)sizeof(*un);
 		} else if (strcmp(argv[i], "--undumpable") == 0) {
 			prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+		} else if (strcmp(argv[i], "--dgram") == 0) {
+			dgram = true;
 		} else if (strcmp(argv[i], "--nonblock") == 0) {
 			nonblock = true;
 		} else if (strcmp(argv[i], "--repeat") == 0 && i + 1 < argc) {
@@ -90,14 +93,16 @@ int main(int argc, char **argv)
 	}
 	if (len == 0) {
 		fprintf(stderr, "usage: raw-connect (--tcp HOST:PORT | --unix PATH) [--nonblock] "
-				"[--wait-ms MS] [--undumpable] [--repeat N]\n");
+				"[--wait-ms MS] [--undumpable] [--repeat N] [--dgram]\n");
 		return 2;
 	}
 	for (r = 1; r <= repeat; r++) {
 		if (fd >= 0)
 			close(fd);
 		fd = socket(ss.ss_family,
-			    SOCK_STREAM | SOCK_CLOEXEC | (nonblock ? SOCK_NONBLOCK : 0), 0);
+			    (dgram ? SOCK_DGRAM : SOCK_STREAM) | SOCK_CLOEXEC |
+				    (nonblock ? SOCK_NONBLOCK : 0),
+			    0);
 		if (fd < 0)
 			return fail("socket", errno);
 		err = attempt(fd, &ss, len, nonblock, wait_ms);
@@ -109,6 +114,8 @@ int main(int argc, char **argv)
 	}
 	printf("connected mono_ms=%lld\n", mono_ms());
 	fflush(stdout);
+	if (dgram)
+		return write(fd, "hello", 5) == 5 ? 0 : fail("write", errno);
 	if (nonblock)
 		fcntl(fd, F_SETFL, 0);
 	while ((n = read(fd, buf, sizeof(buf))) > 0)

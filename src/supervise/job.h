@@ -1,0 +1,45 @@
+/* One connect of a supervised program: what the supervisor took of it, and its decision. */
+#ifndef BACKOFF_SUPERVISE_JOB_H
+#define BACKOFF_SUPERVISE_JOB_H
+
+#include <linux/seccomp.h>
+#include <stdbool.h>
+#include <sys/socket.h>
+#include <sys/types.h>
+
+#include "core/config.h"
+#include "core/target.h"
+
+struct managed;
+
+/* Everything a retrying thread needs about one connect. */
+struct job {
+	const struct config *cfg;
+	struct seccomp_notif n;
+	struct sockaddr_storage addr;
+	socklen_t len;
+	struct target_addr target;
+	int pidfd, dup;
+	pid_t tgid;   /* the program's process, once known (its destinations' budgets) */
+	bool replied; /* a non-blocking connect was answered EINPROGRESS */
+	struct managed *m;
+};
+
+/* Close what @j holds and free it. */
+void job_free(struct job *j);
+
+/* The program's process, found once per job; -1 if it is gone. */
+pid_t job_tgid(struct job *j);
+
+/* A connect of @j to its target succeeded: its destination is up for the program. */
+void job_connected(struct job *j);
+
+/*
+ * The first attempt of @j failed with @err: decided as the preload decides
+ * (core/decide), waiting in this thread, its log lines on the program's
+ * stderr; @attempt makes one more attempt, @planned (or NULL) is told of each
+ * retry planned.  Returns the outcome: 0 or the errno to give.
+ */
+int job_decide(struct job *j, int err, int (*attempt)(void *), void (*planned)(void *));
+
+#endif

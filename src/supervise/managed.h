@@ -1,0 +1,37 @@
+/* The supervisor's non-blocking connects: answered at once, retried, their outcome handed over. */
+#ifndef BACKOFF_SUPERVISE_MANAGED_H
+#define BACKOFF_SUPERVISE_MANAGED_H
+
+#include <linux/seccomp.h>
+#include <stdbool.h>
+
+#include "supervise/job.h"
+
+/* Whether any connect is managed: one load, for every getsockopt notification. */
+bool managed_any(void);
+
+/*
+ * Start managing the non-blocking connect of @j, whose first attempt is under
+ * way (@attempting) or failed; false if it cannot be (the caller answers).
+ */
+bool managed_start(struct job *j, bool attempting);
+
+/*
+ * Retry the managed connect of @j, whose first attempt was made with @err,
+ * in this thread; the program is answered EINPROGRESS as soon as it is
+ * retried or under way, then learns the outcome from SO_ERROR.  Frees @j.
+ */
+void managed_retry(struct job *j, int err);
+
+/*
+ * A second connect() on a socket being retried (perl and ssh check completion
+ * so): answered as the kernel would for the attempt the program believes in,
+ * EALREADY while it is under way, the error once it failed.  Returns false
+ * if the socket is not being retried.
+ */
+bool managed_connect_again(struct job *j);
+
+/* A getsockopt(SO_ERROR) notification: answered for a managed socket, else the kernel's. */
+void managed_getsockopt(const struct seccomp_notif *n);
+
+#endif
