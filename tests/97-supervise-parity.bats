@@ -107,3 +107,54 @@ EOF2
 	assert_eq "$(<"$T/got")" "hello" "what the receiver got"
 	assert_match "$(json_events "$T/log.json" retry errno)" "ENOENT" "retried on ENOENT"
 }
+
+# free_ports N: N loopback TCP ports free now, space-separated.
+free_ports() {
+	"$PYTHON" - "$1" <<'PY'
+import socket, sys
+socks = [socket.socket() for _ in range(int(sys.argv[1]))]
+for s in socks:
+    s.bind(("127.0.0.1", 0))
+print(" ".join(str(s.getsockname()[1]) for s in socks))
+PY
+}
+
+# listen_mono PORT: wait (10 s at most) for a TCP listener on PORT, then print mono_ms.
+listen_mono() {
+	"$PYTHON" - "$1" <<'PY'
+import sys, time
+port = "%04X" % int(sys.argv[1])
+end = time.monotonic() + 10
+while time.monotonic() < end:
+    with open("/proc/net/tcp") as f:
+        if any(l.split()[1].endswith(":" + port) and l.split()[3] == "0A" for l in f.readlines()[1:]):
+            print(time.monotonic_ns() // 1000000)
+            sys.exit(0)
+    time.sleep(0.002)
+sys.exit(1)
+PY
+}
+
+@test "etcdctl put against an etcd started 2 s late, under the launcher: every run succeeds, connected within 500 ms of the listen" {
+	require_command etcd etcdctl
+	local run_no port peer listen connected poller
+	for run_no in 1 2 3; do
+		read -r port peer <<<"$(free_ports 2)"
+		start_bg "etcd$run_no" sh -c "sleep 2; exec etcd --data-dir '$T/etcd$run_no' \
+			--listen-client-urls http://127.0.0.1:$port --advertise-client-urls http://127.0.0.1:$port \
+			--listen-peer-urls http://127.0.0.1:$peer --initial-advertise-peer-urls http://127.0.0.1:$peer \
+			--initial-cluster default=http://127.0.0.1:$peer"
+		listen_mono "$port" >"$T/listen$run_no" 3>&- &
+		poller=$!
+		run --separate-stderr env ETCDCTL_API=3 timeout 30 "$LAUNCHER" --log info --json \
+			--log-file "$T/log$run_no.json" -- etcdctl --endpoints="127.0.0.1:$port" put k v
+		wait "$poller" || fail "etcd $run_no never listened"
+		kill "${BG_PIDS[-1]}" 2>/dev/null || true
+		assert_eq "$status" 0 "etcdctl's status (run $run_no): $stderr"
+		assert_eq "$output" "OK" "etcdctl's output (run $run_no)"
+		listen=$(<"$T/listen$run_no")
+		connected=$(json_events "$T/log$run_no.json" success mono_ms | head -n 1)
+		[[ -n $connected ]] || fail "run $run_no: no connect after retries in the log"
+		assert_between "$((connected - listen))" -20 500 "ms from the listen to the connect (run $run_no)"
+	done
+}

@@ -285,6 +285,8 @@ require_command() {
 		nc) require_program nc netcat-openbsd ;;
 		node) require_program node nodejs ;;
 		psql | pg_ctl | initdb | postgres) require_program "$c" postgresql ;;
+		etcd) require_program etcd etcd-server ;;
+		etcdctl) require_program etcdctl etcd-client ;;
 		*) require_program "$c" ;;
 		esac
 	done
