@@ -1,0 +1,60 @@
+#!/usr/bin/env bats
+# An installed copy, a Debian package and the demo: what a user runs first, outside the tree.
+# shellcheck disable=SC2154 # stderr is set by bats run --separate-stderr
+
+load helper
+
+setup() {
+	require_build
+}
+
+# stage_install PREFIX: make install of this build into $T/stage with PREFIX.
+stage_install() {
+	make -C "$ROOT" --no-print-directory BUILD="$BUILD" DESTDIR="$T/stage" PREFIX="$1" \
+		install >"$T/install.log" 2>&1 || fail "make install failed:" "$(<"$T/install.log")"
+}
+
+@test "an installed launcher finds the library next to itself and preloads it" {
+	stage_install /usr/local
+	local bin=$T/stage/usr/local/bin/backoff lib
+	lib=$(cd "$T/stage/usr/local/lib/libbackoff" && pwd -P)/libbackoff.so
+	[[ -f $lib && -x ${lib%/*}/backoff-supervise ]] || fail "make install left out a file"
+
+	run --separate-stderr "$bin" -- true
+	assert_eq "$status" 0 "status of backoff -- true"
+	assert_eq "$stderr" "" "stderr of backoff -- true"
+
+	run --separate-stderr "$bin" --engine preload -- sh -c 'printf "%s\n" "$LD_PRELOAD"'
+	assert_eq "$output" "$lib" "LD_PRELOAD under the installed launcher"
+	assert_eq "$stderr" "" "stderr"
+}
+
+@test "an installed launcher retries a connect to a late server under both engines" {
+	stage_install /usr/local
+	local engine
+	for engine in preload supervise; do
+		start_listener "server-$engine" 300
+		run --separate-stderr timeout 20 "$T/stage/usr/local/bin/backoff" --engine "$engine" \
+			--base 20ms --cap 100ms -v -- "$HELPERS/probe" "127.0.0.1:$PORT"
+		assert_eq "$output" OK "probe under --engine $engine (stderr: $stderr)"
+		assert_match "$stderr" "retrying in" "retry lines under --engine $engine"
+	done
+}
+
+@test "BACKOFF_LIBRARY overrides the library found next to an installed launcher" {
+	stage_install /usr/local
+	run --separate-stderr env BACKOFF_LIBRARY="$BUILD/libbackoff.so" \
+		"$T/stage/usr/local/bin/backoff" --engine preload -- sh -c 'printf "%s\n" "$LD_PRELOAD"'
+	assert_eq "$output" "$(cd "$BUILD" && pwd -P)/libbackoff.so" "LD_PRELOAD"
+}
+
+@test "an installed launcher without its library says where it looked, not to run make" {
+	# A prefix that exists nowhere, so that no library is found where it points either.
+	stage_install "$T/nowhere"
+	mkdir -p "$T/lone/bin"
+	cp "$T/stage$T/nowhere/bin/backoff" "$T/lone/bin/backoff"
+	run --separate-stderr "$T/lone/bin/backoff" -- true
+	assert_eq "$status" 2 "status"
+	assert_match "$stderr" "^backoff: cannot find libbackoff.so in $T/lone/bin/../lib/libbackoff or $T/nowhere/lib/libbackoff \(set BACKOFF_LIBRARY\)$"
+	assert_no_match "$stderr" "make" "advice"
+}
