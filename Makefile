@@ -88,7 +88,7 @@ unit: $(UNITS)
 	@set -e; for u in $(UNITS); do echo "$$u"; $$u; done
 
 ## demo: a stock client started before its server, connecting on retry
-demo: $(LIBRARY) $(TOOL)
+demo: $(LIBRARY) $(TOOL) $(SUPERVISOR)
 	@sh tests/demo.sh
 
 ## check-exports: the library exports exactly the symbols of src/exports.map

@@ -58,3 +58,16 @@ stage_install() {
 	assert_match "$stderr" "^backoff: cannot find libbackoff.so in $T/lone/bin/../lib/libbackoff or $T/nowhere/lib/libbackoff \(set BACKOFF_LIBRARY\)$"
 	assert_no_match "$stderr" "make" "advice"
 }
+
+@test "make demo in a fresh tree prints no warning from the launcher" {
+	require_program python3
+	mkdir "$T/clone"
+	cp -a "$ROOT/src" "$ROOT/tests" "$ROOT/scripts" "$ROOT/Makefile" "$T/clone/"
+	# The default build, whatever build the suite runs against (make sanitize).
+	run --separate-stderr timeout 120 env -u EXTRA_CFLAGS -u EXTRA_LDFLAGS -u OPT -u CC -u BUILD \
+		make -C "$T/clone" --no-print-directory demo
+	assert_eq "$status" 0 "make demo status (stderr: $stderr)"
+	assert_match "$output" "demo: client received: hello from the late server" "demo output"
+	# Retry lines carry a PID (backoff[PID]: ...); a launcher warning does not.
+	assert_eq "$(grep '^backoff: ' <<<"$output"$'\n'"$stderr")" "" "warnings of make demo"
+}
