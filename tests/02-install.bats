@@ -71,3 +71,37 @@ stage_install() {
 	# Retry lines carry a PID (backoff[PID]: ...); a launcher warning does not.
 	assert_eq "$(grep '^backoff: ' <<<"$output"$'\n'"$stderr")" "" "warnings of make demo"
 }
+
+@test "make deb builds a package that holds every part, depends on libc6 and runs once unpacked" {
+	require_program dpkg-deb dpkg
+	require_program curl
+	run --separate-stderr make -C "$ROOT" --no-print-directory BUILD="$BUILD" DEB_DIR="$T/deb" deb
+	assert_eq "$status" 0 "make deb status (stderr: $stderr)"
+	local deb
+	deb=$(echo "$T"/deb/libbackoff_*_"$(dpkg --print-architecture)".deb)
+	[[ -f $deb ]] || fail "no package in $T/deb: $output"
+
+	run dpkg-deb --field "$deb" Package Architecture Depends
+	assert_match "$output" "^Package: libbackoff"$'\n'"Architecture: $(dpkg --print-architecture)"$'\n'"Depends: (.*, )?libc6 \(>= [0-9.]+\)(,|$)"
+	run dpkg-deb --contents "$deb"
+	local f
+	for f in ./usr/bin/backoff ./usr/lib/libbackoff/libbackoff.so \
+		./usr/lib/libbackoff/backoff-supervise ./usr/lib/libbackoff/backoff-schedule \
+		./usr/share/man/man1/backoff.1.gz ./usr/share/doc/libbackoff/copyright; do
+		grep -q " root/root .* $f$" <<<"$output" || fail "$f missing or not root's: $output"
+	done
+
+	# Unpacked rather than installed: dpkg -i would change the machine the suite runs on.
+	dpkg-deb -x "$deb" "$T/root"
+	run "$T/root/usr/bin/backoff" --help
+	assert_eq "$status" 0 "backoff --help status"
+	assert_match "${output%%$'\n'*}" "^usage: backoff " "backoff --help"
+	grep -q 'Permission is hereby granted' "$T/root/usr/share/doc/libbackoff/copyright" ||
+		fail "the copyright file lacks the licence"
+	start_listener server 500 --send "$HTTP_REPLY"
+	run --separate-stderr timeout 20 "$T/root/usr/bin/backoff" --engine preload -v -- \
+		curl -sS "http://127.0.0.1:$PORT/"
+	assert_eq "$status" 0 "curl status (stderr: $stderr)"
+	assert_eq "$output" hello "curl output"
+	assert_match "$stderr" "connect 127.0.0.1:$PORT: ECONNREFUSED \(attempt 1\), retrying in" "retry lines"
+}
