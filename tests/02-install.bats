@@ -105,3 +105,18 @@ stage_install() {
 	assert_eq "$output" hello "curl output"
 	assert_match "$stderr" "connect 127.0.0.1:$PORT: ECONNREFUSED \(attempt 1\), retrying in" "retry lines"
 }
+
+@test "the README's systemd drop-in runs the daemon through the launcher, within the default start timeout" {
+	local block timeout
+	# The ini block after "A legacy daemon under systemd".
+	block=$(sed -n '/^A legacy daemon under systemd/,/^```$/p' "$ROOT/README.md" |
+		sed -n '/^```ini$/,/^```$/p')
+	[[ -n $block ]] || fail "no systemd example in README.md"
+	assert_no_match "$block" "LD_PRELOAD" "the drop-in (LD_PRELOAD reaches ExecStartPre and ExecStop)"
+	assert_match "$block" $'\n''ExecStart=/usr/local/bin/backoff -- ' "the drop-in's ExecStart"
+	timeout=$(grep -o 'BACKOFF_TIMEOUT=[^ ]*' <<<"$block" | cut -d= -f2)
+	run env BACKOFF_TIMEOUT="$timeout" "$SCHEDULE" --attempts 1
+	assert_eq "$status" 0 "BACKOFF_TIMEOUT=$timeout in the example"
+	timeout=$(sed -n 's/.* timeout=\([0-9]*\)ms.*/\1/p' <<<"$output")
+	assert_between "$timeout" 1 89999 "the example's budget under TimeoutStartSec's default 90 s"
+}
