@@ -39,11 +39,11 @@ TOOL := $(BUILD)/backoff-schedule
 SUPERVISE_SRC := $(wildcard src/supervise/*.c)
 SUPERVISOR := $(BUILD)/backoff-supervise
 
-SHELL_SCRIPTS := scripts/backoff .ci/run $(wildcard tests/*.bash tests/bench/*.sh)
+SHELL_SCRIPTS := scripts/backoff scripts/mkdeb .ci/run $(wildcard tests/*.bash tests/bench/*.sh)
 BATS ?= bats
 BATS_FLAGS ?=
 
-.PHONY: all check test unit demo install uninstall clean check-exports format format-check \
+.PHONY: all check test unit demo install uninstall deb clean check-exports format format-check \
 	shellcheck help
 
 all: $(LIBRARY) $(TOOL) $(SUPERVISOR) $(HELPERS) $(SHIMS) $(UNITS)
@@ -89,7 +89,7 @@ unit: $(UNITS)
 	@set -e; for u in $(UNITS); do echo "$$u"; $$u; done
 
 ## demo: a stock client started before its server, connecting on retry
-demo: $(LIBRARY) $(TOOL)
+demo: $(LIBRARY) $(TOOL) $(SUPERVISOR)
 	@sh tests/demo.sh
 
 ## check-exports: the library exports exactly the symbols of src/exports.map
@@ -109,6 +109,16 @@ install: $(LIBRARY) $(TOOL) $(SUPERVISOR)
 	sed -e 's|@LIBDIR@|$(LIBDIR)|g' scripts/backoff > $(DESTDIR)$(BINDIR)/backoff
 	chmod 0755 $(DESTDIR)$(BINDIR)/backoff
 	install -m 0644 scripts/backoff.1 $(DESTDIR)$(MANDIR)/backoff.1
+
+# Staged under DEB_DIR/root, then packed by scripts/mkdeb (no debian/ directory needed).
+DEB_DIR ?= $(BUILD)/deb
+
+## deb: a Debian package (dpkg-deb) of the library, supervisor, tools, launcher and man page
+deb: $(LIBRARY) $(TOOL) $(SUPERVISOR)
+	rm -rf $(DEB_DIR)/root
+	$(MAKE) --no-print-directory install PREFIX=/usr DESTDIR=$(abspath $(DEB_DIR))/root
+	sh scripts/mkdeb $(DEB_DIR)/root $(VERSION) \
+		$(DEB_DIR)/libbackoff_$(VERSION)_$$(dpkg --print-architecture).deb
 
 uninstall:
 	rm -f $(DESTDIR)$(LIBDIR)/libbackoff.so $(DESTDIR)$(LIBDIR)/backoff-schedule \

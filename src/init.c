@@ -3,6 +3,7 @@
 
 #include <pthread.h>
 #include <stdlib.h>
+#include <sys/auxv.h>
 #include <sys/prctl.h>
 #include <unistd.h>
 
@@ -49,10 +50,28 @@ static void at_fork_child(void)
 	share_after_fork();
 }
 
+static void warn_unknown(const struct config_unknown *u, void *ctx)
+{
+	(void)ctx;
+	log_config_name(u->name, u->message);
+}
+
+/*
+ * Say each BACKOFF_* name of the environment that nothing reads (a typo):
+ * one pass over environ, at load.  Returns how many there were.
+ */
+static unsigned warn_unknown_names(void)
+{
+	/* Under secure execution no variable is read, so none is unknown. */
+	if (getauxval(AT_SECURE))
+		return 0;
+	return config_unknown_scan(environ, warn_unknown, NULL);
+}
+
 static void init_run(void)
 {
 	struct config_problems problems;
-	unsigned i;
+	unsigned i, unknown;
 
 	real_resolve();
 	/* Under the supervisor engine (a seccomp filter is in place): one engine per connect. */
@@ -66,7 +85,8 @@ static void init_run(void)
 	for (i = 0; i < problems.count; i++)
 		log_config_problem(problems.item[i].variable, problems.item[i].value,
 				   problems.item[i].message);
-	if (problems.count > 0 && init_config.strict)
+	unknown = warn_unknown_names();
+	if ((problems.count > 0 || unknown > 0) && init_config.strict)
 		_exit(2);
 	rng_configure(init_config.seeded, init_config.seed);
 	share_init(&init_config);

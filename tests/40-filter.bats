@@ -74,3 +74,32 @@ setup() {
 	assert_eq "$(strace_connects "$T/strace" "htons($PORT)")" 1 "connect calls"
 	assert_eq "$(json_events "$T/log.json" success)" "" "success events (no retry happened)"
 }
+
+@test "glibc's nscd socket is never retried by the preload, even when BACKOFF_TARGETS names it" {
+	local sock targets start
+	for sock in /var/run/nscd/socket /run/nscd/socket; do
+		[[ ! -e $sock ]] || skip "nscd is running here ($sock exists)"
+		for targets in '*' 'unix:/*nscd*'; do
+			rm -f "$T/log.json"
+			start=$(now_ms)
+			run traced "$T/strace" env "${LOG_ENV[@]}" BACKOFF_TARGETS="$targets" \
+				"$HELPERS/probe" "unix:$sock"
+			assert_eq "$output" ENOENT "probe output for $sock"
+			assert_eq "$(strace_connects "$T/strace" "$sock")" 1 "connect calls to $sock"
+			assert_eq "$(json_events "$T/log.json" retry)" "" "retry events for $sock"
+			assert_between "$(($(now_ms) - start))" 0 5000 "elapsed ms"
+		done
+	done
+}
+
+@test "id under the launcher retries no connect of glibc's own, under either engine" {
+	local engine start
+	for engine in auto supervise preload; do
+		start=$(now_ms)
+		run --separate-stderr timeout 20 "$LAUNCHER" --engine "$engine" -v -- id -un
+		assert_eq "$status" 0 "status under --engine $engine (stderr: $stderr)"
+		assert_eq "$output" "$(id -un)" "id -un under --engine $engine"
+		assert_eq "$stderr" "" "stderr under --engine $engine"
+		assert_between "$(($(now_ms) - start))" 0 5000 "elapsed ms under --engine $engine"
+	done
+}

@@ -142,3 +142,45 @@ check_launcher_usage() {
 	assert_match "$stderr" "BACKOFF_LOG_FILE=\"$T/no/such/dir/log\": cannot open it \(ENOENT\): logging to stderr"
 	assert_eq "$(grep -c 'retrying in' <<<"$stderr")" 3 "retry lines on stderr"
 }
+
+@test "an unknown BACKOFF_ variable gets one warning naming the closest known name" {
+	run_program BACKOFF_TIMOUT=3s
+	assert_eq "$prog_status" 3 "program status"
+	assert_eq "$prog_out" out "program output"
+	assert_eq "$prog_err" "backoff: BACKOFF_TIMOUT: unknown variable (did you mean BACKOFF_TIMEOUT?)"
+	run_program BACKOFF_FOO=1 BACKOFF_LOG_FORMAT=json
+	assert_match "$prog_err" '"level":"warn","event":"config","variable":"BACKOFF_FOO","message":"unknown variable"}$'
+	assert_eq "$(count_lines "$prog_err")" 1 "lines"
+	# Read by the launcher or between the engines: known.
+	run_program BACKOFF_LIBRARY="$LIB" BACKOFF_SUPERVISED=1
+	assert_eq "$prog_err" "" "messages for the launcher's variables"
+}
+
+@test "with BACKOFF_STRICT=1 an unknown BACKOFF_ variable ends the program with status 2" {
+	run_program BACKOFF_STRICT=1 BACKOFF_RETRY=3
+	assert_eq "$prog_status" 2 "program status"
+	assert_eq "$prog_out" "" "program output"
+	assert_eq "$prog_err" "backoff: BACKOFF_RETRY: unknown variable (did you mean BACKOFF_RETRIES?)"
+}
+
+@test "under the launcher an unknown variable is warned about once, whatever the engine" {
+	local engine
+	for engine in auto preload supervise; do
+		run --separate-stderr timeout 20 env BACKOFF_TIMOUT=3s \
+			"$LAUNCHER" --engine "$engine" -- sh -c 'echo ran'
+		assert_eq "$status" 0 "status under --engine $engine"
+		assert_eq "$output" ran "output under --engine $engine"
+		assert_eq "$stderr" "backoff: BACKOFF_TIMOUT: unknown variable (did you mean BACKOFF_TIMEOUT?)" \
+			"stderr under --engine $engine"
+		run --separate-stderr timeout 20 env BACKOFF_TIMOUT=3s \
+			"$LAUNCHER" --strict --engine "$engine" -- sh -c 'echo ran'
+		assert_eq "$status" 2 "status under --strict --engine $engine"
+		assert_eq "$output" "" "output under --strict --engine $engine"
+		assert_eq "$(grep -c 'BACKOFF_TIMOUT' <<<"$stderr")" 1 \
+			"warnings under --strict --engine $engine: $stderr"
+	done
+	run --separate-stderr timeout 20 env BACKOFF_TIMOUT=3s "$LAUNCHER" --schedule --attempts 1
+	assert_eq "$status" 0 "status of --schedule"
+	assert_eq "$stderr" "backoff: BACKOFF_TIMOUT: unknown variable (did you mean BACKOFF_TIMEOUT?)" \
+		"stderr of --schedule"
+}

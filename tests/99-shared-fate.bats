@@ -167,14 +167,36 @@ EOF
 		nobody "owner of nobody's file"
 }
 
+# with_private_shm LISTING COMMAND...: COMMAND (at most 10 s) in a mount namespace
+# whose /dev/shm (where the user's state file goes) is an empty tmpfs of its own;
+# the names in it afterwards are written to LISTING.
+with_private_shm() {
+	timeout 10 "${UNSHARE[@]}" sh -c 'mount -t tmpfs tmpfs /dev/shm || exit 99
+		listing=$1
+		shift
+		"$@"
+		rc=$?
+		ls -A /dev/shm >"$listing"
+		exit "$rc"' sh "$@"
+}
+
 @test "BACKOFF_SHARED=off: no state file, no shared counts, every attempt made" {
+	require_unshare -m
 	start_listener srv 700
-	run --separate-stderr timeout 10 env LD_PRELOAD="$LIB" BACKOFF_SHARED=off BACKOFF_STATS=on \
-		BACKOFF_BASE=50ms BACKOFF_CAP=50ms BACKOFF_JITTER=none "$HELPERS/probe" "127.0.0.1:$PORT"
-	assert_eq "$output" "OK" "outcome"
+	run --separate-stderr with_private_shm "$T/shm.off" env LD_PRELOAD="$LIB" \
+		BACKOFF_SHARED=off BACKOFF_STATS=on BACKOFF_BASE=50ms BACKOFF_CAP=50ms \
+		BACKOFF_JITTER=none "$HELPERS/probe" "127.0.0.1:$PORT"
+	assert_eq "$output" "OK" "outcome (stderr: $stderr)"
+	assert_eq "$(<"$T/shm.off")" "" "files in /dev/shm"
 	assert_no_match "$stderr" "probed=|waited=" "shared counts"
 	# 50 ms apart for 700 ms: about 14 retries, each a real one.
 	assert_match "$stderr" "retries=1[0-9] " "retries"
+	# The same look sees the file that sharing makes.
+	closed_port dead
+	run --separate-stderr with_private_shm "$T/shm.on" env LD_PRELOAD="$LIB" \
+		BACKOFF_RETRIES=0 "$HELPERS/probe" "127.0.0.1:$PORT"
+	assert_eq "$output" "ECONNREFUSED" "outcome with sharing (stderr: $stderr)"
+	assert_match "$(<"$T/shm.on")" "^libbackoff-[0-9]+\.v[0-9]+$" "files in /dev/shm with sharing"
 }
 
 # Python asyncio: N connects at once in one event loop to 127.0.0.1:PORT;

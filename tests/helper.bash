@@ -72,8 +72,16 @@ require_build() {
 
 # skip REASON: with BACKOFF_TEST_NO_SKIP=1 (.ci/run, where every program the
 # suite needs is installed) a test that cannot run fails instead of skipping,
-# so that no gap hides behind a skip; otherwise bats's own skip.
-if [[ ${BACKOFF_TEST_NO_SKIP:-} == 1 ]]; then
+# so that no gap hides behind a skip; otherwise bats's own skip.  The setting
+# moves to TEST_NO_SKIP: the library warns about a BACKOFF_* name it does not know.
+if [[ -n ${BACKOFF_TEST_NO_SKIP+set} ]]; then
+	export TEST_NO_SKIP=$BACKOFF_TEST_NO_SKIP
+fi
+# No other BACKOFF_* name of the caller's environment reaches a test either.
+for exported in $(compgen -e); do
+	[[ $exported != BACKOFF_* ]] || unset "$exported"
+done
+if [[ ${TEST_NO_SKIP:-} == 1 ]]; then
 	skip() {
 		fail "cannot run: ${1:-no reason given}" \
 			"(BACKOFF_TEST_NO_SKIP=1: a test that would be skipped fails)"

@@ -7,6 +7,8 @@
 #include <strings.h>
 #include <sys/socket.h>
 
+#include "sys/cookie.h"
+
 const char *const config_variables[] = {
 	"BACKOFF",
 	"BACKOFF_POLICY",
@@ -609,4 +611,137 @@ void config_parse(config_lookup_fn *lookup, void *ctx, struct config *cfg,
 		if (cfg->policy.cap_ms < cfg->policy.base_ms)
 			cfg->policy.base_ms = preset->policy.base_ms;
 	}
+}
+
+/* Names read by the launcher or passed between the engines, not by config_parse. */
+static const char *const other_names[] = { "BACKOFF_LIBRARY", COOKIE_ENV };
+
+#define PREFIX "BACKOFF_"
+#define PREFIX_LEN (sizeof(PREFIX) - 1)
+#define SUFFIX_CMP_MAX 40 /* a longer name gets no suggestion */
+
+static const char *known_name(size_t i)
+{
+	size_t n = N(config_variables) - 1; /* without the NULL */
+
+	return i < n ? config_variables[i] : i - n < N(other_names) ? other_names[i - n] : NULL;
+}
+
+static char fold(char c)
+{
+	return c >= 'a' && c <= 'z' ? (char)(c - 'a' + 'A') : c;
+}
+
+/*
+ * Edits (insertion, deletion, substitution, transposition of neighbours) from
+ * @a to @b, ASCII case ignored; both at most SUFFIX_CMP_MAX bytes.
+ */
+static size_t edit_distance(const char *a, size_t la, const char *b, size_t lb)
+{
+	size_t rows[3][SUFFIX_CMP_MAX + 1], i, j;
+	size_t *before = rows[0], *prev = rows[1], *cur = rows[2], *spare;
+
+	for (j = 0; j <= lb; j++)
+		prev[j] = j;
+	for (i = 1; i <= la; i++) {
+		cur[0] = i;
+		for (j = 1; j <= lb; j++) {
+			size_t d = prev[j - 1] + (fold(a[i - 1]) == fold(b[j - 1]) ? 0 : 1);
+
+			if (prev[j] + 1 < d)
+				d = prev[j] + 1;
+			if (cur[j - 1] + 1 < d)
+				d = cur[j - 1] + 1;
+			if (i > 1 && j > 1 && fold(a[i - 1]) == fold(b[j - 2]) &&
+			    fold(a[i - 2]) == fold(b[j - 1]) && before[j - 2] + 1 < d)
+				d = before[j - 2] + 1;
+			cur[j] = d;
+		}
+		spare = before;
+		before = prev;
+		prev = cur;
+		cur = spare;
+	}
+	return prev[lb];
+}
+
+/*
+ * The known name that @suffix (after BACKOFF_) most likely misspells: the
+ * nearest within a third of its length (at most 3 edits), else the longest
+ * known name it extends by a word (BACKOFF_LOG_LEVEL: BACKOFF_LOG); or NULL.
+ */
+static const char *closest_name(const char *suffix, size_t len)
+{
+	const char *best = NULL, *k;
+	size_t best_d = SIZE_MAX, best_len = 0, i;
+
+	if (len > SUFFIX_CMP_MAX)
+		return NULL;
+	for (i = 0; (k = known_name(i)) != NULL; i++) {
+		size_t lk, longer, d;
+
+		if (strncmp(k, PREFIX, PREFIX_LEN) != 0)
+			continue; /* BACKOFF itself: no suffix to compare */
+		k += PREFIX_LEN;
+		lk = strlen(k);
+		longer = lk > len ? lk : len;
+		d = edit_distance(suffix, len, k, lk);
+		if (d <= (longer + 2) / 3 && d <= 3 && d < best_d) {
+			best = k - PREFIX_LEN;
+			best_d = d;
+		}
+	}
+	if (best)
+		return best;
+	for (i = 0; (k = known_name(i)) != NULL; i++) {
+		size_t lk = strlen(k);
+
+		if (lk > best_len && lk > PREFIX_LEN && lk - PREFIX_LEN < len &&
+		    suffix[lk - PREFIX_LEN] == '_' &&
+		    strncasecmp(suffix, k + PREFIX_LEN, lk - PREFIX_LEN) == 0) {
+			best = k;
+			best_len = lk;
+		}
+	}
+	return best;
+}
+
+bool config_unknown_entry(const char *entry, struct config_unknown *out)
+{
+	const char *eq, *closest;
+	char name[128];
+	size_t len, i;
+
+	if (strncmp(entry, PREFIX, PREFIX_LEN) != 0)
+		return false;
+	eq = strchr(entry, '=');
+	len = eq ? (size_t)(eq - entry) : strlen(entry);
+	for (i = 0; known_name(i) != NULL; i++)
+		if (strlen(known_name(i)) == len && strncmp(known_name(i), entry, len) == 0)
+			return false;
+	/* Cut to the buffer: excerpt() marks a name longer than its output. */
+	snprintf(name, sizeof(name), "%.*s", (int)(len < sizeof(name) ? len : sizeof(name) - 1),
+		 entry);
+	excerpt(out->name, sizeof(out->name), name);
+	closest = closest_name(entry + PREFIX_LEN, len - PREFIX_LEN);
+	if (closest)
+		snprintf(out->message, sizeof(out->message), "unknown variable (did you mean %s?)",
+			 closest);
+	else
+		snprintf(out->message, sizeof(out->message), "unknown variable");
+	return true;
+}
+
+unsigned config_unknown_scan(char *const *env, config_unknown_fn *report, void *ctx)
+{
+	struct config_unknown u;
+	unsigned n = 0;
+
+	for (; env && *env; env++) {
+		if (config_unknown_entry(*env, &u)) {
+			report(&u, ctx);
+			n++;
+		}
+	}
+	return n;
 }

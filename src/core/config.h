@@ -107,4 +107,25 @@ void config_dns_errors(struct config_errset *out);
 /* Every variable name, NULL-terminated, in the documented order. */
 extern const char *const config_variables[];
 
+/* A BACKOFF_* name in the environment that nothing reads: a typo, most often. */
+struct config_unknown {
+	char name[72];	  /* printable excerpt of the name */
+	char message[80]; /* unknown variable (did you mean BACKOFF_TIMEOUT?) */
+};
+
+/*
+ * Whether the environment entry @entry (NAME=value) names a BACKOFF_* variable
+ * that no part of libbackoff reads; if so, fill @out, naming the known variable
+ * it most likely misspells.  Other entries are never unknown.  Pure.
+ */
+bool config_unknown_entry(const char *entry, struct config_unknown *out);
+
+typedef void config_unknown_fn(const struct config_unknown *u, void *ctx);
+
+/*
+ * Call @report for each entry of @env (NULL-terminated, as environ) that
+ * config_unknown_entry finds, in order; returns how many there were.
+ */
+unsigned config_unknown_scan(char *const *env, config_unknown_fn *report, void *ctx);
+
 #endif

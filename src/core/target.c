@@ -169,10 +169,30 @@ static bool pattern_matches(const struct target_pattern *p, const struct target_
 	return p->any_port || p->port == t->port;
 }
 
+bool target_is_libc_internal(const struct target_addr *t)
+{
+	/*
+	 * glibc's nscd client connects here before every user, group and host
+	 * lookup and, when nscd is absent, falls back to its other sources at
+	 * once: a retry could only delay each lookup of a program (id, ls -l).
+	 */
+	static const char *const paths[] = { "/var/run/nscd/socket", "/run/nscd/socket" };
+	size_t i;
+
+	if (t->family != AF_UNIX || t->abstract)
+		return false;
+	for (i = 0; i < sizeof(paths) / sizeof(paths[0]); i++)
+		if (t->path_len == strlen(paths[i]) && memcmp(t->path, paths[i], t->path_len) == 0)
+			return true;
+	return false;
+}
+
 bool target_matches(const struct target_set *set, const struct target_addr *t)
 {
 	unsigned i;
 
+	if (target_is_libc_internal(t))
+		return false;
 	for (i = 0; i < set->count; i++)
 		if (pattern_matches(&set->pattern[i], t))
 			return !set->pattern[i].exclude;

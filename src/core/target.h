@@ -52,8 +52,15 @@ size_t target_format(const struct target_addr *t, char *buf, size_t size);
 int target_parse_list(const char *text, struct target_set *set, char *why, size_t why_size);
 
 /*
- * Whether @t is eligible under @set: the first matching pattern decides;
- * with no match, eligible unless the list has an inclusive pattern.
+ * Whether @t is a socket the C library connects to for its own purposes
+ * (nscd's), never retried whatever BACKOFF_TARGETS says.  Async-signal-safe.
+ */
+bool target_is_libc_internal(const struct target_addr *t);
+
+/*
+ * Whether @t is eligible under @set: never a libc-internal socket; else the
+ * first matching pattern decides; with no match, eligible unless the list
+ * has an inclusive pattern.
  */
 bool target_matches(const struct target_set *set, const struct target_addr *t);
 

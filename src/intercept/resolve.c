@@ -59,7 +59,7 @@ static int gai_again(void *ctx)
 	struct lookup *l = ctx;
 
 	l->rc = real_getaddrinfo(l->name, l->service, l->hints, l->ai);
-	return gai_result(l->rc);
+	return (int)gai_result(l->rc);
 }
 
 static int byname_again(void *ctx)
@@ -67,7 +67,7 @@ static int byname_again(void *ctx)
 	struct lookup *l = ctx;
 
 	l->found = real_gethostbyname(l->name);
-	return host_result(l->found, h_errno);
+	return (int)host_result(l->found, h_errno);
 }
 
 static int byname2_again(void *ctx)
@@ -75,7 +75,7 @@ static int byname2_again(void *ctx)
 	struct lookup *l = ctx;
 
 	l->found = real_gethostbyname2(l->name, l->af);
-	return host_result(l->found, h_errno);
+	return (int)host_result(l->found, h_errno);
 }
 
 static int byname_r_again(void *ctx)
@@ -83,7 +83,7 @@ static int byname_r_again(void *ctx)
 	struct lookup *l = ctx;
 
 	l->rc = real_gethostbyname_r(l->name, l->h, l->buf, l->len, l->res, l->herr);
-	return host_r_result(l->rc, l);
+	return (int)host_r_result(l->rc, l);
 }
 
 static int byname2_r_again(void *ctx)
@@ -91,7 +91,7 @@ static int byname2_r_again(void *ctx)
 	struct lookup *l = ctx;
 
 	l->rc = real_gethostbyname2_r(l->name, l->af, l->h, l->buf, l->len, l->res, l->herr);
-	return host_r_result(l->rc, l);
+	return (int)host_r_result(l->rc, l);
 }
 
 /*

@@ -38,6 +38,12 @@ static const char *lookup_env(const char *name, void *ctx)
 	return getenv(name);
 }
 
+static void warn_unknown(const struct config_unknown *u, void *ctx)
+{
+	(void)ctx;
+	log_config_name(u->name, u->message);
+}
+
 /* --inspect: the launcher's question, answered with the same code the supervisor uses. */
 static int inspect(const char *path)
 {
@@ -274,6 +280,15 @@ int main(int argc, char **argv)
 	}
 	/* The launcher has reported the problems already; the program's preload reports them. */
 	config_parse(lookup_env, NULL, &cfg, &problems);
+	/*
+	 * So are unknown names, but without --preload no preload is there to say
+	 * them (--engine supervise): said here, before the program starts.
+	 */
+	if (!preload) {
+		log_configure(cfg.log_level, cfg.log_json, cfg.log_file);
+		if (config_unknown_scan(environ, warn_unknown, NULL) > 0 && cfg.strict)
+			return 2;
+	}
 	if (cfg.enabled && start(&cfg, &why, &sup) != 0)
 		fprintf(stderr, "backoff: the supervisor engine cannot run here (%s: %s%s): %s\n",
 			why, strerror(errno),

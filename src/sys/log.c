@@ -318,6 +318,30 @@ void log_config_problem(const char *variable, const char *value, const char *mes
 	errno = saved;
 }
 
+void log_config_name(const char *variable, const char *message)
+{
+	char buf[512];
+	struct text t;
+	int saved = errno;
+
+	if (!log_enabled(LOG_LEVEL_WARN))
+		return;
+	text_init(&t, buf, sizeof(buf));
+	if (json()) {
+		json_head(&t, LOG_LEVEL_WARN, "config");
+		json_str(&t, "variable", variable);
+		json_str(&t, "message", message);
+		text_put(&t, "}", 1);
+	} else {
+		text_str(&t, "backoff: ");
+		text_str(&t, variable);
+		text_str(&t, ": ");
+		text_str(&t, message);
+	}
+	emit(&t);
+	errno = saved;
+}
+
 void log_notice(enum log_level level, const char *event, const char *message)
 {
 	char buf[512];

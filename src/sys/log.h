@@ -54,6 +54,12 @@ void log_event(enum log_level level, const struct log_event *ev);
  */
 void log_config_problem(const char *variable, const char *value, const char *message);
 
+/*
+ * Write a problem with a variable's name, not its value, at warn level, in
+ * text as backoff: VARIABLE: MESSAGE.  errno preserved.
+ */
+void log_config_name(const char *variable, const char *message);
+
 /* Write one line with @message (JSON: @event and "message") at @level.  errno preserved. */
 void log_notice(enum log_level level, const char *event, const char *message);
 

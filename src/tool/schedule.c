@@ -2,6 +2,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "core/config.h"
 #include "core/policy.h"
@@ -22,6 +23,12 @@ static const char *lookup_env(const char *name, void *ctx)
 {
 	(void)ctx;
 	return getenv(name);
+}
+
+static void print_unknown(const struct config_unknown *u, void *ctx)
+{
+	(void)ctx;
+	fprintf(stderr, "backoff: %s: %s\n", u->name, u->message);
 }
 
 static void print_duration(const char *label, uint64_t ms)
@@ -130,6 +137,13 @@ int main(int argc, char **argv)
 		fprintf(stderr, "%s\n", line);
 	}
 	if (problems.count > 0)
+		return 2;
+	/*
+	 * Unknown names: under --check (the launcher's) the program's preload or
+	 * supervisor says them, unless BACKOFF_STRICT stops everything here.
+	 */
+	if ((!check || cfg.strict) && config_unknown_scan(environ, print_unknown, NULL) > 0 &&
+	    cfg.strict)
 		return 2;
 	if (check)
 		return 0;

@@ -146,6 +146,7 @@ def run_mutant(m, root, build, out, timeout):
     # A test that cannot run must not count as catching the mutant: here it skips
     # (and a mutant caught by nothing else survives), whatever CI set for make check.
     env.pop("BACKOFF_TEST_NO_SKIP", None)
+    env.pop("TEST_NO_SKIP", None)
     env.pop("MAKEFLAGS", None)
     env.pop("MAKELEVEL", None)
     rc = run_logged(["nice", "-n", "5", "make", "--no-print-directory", "all"], dest, log,

@@ -491,6 +491,72 @@ static void test_secure_execution_honours_no_variable(void)
 		unsetenv(config_variables[i]);
 }
 
+/* The message for @entry, or "known" when the name is one libbackoff reads or not BACKOFF_. */
+static const char *unknown_message(const char *entry)
+{
+	static struct config_unknown u;
+
+	return config_unknown_entry(entry, &u) ? u.message : "known";
+}
+
+static void count_unknown(const struct config_unknown *u, void *ctx)
+{
+	(void)u;
+	(*(unsigned *)ctx)++;
+}
+
+static void test_unknown_names(void)
+{
+	static const char *const known[] = { "BACKOFF=off",	   "BACKOFF_TIMEOUT=3s",
+					     "BACKOFF_LIBRARY=/x", "BACKOFF_SUPERVISED=1",
+					     "BACKOFFICE=1",	   "PATH=/bin",
+					     "backoff_timeout=1" };
+	char *env[] = { "PATH=/bin", "BACKOFF_TIMOUT=3s", "BACKOFF_CAP=1s", "BACKOFF_X", NULL };
+	struct config_unknown u;
+	char long_name[300];
+	unsigned calls = 0;
+	size_t i;
+
+	for (i = 0; i < sizeof(known) / sizeof(known[0]); i++)
+		CHECK_STR(unknown_message(known[i]), "known");
+	for (i = 0; config_variables[i]; i++)
+		CHECK_STR(unknown_message(config_variables[i]), "known");
+	CHECK_STR(unknown_message("BACKOFF_TIMOUT=3s"),
+		  "unknown variable (did you mean BACKOFF_TIMEOUT?)");
+	CHECK_STR(unknown_message("BACKOFF_timeout=3s"),
+		  "unknown variable (did you mean BACKOFF_TIMEOUT?)");
+	CHECK_STR(unknown_message("BACKOFF_TIME~OUT=3s"),
+		  "unknown variable (did you mean BACKOFF_TIMEOUT?)");
+	CHECK_STR(unknown_message("BACKOFF_TIEMOUT=3s"),
+		  "unknown variable (did you mean BACKOFF_TIMEOUT?)");
+	CHECK_STR(unknown_message("BACKOFF_RETRY=3"),
+		  "unknown variable (did you mean BACKOFF_RETRIES?)");
+	CHECK_STR(unknown_message("BACKOFF_SND=on"),
+		  "unknown variable (did you mean BACKOFF_SEND?)");
+	CHECK_STR(unknown_message("BACKOFF_LOG_LEVEL=info"),
+		  "unknown variable (did you mean BACKOFF_LOG?)");
+	CHECK_STR(unknown_message("BACKOFF_LOG_FILE_PATH=/x"),
+		  "unknown variable (did you mean BACKOFF_LOG_FILE?)");
+	CHECK_STR(unknown_message("BACKOFF_LIBRAY=/x"),
+		  "unknown variable (did you mean BACKOFF_LIBRARY?)");
+	CHECK_STR(unknown_message("BACKOFF_FOO=1"), "unknown variable");
+	CHECK_STR(unknown_message("BACKOFF_=1"), "unknown variable");
+	CHECK_STR(unknown_message("BACKOFF_X"), "unknown variable");
+	/* The name alone is shown, escaped and cut; the value never. */
+	CHECK(config_unknown_entry("BACKOFF_\x01\"=secret", &u));
+	CHECK_STR(u.name, "BACKOFF_\\x01\\x22");
+	memset(long_name, 'A', sizeof(long_name) - 1);
+	memcpy(long_name, "BACKOFF_", 8);
+	long_name[sizeof(long_name) - 1] = '\0';
+	CHECK(config_unknown_entry(long_name, &u));
+	CHECK(strlen(u.name) < sizeof(u.name));
+	CHECK(strstr(u.name, "...") != NULL);
+	CHECK_STR(u.message, "unknown variable");
+	CHECK_U64(config_unknown_scan(env, count_unknown, &calls), 2);
+	CHECK_U64(calls, 2);
+	CHECK_U64(config_unknown_scan(NULL, count_unknown, &calls), 0);
+}
+
 int main(void)
 {
 	test_defaults();
@@ -510,5 +576,6 @@ int main(void)
 	test_excerpt_escapes_quotes_and_backslashes();
 	test_problem_format_truncates();
 	test_secure_execution_honours_no_variable();
+	test_unknown_names();
 	return unit_report("config");
 }

@@ -163,6 +163,29 @@ static void test_same_address(void)
 	CHECK(!target_same_address(&a, &(struct target_addr){ .family = AF_INET6 }));
 }
 
+static bool internal(struct target_addr t)
+{
+	return target_is_libc_internal(&t);
+}
+
+/* glibc's nscd socket is never eligible, not even when a pattern names it. */
+static void test_libc_internal(void)
+{
+	struct target_set empty = { 0 };
+	struct target_addr nscd = unix_path("/var/run/nscd/socket", 0);
+
+	CHECK(internal(nscd));
+	CHECK(internal(unix_path("/run/nscd/socket", 0)));
+	CHECK(!target_matches(&empty, &nscd));
+	CHECK(matches("unix:/var/run/nscd/*", nscd) == 0);
+	CHECK(matches("unix:/run/nscd/socket", unix_path("/run/nscd/socket", 0)) == 0);
+	CHECK(!internal(unix_path("/run/nscd/socket", 1)));
+	CHECK(!internal(unix_path("/run/nscd/socket2", 0)));
+	CHECK(!internal(unix_path("/run/nscd/socke", 0)));
+	CHECK(!internal(v4("127.0.0.1", 0)));
+	CHECK(matches("unix:/run/nscd/*", unix_path("/run/nscd/other", 0)) == 1);
+}
+
 int main(void)
 {
 	test_format();
@@ -171,5 +194,6 @@ int main(void)
 	test_bad_patterns();
 	test_too_many_patterns();
 	test_same_address();
+	test_libc_internal();
 	return unit_report("target");
 }
