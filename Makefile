@@ -61,7 +61,7 @@ $(TOOL): src/tool/schedule.c $(CORE_OBJ)
 # The supervisor engine: a program of its own, on the same core as the library, with
 # libc's calls as the real ones (src/supervise/libc.c) instead of sys/real.c.
 SUPERVISE_CORE := $(patsubst %,$(BUILD)/obj/src/%.o,core/config core/policy core/target \
-	core/retry core/share sys/clock sys/listen sys/log sys/rng sys/text)
+	core/retry core/share sys/clock sys/errname sys/listen sys/log sys/rng sys/text)
 $(SUPERVISOR): $(SUPERVISE_SRC:%.c=$(BUILD)/obj/%.o) $(SUPERVISE_CORE)
 	$(CC) $(CFLAGS_ALL) -o $@ $^ $(LIBS)
 
@@ -199,8 +199,8 @@ FUZZ_TARGETS := config target policy fdinfo notify share
 # integer: unsigned wrap-around and lossy conversions count as findings too.
 FUZZ_CFLAGS = $(WARN) -g -O1 -Isrc -fsanitize=fuzzer,address,undefined,integer \
 	-fno-sanitize-recover=all
-FUZZ_CORE := src/core/config.c src/core/target.c src/core/policy.c src/sys/text.c \
-	src/sys/fdinfo.c
+FUZZ_CORE := src/core/config.c src/core/target.c src/core/policy.c src/sys/errname.c \
+	src/sys/text.c src/sys/fdinfo.c
 
 .PHONY: fuzz
 

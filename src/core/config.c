@@ -6,6 +6,8 @@
 #include <string.h>
 #include <strings.h>
 
+#include "sys/errname.h"
+
 const char *const config_variables[] = {
 	"BACKOFF",
 	"BACKOFF_POLICY",
@@ -280,7 +282,7 @@ static int errno_by_name(const char *s, size_t n)
 	int e;
 
 	for (e = 1; e < CONFIG_ERRNO_MAX; e++) {
-		const char *name = strerrorname_np(e);
+		const char *name = errname(e);
 
 		if (name && strlen(name) == n && strncmp(name, s, n) == 0)
 			return e;
@@ -345,8 +347,7 @@ static int parse_errors(const char *s, struct config *cfg, char *why, size_t why
 			return -1;
 		}
 		if (sign >= 0 && is_never_retried(err)) {
-			snprintf(why, why_size, "%s cannot be retried safely",
-				 strerrorname_np(err));
+			snprintf(why, why_size, "%s cannot be retried safely", errname(err));
 			return -1;
 		}
 		errset_put(&inet, err, sign >= 0);
