@@ -28,6 +28,7 @@
 #include "supervise/elf.h"
 #include "supervise/notify.h"
 #include "sys/clock.h"
+#include "sys/compat.h"
 #include "sys/log.h"
 
 #ifndef PIDFD_THREAD
