@@ -153,3 +153,36 @@ interpreter() {
 	cmp "$MUSL_LIB" "$T/stage/usr/lib/libbackoff/musl/libbackoff.so" ||
 		fail "the installed musl library differs from build/musl's"
 }
+
+@test "in a root without glibc (an Alpine image), ENTRYPOINT [\"backoff\", \"--\"] runs a musl client" {
+	[[ -z ${TEST_BUILD_DIR:-} ]] || skip "the installed copy is the default build's"
+	local busybox newroot=$T/root a loader
+	busybox=$(command -v busybox) || skip "busybox is not installed (apt-get install busybox-static)"
+	[[ -z $(interpreter "$busybox") ]] || skip "$busybox is not static (apt-get install busybox-static)"
+	require_unshare -m
+	# busybox as the shell and its tools, musl's loader, the installed copy, the client.
+	mkdir -p "$newroot/bin" "$newroot/lib" "$newroot/proc" "$newroot/dev"
+	cp "$busybox" "$newroot/bin/busybox"
+	for a in sh dd tr grep head sed dirname basename readlink id env cat; do
+		ln -s busybox "$newroot/bin/$a"
+	done
+	loader=$(interpreter "$MUSL_PROBE")
+	cp "$(readlink -f "$loader")" "$newroot$loader"
+	run make -s -C "$ROOT" install DESTDIR="$newroot" PREFIX=/usr/local
+	assert_eq "$status" 0 "make install status (output: $output)" || return
+	cp "$MUSL_PROBE" "$newroot/probe"
+
+	start_listener server 1000 --send hello
+	# shellcheck disable=SC2016 # the script's own $1
+	run --separate-stderr timeout 20 "${UNSHARE[@]}" sh -c \
+		'mount --rbind /proc "$1/proc" && mount --rbind /dev "$1/dev" && shift &&
+		exec chroot "$@"' sh "$newroot" "$newroot" /usr/local/bin/backoff -vv --base 50ms \
+		--cap "${CAP_MS}ms" --json --log-file /log.json -- /probe --read "127.0.0.1:$PORT"
+	assert_eq "$status" 0 "status (stderr: $stderr)" || return
+	assert_eq "$output" "OK hello" "output" || return
+	assert_eq "$stderr" \
+		"backoff: /probe is linked against musl: preloading /usr/local/lib/libbackoff/musl/libbackoff.so" \
+		"the launcher's line" || return
+	assert_retried_then_connected "$newroot/log.json" "127.0.0.1:$PORT" ECONNREFUSED \
+		"$(listener_mono server listening)" "$CAP_MS"
+}
