@@ -44,9 +44,42 @@ BATS ?= bats
 BATS_FLAGS ?=
 
 .PHONY: all check test unit demo install uninstall deb clean check-exports format format-check \
-	shellcheck help
+	shellcheck help musl
 
 all: $(LIBRARY) $(TOOL) $(SUPERVISOR) $(HELPERS) $(SHIMS) $(UNITS)
+
+# musl (Debian's musl-tools): the library, the schedule tool and the supervisor built
+# against musl into build/musl/, for programs linked against it (Alpine images).  musl-gcc
+# sees musl's headers only: the kernel's (linux/, asm/) come through a directory of links.
+MUSL_CC ?= musl-gcc
+MUSL_BUILD := $(BUILD)/musl
+MUSL_FOUND := $(shell command -v $(MUSL_CC) 2>/dev/null)
+MUSL_KERNEL := $(MUSL_BUILD)/kernel-include
+MUSL_PROBE := $(MUSL_BUILD)/helpers/probe
+
+## musl: the library, the tool and the supervisor for musl programs, in build/musl/
+musl: $(MUSL_KERNEL)/.links
+	$(MAKE) BUILD=$(MUSL_BUILD) CC=$(MUSL_CC) \
+		EXTRA_CFLAGS="-isystem $(abspath $(MUSL_KERNEL)) $(EXTRA_CFLAGS)" \
+		$(MUSL_BUILD)/libbackoff.so $(MUSL_BUILD)/backoff-schedule $(MUSL_BUILD)/backoff-supervise
+	$(MAKE) $(MUSL_PROBE)
+
+$(MUSL_KERNEL)/.links: Makefile
+	@command -v $(MUSL_CC) >/dev/null || \
+		{ echo "make musl: $(MUSL_CC) not found (apt-get install musl-tools)" >&2; exit 1; }
+	@mkdir -p $(dir $@)
+	ln -sfn /usr/include/linux /usr/include/asm-generic $(MUSL_KERNEL)/
+	multiarch=$$($(MUSL_CC) -print-multiarch); \
+		ln -sfn /usr/include/$${multiarch:+$$multiarch/}asm $(MUSL_KERNEL)/asm
+	@touch $@
+
+# The musl-linked client of tests/96-musl.bats: the probe, linked dynamically so that the
+# preload reaches it.  musl has no strerrorname_np: it names errnos with the library's table.
+$(MUSL_PROBE): tests/helpers/probe.c tests/helpers/common.h src/sys/errname.c src/sys/compat.h \
+		Makefile | $(MUSL_KERNEL)/.links
+	@mkdir -p $(dir $@)
+	$(MUSL_CC) $(CFLAGS_ALL) -include sys/compat.h -include sys/errname.h \
+		-Dstrerrorname_np=errname -o $@ $< src/sys/errname.c
 
 $(BUILD)/obj/%.o: %.c $(wildcard src/*.h src/*/*.h) Makefile
 	@mkdir -p $(dir $@)
@@ -55,14 +88,18 @@ $(BUILD)/obj/%.o: %.c $(wildcard src/*.h src/*/*.h) Makefile
 $(LIBRARY): $(LIB_OBJ) src/exports.map
 	$(CC) $(CFLAGS_ALL) $(LIB_CFLAGS) $(LIB_LDFLAGS) -o $@ $(LIB_OBJ) $(LIBS)
 
-$(TOOL): src/tool/schedule.c $(CORE_OBJ)
+# The tool reads the configuration and draws delays: the pure core only, no hooks'
+# real_* calls (some of which musl lacks).
+TOOL_CORE := $(patsubst %,$(BUILD)/obj/src/%.o,core/config core/policy core/target sys/errname \
+	sys/rng sys/text)
+$(TOOL): src/tool/schedule.c $(TOOL_CORE)
 	$(CC) $(CFLAGS_ALL) -o $@ $^ $(LIBS)
 
 # The supervisor engine: a program of its own, on the same core as the library, with
 # libc's calls as the real ones (src/supervise/libc.c) instead of sys/real.c.
 SUPERVISE_CORE := $(patsubst %,$(BUILD)/obj/src/%.o,core/addrlist core/config core/decide \
 	core/dest core/events core/fate core/policy core/retry core/share core/target sys/clock \
-	sys/listen sys/log sys/rng sys/sock sys/text)
+	sys/errname sys/listen sys/log sys/rng sys/sock sys/text)
 $(SUPERVISOR): $(SUPERVISE_SRC:%.c=$(BUILD)/obj/%.o) $(SUPERVISE_CORE)
 	$(CC) $(CFLAGS_ALL) -o $@ $^ $(LIBS)
 
@@ -79,7 +116,7 @@ $(BUILD)/unit/%: tests/unit/%.c $(CORE_OBJ)
 	$(CC) $(CFLAGS_ALL) -o $@ $^ $(LIBS)
 
 ## check: build, then run the whole test suite (bats)
-check: all check-exports bench-quick
+check: all check-exports bench-quick $(if $(MUSL_FOUND),musl)
 	$(BATS) $(BATS_FLAGS) tests/
 
 test: check
@@ -101,11 +138,17 @@ check-exports: $(LIBRARY)
 		echo "check-exports: $$(wc -l < $(BUILD)/exports.actual) symbols, as in src/exports.map"; \
 	else echo "check-exports: exported symbols differ from src/exports.map" >&2; exit 1; fi
 
-install: $(LIBRARY) $(TOOL) $(SUPERVISOR)
+# The musl build, when there is one, goes to musl/ next to the glibc build: the launcher
+# looks there for a program linked against musl.
+MUSL_INSTALL := $(if $(wildcard $(MUSL_BUILD)/libbackoff.so),musl)
+install: $(LIBRARY) $(TOOL) $(SUPERVISOR) $(MUSL_INSTALL)
 	install -d $(DESTDIR)$(LIBDIR) $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)
 	install -m 0755 $(LIBRARY) $(DESTDIR)$(LIBDIR)/libbackoff.so
 	install -m 0755 $(TOOL) $(DESTDIR)$(LIBDIR)/backoff-schedule
 	install -m 0755 $(SUPERVISOR) $(DESTDIR)$(LIBDIR)/backoff-supervise
+	$(if $(MUSL_INSTALL),install -d $(DESTDIR)$(LIBDIR)/musl)
+	$(if $(MUSL_INSTALL),install -m 0755 $(MUSL_BUILD)/libbackoff.so \
+		$(MUSL_BUILD)/backoff-schedule $(MUSL_BUILD)/backoff-supervise $(DESTDIR)$(LIBDIR)/musl/)
 	sed -e 's|@LIBDIR@|$(LIBDIR)|g' scripts/backoff > $(DESTDIR)$(BINDIR)/backoff
 	chmod 0755 $(DESTDIR)$(BINDIR)/backoff
 	install -m 0644 scripts/backoff.1 $(DESTDIR)$(MANDIR)/backoff.1
@@ -122,8 +165,10 @@ deb: $(LIBRARY) $(TOOL) $(SUPERVISOR)
 
 uninstall:
 	rm -f $(DESTDIR)$(LIBDIR)/libbackoff.so $(DESTDIR)$(LIBDIR)/backoff-schedule \
-		$(DESTDIR)$(LIBDIR)/backoff-supervise \
+		$(DESTDIR)$(LIBDIR)/backoff-supervise $(DESTDIR)$(LIBDIR)/musl/libbackoff.so \
+		$(DESTDIR)$(LIBDIR)/musl/backoff-schedule $(DESTDIR)$(LIBDIR)/musl/backoff-supervise \
 		$(DESTDIR)$(BINDIR)/backoff $(DESTDIR)$(MANDIR)/backoff.1
+	-rmdir $(DESTDIR)$(LIBDIR)/musl 2>/dev/null
 	-rmdir $(DESTDIR)$(LIBDIR)
 
 FORMAT_FILES = $(shell find src tests -name '*.[ch]')
@@ -210,8 +255,8 @@ FUZZ_TARGETS := config target policy fdinfo notify share
 # integer: unsigned wrap-around and lossy conversions count as findings too.
 FUZZ_CFLAGS = $(WARN) -g -O1 -Isrc -fsanitize=fuzzer,address,undefined,integer \
 	-fno-sanitize-recover=all
-FUZZ_CORE := src/core/config.c src/core/target.c src/core/policy.c src/sys/text.c \
-	src/sys/fdinfo.c
+FUZZ_CORE := src/core/config.c src/core/target.c src/core/policy.c src/sys/errname.c \
+	src/sys/text.c src/sys/fdinfo.c
 
 .PHONY: fuzz
 

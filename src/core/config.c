@@ -9,6 +9,8 @@
 
 #include "sys/cookie.h"
 
+#include "sys/errname.h"
+
 const char *const config_variables[] = {
 	"BACKOFF",
 	"BACKOFF_POLICY",
@@ -317,7 +319,7 @@ static int errno_by_name(const char *s, size_t n)
 	int e;
 
 	for (e = 1; e < CONFIG_ERRNO_MAX; e++) {
-		const char *name = strerrorname_np(e);
+		const char *name = errname(e);
 
 		if (name && strlen(name) == n && strncmp(name, s, n) == 0)
 			return e;
@@ -382,8 +384,7 @@ static int parse_errors(const char *s, struct config *cfg, char *why, size_t why
 			return -1;
 		}
 		if (sign >= 0 && is_never_retried(err)) {
-			snprintf(why, why_size, "%s cannot be retried safely",
-				 strerrorname_np(err));
+			snprintf(why, why_size, "%s cannot be retried safely", errname(err));
 			return -1;
 		}
 		errset_put(&inet, err, sign >= 0);

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "sys/clock.h"
+#include "sys/compat.h"
 #include "sys/log.h"
 
 struct share_head *_Atomic share_map;
@@ -80,7 +81,7 @@ void share_use(void *image)
 static void warn_unusable(const struct config *cfg, const char *path, const char *why, int err)
 {
 	char msg[PATH_MAX + 200], buf[128];
-	const char *reason = err ? strerror_r(err, buf, sizeof(buf)) : "";
+	const char *reason = err ? compat_strerror(err, buf, sizeof(buf)) : "";
 
 	if (atomic_exchange_explicit(&share_warned, true, memory_order_relaxed))
 		return;

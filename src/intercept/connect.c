@@ -173,10 +173,10 @@ out_fail:
  * the destination's bucket, no destination's clock running: one attempt,
  * errno as it was on success; anything else is connect_slow's.
  */
-EXPORT int connect(int fd, __CONST_SOCKADDR_ARG arg, socklen_t len)
+EXPORT int connect(int fd, COMPAT_CONST_SOCKADDR_ARG arg, socklen_t len)
 {
 	/* glibc declares a transparent union under _GNU_SOURCE; the hook must match. */
-	const struct sockaddr *addr = arg.__sockaddr__;
+	const struct sockaddr *addr = COMPAT_SOCKADDR(arg);
 	int saved;
 
 	(void)init_config_get();

@@ -32,11 +32,11 @@ EXPORT ssize_t recv(int fd, void *buf, size_t n, int flags)
 	return real_recv(fd, buf, n, flags);
 }
 
-EXPORT ssize_t recvfrom(int fd, void *buf, size_t n, int flags, __SOCKADDR_ARG from,
+EXPORT ssize_t recvfrom(int fd, void *buf, size_t n, int flags, COMPAT_SOCKADDR_ARG from,
 			socklen_t *fromlen)
 {
 	ANSWER_IF_MASKED(fd);
-	return real_recvfrom(fd, buf, n, flags, from.__sockaddr__, fromlen);
+	return real_recvfrom(fd, buf, n, flags, COMPAT_SOCKADDR(from), fromlen);
 }
 
 EXPORT ssize_t recvmsg(int fd, struct msghdr *msg, int flags)

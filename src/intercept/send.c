@@ -54,7 +54,7 @@ static int sendmmsg_again(void *ctx)
 {
 	struct send_op *op = ctx;
 
-	op->rc = real_sendmmsg(op->fd, op->vec, op->vlen, op->flags);
+	op->rc = real_sendmmsg(op->fd, op->vec, op->vlen, (compat_mmsg_flags)op->flags);
 	return op->rc >= 0 ? 0 : errno;
 }
 
@@ -200,7 +200,7 @@ EXPORT ssize_t send(int fd, const void *buf, size_t n, int flags)
 	return __builtin_expect(rc >= 0, 1) ? rc : send_retry(&op);
 }
 
-EXPORT ssize_t sendto(int fd, const void *buf, size_t n, int flags, __CONST_SOCKADDR_ARG to,
+EXPORT ssize_t sendto(int fd, const void *buf, size_t n, int flags, COMPAT_CONST_SOCKADDR_ARG to,
 		      socklen_t tolen)
 {
 	struct send_op op;
@@ -211,10 +211,10 @@ EXPORT ssize_t sendto(int fd, const void *buf, size_t n, int flags, __CONST_SOCK
 	op.buf = buf;
 	op.len = n;
 	op.flags = flags;
-	op.to = to.__sockaddr__;
+	op.to = COMPAT_SOCKADDR(to);
 	op.tolen = tolen;
 	KEEP_IN_MEMORY(op);
-	rc = real_sendto(fd, buf, n, flags, to.__sockaddr__, tolen);
+	rc = real_sendto(fd, buf, n, flags, COMPAT_SOCKADDR(to), tolen);
 	return __builtin_expect(rc >= 0, 1) ? rc : sendto_retry(&op);
 }
 
@@ -232,7 +232,7 @@ EXPORT ssize_t sendmsg(int fd, const struct msghdr *msg, int flags)
 	return __builtin_expect(rc >= 0, 1) ? rc : sendmsg_retry(&op);
 }
 
-EXPORT int sendmmsg(int fd, struct mmsghdr *vec, unsigned vlen, int flags)
+EXPORT int sendmmsg(int fd, struct mmsghdr *vec, unsigned vlen, compat_mmsg_flags flags)
 {
 	struct send_op op;
 	ssize_t rc;
@@ -241,7 +241,7 @@ EXPORT int sendmmsg(int fd, struct mmsghdr *vec, unsigned vlen, int flags)
 	op.fd = fd;
 	op.vec = vec;
 	op.vlen = vlen;
-	op.flags = flags;
+	op.flags = (int)flags;
 	KEEP_IN_MEMORY(op);
 	rc = real_sendmmsg(fd, vec, vlen, flags);
 	return __builtin_expect(rc >= 0, 1) ? (int)rc : sendmmsg_retry(&op);

@@ -64,9 +64,10 @@ static int inspect(const char *path)
  */
 static void close_others(int keep, bool also_next)
 {
+	/* The system call: musl has no close_range(). */
 	if (keep > 3)
-		close_range(3, (unsigned)keep - 1, 0);
-	close_range((unsigned)keep + (also_next ? 2 : 1), ~0U, 0);
+		syscall(SYS_close_range, 3U, (unsigned)keep - 1, 0);
+	syscall(SYS_close_range, (unsigned)keep + (also_next ? 2 : 1), ~0U, 0);
 }
 
 static int receive_fd(int sock)

@@ -19,6 +19,7 @@
 #include "supervise/managed.h"
 #include "supervise/notify.h"
 #include "supervise/task.h"
+#include "sys/compat.h"
 
 static int listener = -1;
 static const struct config *cfg;

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "sys/clock.h"
+#include "sys/errname.h"
 #include "sys/real.h"
 #include "sys/text.h"
 
@@ -173,7 +174,7 @@ static void text_head(struct text *t)
 
 static const char *errno_name(int err)
 {
-	const char *name = strerrorname_np(err);
+	const char *name = errname(err);
 
 	return name ? name : "E?";
 }

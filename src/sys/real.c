@@ -127,7 +127,7 @@ STUB(ssize_t, sendto,
      (fd, b, n, f, a, l), syscall(SYS_sendto, fd, b, n, f, a, l))
 STUB(ssize_t, sendmsg, (int fd, const struct msghdr *m, int f), (fd, m, f),
      syscall(SYS_sendmsg, fd, m, f))
-STUB(int, sendmmsg, (int fd, struct mmsghdr *v, unsigned n, int f), (fd, v, n, f),
+STUB(int, sendmmsg, (int fd, struct mmsghdr *v, unsigned n, compat_mmsg_flags f), (fd, v, n, f),
      syscall(SYS_sendmmsg, fd, v, n, f))
 STUB(int, close, (int fd), (fd), syscall(SYS_close, fd))
 STUB(int, close_range, (unsigned lo, unsigned hi, int f), (lo, hi, f),

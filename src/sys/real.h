@@ -10,6 +10,8 @@
 #include <sys/socket.h>
 #include <sys/uio.h>
 
+#include "sys/compat.h"
+
 /*
  * libbackoff's own code calls these, never the hooked names, so that it
  * neither recurses into its hooks nor takes its own locks twice.
@@ -47,7 +49,7 @@ extern ssize_t (*real_writev)(int, const struct iovec *, int);
 extern ssize_t (*real_send)(int, const void *, size_t, int);
 extern ssize_t (*real_sendto)(int, const void *, size_t, int, const struct sockaddr *, socklen_t);
 extern ssize_t (*real_sendmsg)(int, const struct msghdr *, int);
-extern int (*real_sendmmsg)(int, struct mmsghdr *, unsigned, int);
+extern int (*real_sendmmsg)(int, struct mmsghdr *, unsigned, compat_mmsg_flags);
 extern int (*real_close)(int);
 extern int (*real_close_range)(unsigned, unsigned, int);
 extern void (*real_closefrom)(int);

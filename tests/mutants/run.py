@@ -92,7 +92,7 @@ def copy_tree(root, build, dest):
         else:
             shutil.copy2(src, os.path.join(dest, name))
     # The default build only: the gates' own builds and the mutants stay out.
-    keep = {"obj", "helpers", "unit", "hardening", "libbackoff.so", "backoff-schedule"}
+    keep = {"obj", "helpers", "unit", "hardening", "libbackoff.so", "backoff-schedule", "musl"}
     os.makedirs(os.path.join(dest, "build"))
     for name in os.listdir(build):
         if name not in keep:
