@@ -25,6 +25,7 @@ BACKOFF_CAP           0     1    1   1    1
 BACKOFF_JITTER        0     1    1   1    1
 BACKOFF_RETRIES       0     1    1   1    1
 BACKOFF_TIMEOUT       0     1    1   1    1
+BACKOFF_ATTEMPT_TIMEOUT 0   1    1   1    1
 BACKOFF_ERRORS        0     1    1   1    1
 BACKOFF_TARGETS       0     1    1   1    1
 BACKOFF_NONBLOCK      0     1    1   1    1

@@ -88,7 +88,8 @@ static enum decide_verdict retry_here(const struct config *cfg, struct decide_co
 		call.fate = &fate;
 	else if (c->waited)
 		return DECIDE_ATTEMPT;
-	budget = dest_budget_left(cfg, d, clock_now_ms());
+	budget = dest_budget_left(cfg, d, c->started_ms ? c->started_ms : clock_now_ms(),
+				  clock_now_ms());
 	sndtimeo = sock_sndtimeo_ms(c->fd);
 	call.budget_ms = sndtimeo < budget ? sndtimeo : budget;
 	c->err = retry_blocking(cfg, &call, c->err);
@@ -151,7 +152,7 @@ static void charge(const struct config *cfg, struct fdconn *c, uint64_t now)
 	if (!c->fate.slot && cfg->shared)
 		/* A managed connect is a stream connect: fstat'ed, EINPROGRESS */
 		fate_join(&c->fate, cfg, &c->target, SOCK_STREAM, c->fate.last_ns);
-	left = dest_budget_left(cfg, c->dest, now);
+	left = dest_budget_left(cfg, c->dest, c->progress.start_ms, now);
 	if (left != CONFIG_INFINITE && now + left < c->progress.deadline_ms)
 		c->progress.deadline_ms = now + left;
 }
@@ -225,6 +226,28 @@ bool decide_loop_final(const struct config *cfg, struct fdconn *c, int fd, uint6
 	return true;
 }
 
+uint64_t decide_loop_attempt_deadline(const struct config *cfg, const struct fdconn *c,
+				      uint64_t now_ms)
+{
+	if (dest_down(c->dest))
+		return cfg->attempt_timeout_ms == CONFIG_INFINITE
+			       ? CONFIG_INFINITE
+			       : now_ms + cfg->attempt_timeout_ms;
+	return retry_attempt_deadline(cfg, &c->progress, now_ms);
+}
+
+bool decide_loop_timed_out(const struct config *cfg, struct fdconn *c, int fd, uint64_t now_ms,
+			   uint64_t *due_ms)
+{
+	if (dest_down(c->dest))
+		return false;
+	if (c->progress.attempt == 1 && addrlist_find(&c->target, now_ms) == ADDRLIST_NOT_LAST) {
+		events_pass("connect", &c->target, ETIMEDOUT, "not-last-address");
+		return false;
+	}
+	return decide_loop_failed(cfg, c, fd, ETIMEDOUT, now_ms, due_ms);
+}
+
 bool decide_loop_succeeded(const struct config *cfg, struct fdconn *c, int fd, uint64_t now_ms)
 {
 	bool turn = false;
@@ -245,7 +268,8 @@ bool decide_loop_succeeded(const struct config *cfg, struct fdconn *c, int fd, u
 }
 
 enum decide_wake decide_loop_wake(const struct config *cfg, struct fdconn *c, uint64_t now_ms,
-				  int (*attempt)(void *ctx), void *ctx, int *err, uint64_t *due_ms)
+				  int (*attempt)(void *ctx, uint64_t deadline_ms), void *ctx,
+				  int *err, uint64_t *due_ms)
 {
 	struct retry_progress *p = &c->progress;
 	uint64_t now_ns = clock_now_ns(), next;

@@ -21,9 +21,10 @@ struct decide_connect {
 	bool waited; /* the first attempt was left to a prober, not made */
 	/* The engine waits in a thread of its own, whatever the socket's mode (the supervisor). */
 	bool own_thread;
-	pid_t owner; /* the process whose budget it is: 0 for the calling one */
-	/* Make one more attempt: 0 on success, else its errno. */
-	int (*attempt)(void *ctx);
+	pid_t owner;	     /* the process whose budget it is: 0 for the calling one */
+	uint64_t started_ms; /* when the first attempt began (monotonic); 0: not known, now */
+	/* Make one more attempt, ended at @deadline_ms: 0 on success, else its errno. */
+	int (*attempt)(void *ctx, uint64_t deadline_ms);
 	/* NULL, or told that an attempt failed and the next one is planned. */
 	void (*planned)(void *ctx);
 	void *ctx;
@@ -76,6 +77,23 @@ bool decide_loop_failed(const struct config *cfg, struct fdconn *c, int fd, int 
  */
 bool decide_loop_final(const struct config *cfg, struct fdconn *c, int fd, uint64_t now_ms);
 
+/*
+ * When the attempt of @c, under way from @now_ms, is to be aborted if still
+ * unanswered (CONFIG_INFINITE: never): BACKOFF_ATTEMPT_TIMEOUT, never past the
+ * call's budget; a destination known down gets one attempt of that length.
+ */
+uint64_t decide_loop_attempt_deadline(const struct config *cfg, const struct fdconn *c,
+				      uint64_t now_ms);
+
+/*
+ * The attempt of @c (@fd) reached its deadline unanswered at @now_ms: a
+ * failed attempt with ETIMEDOUT.  Returns whether a retry is planned (then
+ * *due_ms is when); if not, the give-up is booked (none for a destination
+ * known down, or an address another follows: the program moves on).
+ */
+bool decide_loop_timed_out(const struct config *cfg, struct fdconn *c, int fd, uint64_t now_ms,
+			   uint64_t *due_ms);
+
 /* The connect of @c (@fd) succeeded at @now_ms; returns whether its fd held the look turn. */
 bool decide_loop_succeeded(const struct config *cfg, struct fdconn *c, int fd, uint64_t now_ms);
 
@@ -97,6 +115,7 @@ enum decide_wake {
  * @attempt(@ctx) makes one real attempt (the look at a stale unix socket).
  */
 enum decide_wake decide_loop_wake(const struct config *cfg, struct fdconn *c, uint64_t now_ms,
-				  int (*attempt)(void *ctx), void *ctx, int *err, uint64_t *due_ms);
+				  int (*attempt)(void *ctx, uint64_t deadline_ms), void *ctx,
+				  int *err, uint64_t *due_ms);
 
 #endif

@@ -90,18 +90,19 @@ bool dest_down(const struct dest *d)
 	return d && atomic_load_explicit(&d->down, memory_order_relaxed);
 }
 
-uint64_t dest_budget_left(const struct config *cfg, struct dest *d, uint64_t now_ms)
+uint64_t dest_budget_left(const struct config *cfg, struct dest *d, uint64_t began_ms,
+			  uint64_t now_ms)
 {
-	uint64_t first, zero = 0, end;
+	uint64_t first = began_ms ? began_ms : 1, zero = 0, end;
 
-	if (!d || cfg->timeout_ms == CONFIG_INFINITE)
-		return cfg->timeout_ms;
-	if (atomic_compare_exchange_strong_explicit(&d->first_fail_ms, &zero, now_ms ? now_ms : 1,
-						    memory_order_relaxed, memory_order_relaxed)) {
+	if (cfg->timeout_ms == CONFIG_INFINITE)
+		return CONFIG_INFINITE;
+	if (d &&
+	    atomic_compare_exchange_strong_explicit(&d->first_fail_ms, &zero, first,
+						    memory_order_relaxed, memory_order_relaxed))
 		atomic_fetch_add_explicit(&dest_clocks, 1, memory_order_relaxed);
-		return cfg->timeout_ms;
-	}
-	first = zero;
+	else if (d)
+		first = zero;
 	end = first + cfg->timeout_ms;
 	return now_ms < end ? end - now_ms : 0;
 }

@@ -45,11 +45,13 @@ struct dest *dest_of(const struct config *cfg, const struct target_addr *t, pid_
 bool dest_down(const struct dest *d);
 
 /*
- * A failed attempt to @d at @now_ms: starts its clock if it has none.
- * Returns what is left of its budget (BACKOFF_TIMEOUT from its first
- * failure) in ms, or CONFIG_INFINITE.  @d NULL: the whole timeout.
+ * A failed attempt to @d, begun at @began_ms, at @now_ms: starts its clock
+ * at @began_ms if it has none (the budget covers the attempt too).  Returns
+ * what is left of its budget (BACKOFF_TIMEOUT from its first attempt) in ms,
+ * or CONFIG_INFINITE.  @d NULL: the call's own budget, from @began_ms.
  */
-uint64_t dest_budget_left(const struct config *cfg, struct dest *d, uint64_t now_ms);
+uint64_t dest_budget_left(const struct config *cfg, struct dest *d, uint64_t began_ms,
+			  uint64_t now_ms);
 
 /*
  * A call to @d gave up at @now_ms: if its budget is spent, @d is known down

@@ -45,8 +45,9 @@ void fate_leave(struct fate *f)
 
 enum fate_step fate_wake(struct fate *f, const struct target_addr *t,
 			 const struct config_errset *retryable, uint64_t now_ns,
-			 uint64_t planned_ns, bool deputy, int (*attempt)(void *ctx), void *ctx,
-			 int *err, uint64_t *next_ns)
+			 uint64_t planned_ns, bool deputy,
+			 int (*attempt)(void *ctx, uint64_t deadline_ms), void *ctx, int *err,
+			 uint64_t *next_ns)
 {
 	struct share_slot *s = f->slot;
 
@@ -71,7 +72,7 @@ enum fate_step fate_wake(struct fate *f, const struct target_addr *t,
 			 * another network namespace): a refused unix attempt costs
 			 * nothing, so the look is an attempt.
 			 */
-			*err = attempt(ctx);
+			*err = attempt(ctx, CONFIG_INFINITE);
 			if (*err == 0 || !config_errset_has(retryable, *err))
 				return FATE_MADE;
 			share_note(s, *err, now_ns);

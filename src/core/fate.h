@@ -58,8 +58,9 @@ enum fate_step {
  */
 enum fate_step fate_wake(struct fate *f, const struct target_addr *t,
 			 const struct config_errset *retryable, uint64_t now_ns,
-			 uint64_t planned_ns, bool deputy, int (*attempt)(void *ctx), void *ctx,
-			 int *err, uint64_t *next_ns);
+			 uint64_t planned_ns, bool deputy,
+			 int (*attempt)(void *ctx, uint64_t deadline_ms), void *ctx, int *err,
+			 uint64_t *next_ns);
 
 /*
  * At the planned time of an attempt that is not the call's last: whether

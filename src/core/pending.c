@@ -16,6 +16,7 @@
 #include "core/events.h"
 #include "sys/clock.h"
 #include "sys/fdinfo.h"
+#include "sys/sock.h"
 #include "sys/real.h"
 
 /* The earliest due retry (a lower bound: a scan recomputes it), monotonic ms. */
@@ -140,6 +141,44 @@ static unsigned schedule(struct fdslot *s, int fd, uint64_t due)
 	return FDS_HIDDEN;
 }
 
+/* @s (claimed) has an attempt under way from @now: due at its deadline. */
+static unsigned connecting(const struct config *cfg, struct fdslot *s, uint64_t now)
+{
+	uint64_t due = decide_loop_attempt_deadline(cfg, &s->conn, now);
+
+	atomic_store_explicit(&s->conn.due_ms, due, memory_order_relaxed);
+	if (due != CONFIG_INFINITE)
+		due_lower(due);
+	return FDS_CONNECTING;
+}
+
+/*
+ * The attempt of @s (claimed, visible) reached its deadline: still
+ * unanswered, it is aborted (never abandoned: the kernel would complete it
+ * later), a failed attempt with ETIMEDOUT, then retried hidden or handed over
+ * as ETIMEDOUT.  Answered meanwhile, the program's wait sees it.
+ */
+static unsigned attempt_deadline(const struct config *cfg, struct fdslot *s, int fd, uint64_t now)
+{
+	uint64_t due;
+
+	if (!still_ours(s, fd))
+		return FDS_FREE; /* replaced behind the hooks, or made blocking */
+	if (tcp_state(fd) != TCP_SYN_SENT) {
+		atomic_store_explicit(&s->conn.due_ms, CONFIG_INFINITE, memory_order_relaxed);
+		return FDS_CONNECTING;
+	}
+	if (decide_loop_timed_out(cfg, &s->conn, fd, now, &due)) {
+		epollreg_hide(s, fd);
+		sock_abort_connect(fd);
+		return schedule(s, fd, due);
+	}
+	/* The program's wait sees the abort (writable, hung up), its SO_ERROR ETIMEDOUT. */
+	sock_abort_connect(fd);
+	atomic_store_explicit(&s->conn.err, ETIMEDOUT, memory_order_relaxed);
+	return FDS_FAILED;
+}
+
 /* Hide @fd (claimed) until @due: out of every epoll set, masked in poll and select. */
 static unsigned hide(struct fdslot *s, int fd, uint64_t due)
 {
@@ -178,6 +217,7 @@ bool pending_manage(const struct config *cfg, int fd, const struct sockaddr *add
 {
 	struct fdslot *s = fdtable_get(fd);
 	unsigned state = FDS_FREE;
+	bool known_down;
 	struct stat st;
 	uint64_t now, due;
 	int saved = errno;
@@ -200,8 +240,9 @@ bool pending_manage(const struct config *cfg, int fd, const struct sockaddr *add
 	s->conn.target = *t;
 	s->conn.last_err = sync_err;
 	now = clock_now_ms();
-	state = FDS_CONNECTING;
-	if (decide_loop_begin(cfg, &s->conn, now)) {
+	known_down = decide_loop_begin(cfg, &s->conn, now);
+	state = connecting(cfg, s, now);
+	if (known_down) {
 		if (sync_err)
 			state = FDS_FREE; /* known down: the kernel's answer */
 	} else if (sync_err) {
@@ -267,10 +308,11 @@ struct wake_attempt {
 	int fd;
 };
 
-static int attempt_real(void *ctx)
+static int attempt_real(void *ctx, uint64_t deadline_ms)
 {
 	const struct wake_attempt *w = ctx;
 
+	(void)deadline_ms; /* a look at a stale unix socket: answered at once */
 	if (!still_ours(w->s, w->fd))
 		return EBADF;
 	return real_connect(w->fd, (const struct sockaddr *)&w->s->conn.addr, w->s->conn.addrlen) ==
@@ -312,7 +354,7 @@ static unsigned attempt_again(const struct config *cfg, struct fdslot *s, int fd
 	}
 	if (err == EINPROGRESS) {
 		epollreg_replay(s, fd);
-		return FDS_CONNECTING;
+		return connecting(cfg, s, now_ms);
 	}
 	if (decide_loop_failed(cfg, &s->conn, fd, err, now_ms, &due))
 		return hide(s, fd, due);
@@ -364,7 +406,8 @@ bool pending_event(const struct config *cfg, int fd, bool maybe_failed, bool *ex
 
 uint64_t pending_next_due(void)
 {
-	if (!fdtable_any_hidden())
+	/* Attempts under way have a deadline too, hidden retries a due time. */
+	if (!fdtable_any())
 		return CONFIG_INFINITE;
 	return atomic_load_explicit(&due_earliest, memory_order_acquire);
 }
@@ -398,24 +441,28 @@ void pending_run_due(const struct config *cfg, uint64_t now_ms)
 			fd |= (1U << FDTABLE_LEAF_BITS) - 1; /* the rest of an unmapped page */
 			continue;
 		}
-		if (fdtable_state_of(s) != FDS_HIDDEN)
+		if (fdtable_state_of(s) != FDS_HIDDEN && fdtable_state_of(s) != FDS_CONNECTING)
 			continue;
 		due = atomic_load_explicit(&s->conn.due_ms, memory_order_relaxed);
+		if (due == CONFIG_INFINITE)
+			continue;
 		if (due > now_ms || !fdtable_claim(s, false)) {
 			next = due > now_ms ? (due < next ? due : next) : now_ms + 1;
 			if (due <= now_ms && next > now_ms + 1)
 				next = now_ms + 1;
 			continue;
 		}
-		if (fdtable_state_of(s) == FDS_HIDDEN) {
+		if (fdtable_state_of(s) == FDS_HIDDEN || fdtable_state_of(s) == FDS_CONNECTING) {
 			int cancel = fdtable_nocancel(); /* connect and a log line: cancellation
 							    points */
 
-			fdtable_release(s, attempt_again(cfg, s, (int)fd, now_ms));
+			fdtable_release(s, fdtable_state_of(s) == FDS_HIDDEN
+						   ? attempt_again(cfg, s, (int)fd, now_ms)
+						   : attempt_deadline(cfg, s, (int)fd, now_ms));
 			fdtable_cancel_restore(cancel);
 		} else
 			fdtable_release(s, fdtable_state_of(s));
-		if (fdtable_state_of(s) == FDS_HIDDEN) {
+		if (fdtable_state_of(s) == FDS_HIDDEN || fdtable_state_of(s) == FDS_CONNECTING) {
 			due = atomic_load_explicit(&s->conn.due_ms, memory_order_relaxed);
 			next = due < next ? due : next;
 		}

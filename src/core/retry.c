@@ -61,6 +61,21 @@ give_up:
 	return false;
 }
 
+uint64_t retry_attempt_deadline(const struct config *cfg, const struct retry_progress *p,
+				uint64_t now_ms)
+{
+	uint64_t len = cfg->attempt_timeout_ms, end;
+
+	if (cfg->attempt_until_next) {
+		uint64_t next = policy_window_ms(&cfg->policy, p->attempt);
+
+		if (next > len)
+			len = next;
+	}
+	end = len == CONFIG_INFINITE ? CONFIG_INFINITE : now_ms + len;
+	return end < p->deadline_ms ? end : p->deadline_ms;
+}
+
 void retry_succeeded(const struct retry_call *c, const struct retry_progress *p, uint64_t now_ms)
 {
 	if (p->attempt > 1)
@@ -143,7 +158,7 @@ int retry_blocking(const struct config *cfg, const struct retry_call *c, int fir
 			continue;
 		}
 		if (end != WAIT_MADE)
-			err = c->attempt(c->ctx);
+			err = c->attempt(c->ctx, retry_attempt_deadline(cfg, &p, clock_now_ms()));
 		real = true;
 		if (c->fate) {
 			events_probed();
@@ -159,7 +174,7 @@ int retry_blocking(const struct config *cfg, const struct retry_call *c, int fir
 	fate_leave(c->fate);
 	if (!real) {
 		/* Every attempt was left to the prober: the answer is the kernel's, now. */
-		err = c->attempt(c->ctx);
+		err = c->attempt(c->ctx, retry_attempt_deadline(cfg, &p, clock_now_ms()));
 		fate_attempted(c->fate, err, clock_now_ns());
 	}
 	return err;

@@ -16,8 +16,12 @@ struct retry_call {
 	struct events_subject what;	       /* the call and its destination, for the log */
 	const struct config_errset *retryable; /* errors worth another attempt */
 	uint64_t budget_ms;		       /* CONFIG_INFINITE or a time budget */
-	/* Make one more attempt: 0 on success, else the errno it failed with. */
-	int (*attempt)(void *ctx);
+	/*
+	 * Make one more attempt, ended by @deadline_ms (monotonic; CONFIG_INFINITE:
+	 * none) if it is still unanswered then: 0 on success, else the errno it
+	 * failed with (ETIMEDOUT at the deadline).
+	 */
+	int (*attempt)(void *ctx, uint64_t deadline_ms);
 	/* NULL, or told that an attempt failed and the next one is planned. */
 	void (*planned)(void *ctx);
 	void *ctx;
@@ -52,6 +56,15 @@ bool retry_is_last(const struct config *cfg, const struct retry_progress *p, uin
  */
 bool retry_plan(const struct config *cfg, const struct retry_call *c, struct retry_progress *p,
 		int err, uint64_t now_ms, uint64_t *wake_ms);
+
+/*
+ * When attempt p->attempt, made at @now_ms, is to be aborted if still
+ * unanswered: BACKOFF_ATTEMPT_TIMEOUT after it (the grpc preset: no sooner
+ * than the next planned attempt would be), never past the call's deadline.
+ * CONFIG_INFINITE: the kernel's own end.  Pure.
+ */
+uint64_t retry_attempt_deadline(const struct config *cfg, const struct retry_progress *p,
+				uint64_t now_ms);
 
 /* Log and count the success of attempt p->attempt, if it was a retry. */
 void retry_succeeded(const struct retry_call *c, const struct retry_progress *p, uint64_t now_ms);

@@ -1,5 +1,6 @@
 /* connect(): pass through at once on success; retry eligible failures, blocking or not. */
 #include <errno.h>
+#include <fcntl.h>
 #include <sys/socket.h>
 
 #include "core/decide.h"
@@ -16,13 +17,49 @@ struct connect_ctx {
 	int fd;
 	const struct sockaddr *addr;
 	socklen_t len;
+	uint64_t own_sndtimeo_ms; /* the program's SO_SNDTIMEO, once read; 0: not yet */
 };
 
-static int connect_again(void *ctx)
+/* The program's SO_SNDTIMEO on the socket of @c, read once (UINT64_MAX: none). */
+static uint64_t own_sndtimeo(struct connect_ctx *c)
 {
-	const struct connect_ctx *c = ctx;
+	if (c->own_sndtimeo_ms == 0)
+		c->own_sndtimeo_ms = sock_sndtimeo_ms(c->fd);
+	return c->own_sndtimeo_ms;
+}
 
-	return real_connect(c->fd, c->addr, c->len) == 0 ? 0 : errno;
+/* One more attempt of a blocking connect, aborted at @deadline_ms if still unanswered. */
+static int connect_again(void *ctx, uint64_t deadline_ms)
+{
+	struct connect_ctx *c = ctx;
+
+	return sock_connect_until(c->fd, c->addr, c->len, deadline_ms, own_sndtimeo(c));
+}
+
+/* Whether a first attempt to @addr has a bound of its own: an internet destination. */
+static inline bool bounds_first(const struct config *cfg, const struct sockaddr *addr,
+				socklen_t len)
+{
+	return cfg->first_attempt_ms != CONFIG_INFINITE && addr && len >= sizeof(sa_family_t) &&
+	       (addr->sa_family == AF_INET || addr->sa_family == AF_INET6);
+}
+
+/*
+ * The first attempt of @c: on a blocking socket of the internet families
+ * bounded by the call's budget and BACKOFF_ATTEMPT_TIMEOUT (a non-blocking
+ * one is bounded in the event loop, at no cost here); *started_ms: when it
+ * began, if the clock was read.  Returns 0 or its errno.  errno may change.
+ */
+static int first_attempt(const struct config *cfg, struct connect_ctx *c, uint64_t *started_ms)
+{
+	int flags;
+
+	if (!bounds_first(cfg, c->addr, c->len) || (flags = fcntl(c->fd, F_GETFL)) < 0 ||
+	    (flags & O_NONBLOCK))
+		return real_connect(c->fd, c->addr, c->len) == 0 ? 0 : errno;
+	*started_ms = clock_now_ms();
+	return sock_connect_until(c->fd, c->addr, c->len, *started_ms + cfg->first_attempt_ms,
+				  own_sndtimeo(c));
 }
 
 /* A second connect() on a managed fd: answered for a hidden attempt, else the kernel's. */
@@ -93,16 +130,18 @@ static int left_to_prober(const struct config *cfg, int fd, const struct sockadd
  * lock); a blocking retry sleeps in the handler, as the program asked.
  */
 static __attribute__((noinline)) int connect_slow(int fd, const struct sockaddr *addr,
-						  socklen_t len, int saved, bool attempted)
+						  socklen_t len, int saved, bool attempted,
+						  uint64_t started_ms)
 {
 	const struct config *cfg = init_config_get();
-	struct connect_ctx ctx = { fd, addr, len };
+	struct connect_ctx ctx = { fd, addr, len, 0 };
 	struct target_addr target;
 	struct decide_connect c = {
 		.fd = fd,
 		.target = &target,
 		.attempt = connect_again,
 		.ctx = &ctx,
+		.started_ms = started_ms,
 	};
 	bool done;
 	int rc;
@@ -120,9 +159,9 @@ static __attribute__((noinline)) int connect_slow(int fd, const struct sockaddr 
 		c.waited = attempted = c.err != 0;
 	}
 	if (!attempted) {
-		if (real_connect(fd, addr, len) == 0)
+		c.err = first_attempt(cfg, &ctx, &c.started_ms);
+		if (c.err == 0)
 			goto out_connected;
-		c.err = errno;
 	}
 	if (!cfg->enabled || !target_from_sockaddr(addr, len, &target))
 		goto out_fail;
@@ -152,7 +191,7 @@ static __attribute__((noinline)) int connect_slow(int fd, const struct sockaddr 
 		 * one to wait with it: the program's own attempt, now, decided as any.
 		 */
 		c.waited = false;
-		c.err = connect_again(&ctx);
+		c.err = first_attempt(cfg, &ctx, &c.started_ms);
 		if (c.err == 0)
 			goto out_connected;
 	}
@@ -169,23 +208,46 @@ out_fail:
 }
 
 /*
+ * A first attempt with a bound of its own: @started_ms when it began, the
+ * errno of a failure left for connect_slow.
+ */
+static __attribute__((noinline)) int connect_bounded(const struct config *cfg, int fd,
+						     const struct sockaddr *addr, socklen_t len,
+						     int saved)
+{
+	struct connect_ctx ctx = { fd, addr, len, 0 };
+	uint64_t started = 0;
+	int err = first_attempt(cfg, &ctx, &started);
+
+	if (err == 0) {
+		errno = saved;
+		return 0;
+	}
+	errno = err;
+	return connect_slow(fd, addr, len, saved, true, started);
+}
+
+/*
  * The fast path: nothing managed in the process, no prober of this user in
  * the destination's bucket, no destination's clock running: one attempt,
- * errno as it was on success; anything else is connect_slow's.
+ * errno as it was on success; anything else is connect_slow's.  A first
+ * attempt to an internet destination has a bound (connect_bounded).
  */
 EXPORT int connect(int fd, COMPAT_CONST_SOCKADDR_ARG arg, socklen_t len)
 {
 	/* glibc declares a transparent union under _GNU_SOURCE; the hook must match. */
 	const struct sockaddr *addr = COMPAT_SOCKADDR(arg);
+	const struct config *cfg = init_config_get();
 	int saved;
 
-	(void)init_config_get();
 	saved = errno;
 	if (__builtin_expect(pending_any() || share_probing(addr, len) || dest_any_clock(), 0))
-		return connect_slow(fd, addr, len, saved, false);
+		return connect_slow(fd, addr, len, saved, false, 0);
+	if (bounds_first(cfg, addr, len))
+		return connect_bounded(cfg, fd, addr, len, saved);
 	if (__builtin_expect(real_connect(fd, addr, len) == 0, 1)) {
 		errno = saved;
 		return 0;
 	}
-	return connect_slow(fd, addr, len, saved, true);
+	return connect_slow(fd, addr, len, saved, true, 0);
 }

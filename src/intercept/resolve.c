@@ -54,40 +54,45 @@ static enum config_dns_result host_r_result(int rc, const struct lookup *l)
 	return rc != ERANGE && *l->herr == TRY_AGAIN ? CONFIG_DNS_AGAIN : CONFIG_DNS_FAILED;
 }
 
-static int gai_again(void *ctx)
+static int gai_again(void *ctx, uint64_t deadline_ms)
 {
+	(void)deadline_ms; /* a lookup or a send has no attempt deadline */
 	struct lookup *l = ctx;
 
 	l->rc = real_getaddrinfo(l->name, l->service, l->hints, l->ai);
 	return (int)gai_result(l->rc);
 }
 
-static int byname_again(void *ctx)
+static int byname_again(void *ctx, uint64_t deadline_ms)
 {
+	(void)deadline_ms; /* a lookup or a send has no attempt deadline */
 	struct lookup *l = ctx;
 
 	l->found = real_gethostbyname(l->name);
 	return (int)host_result(l->found, h_errno);
 }
 
-static int byname2_again(void *ctx)
+static int byname2_again(void *ctx, uint64_t deadline_ms)
 {
+	(void)deadline_ms; /* a lookup or a send has no attempt deadline */
 	struct lookup *l = ctx;
 
 	l->found = real_gethostbyname2(l->name, l->af);
 	return (int)host_result(l->found, h_errno);
 }
 
-static int byname_r_again(void *ctx)
+static int byname_r_again(void *ctx, uint64_t deadline_ms)
 {
+	(void)deadline_ms; /* a lookup or a send has no attempt deadline */
 	struct lookup *l = ctx;
 
 	l->rc = real_gethostbyname_r(l->name, l->h, l->buf, l->len, l->res, l->herr);
 	return (int)host_r_result(l->rc, l);
 }
 
-static int byname2_r_again(void *ctx)
+static int byname2_r_again(void *ctx, uint64_t deadline_ms)
 {
+	(void)deadline_ms; /* a lookup or a send has no attempt deadline */
 	struct lookup *l = ctx;
 
 	l->rc = real_gethostbyname2_r(l->name, l->af, l->h, l->buf, l->len, l->res, l->herr);
@@ -110,7 +115,7 @@ static bool lookup_retried(const struct config **cfg)
  * those of the last real attempt.
  */
 static void lookup_retry(const struct config *cfg, const char *call, struct lookup *l,
-			 int (*again)(void *), const char *(*err_name)(int))
+			 int (*again)(void *, uint64_t), const char *(*err_name)(int))
 {
 	struct config_errset retryable;
 	struct retry_call c = {

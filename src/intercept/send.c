@@ -26,32 +26,36 @@ struct send_op {
 	ssize_t rc; /* the result of the last attempt */
 };
 
-static int send_again(void *ctx)
+static int send_again(void *ctx, uint64_t deadline_ms)
 {
+	(void)deadline_ms; /* a lookup or a send has no attempt deadline */
 	struct send_op *op = ctx;
 
 	op->rc = real_send(op->fd, op->buf, op->len, op->flags);
 	return op->rc >= 0 ? 0 : errno;
 }
 
-static int sendto_again(void *ctx)
+static int sendto_again(void *ctx, uint64_t deadline_ms)
 {
+	(void)deadline_ms; /* a lookup or a send has no attempt deadline */
 	struct send_op *op = ctx;
 
 	op->rc = real_sendto(op->fd, op->buf, op->len, op->flags, op->to, op->tolen);
 	return op->rc >= 0 ? 0 : errno;
 }
 
-static int sendmsg_again(void *ctx)
+static int sendmsg_again(void *ctx, uint64_t deadline_ms)
 {
+	(void)deadline_ms; /* a lookup or a send has no attempt deadline */
 	struct send_op *op = ctx;
 
 	op->rc = real_sendmsg(op->fd, op->msg, op->flags);
 	return op->rc >= 0 ? 0 : errno;
 }
 
-static int sendmmsg_again(void *ctx)
+static int sendmmsg_again(void *ctx, uint64_t deadline_ms)
 {
+	(void)deadline_ms; /* a lookup or a send has no attempt deadline */
 	struct send_op *op = ctx;
 
 	op->rc = real_sendmmsg(op->fd, op->vec, op->vlen, (compat_mmsg_flags)op->flags);
@@ -101,7 +105,7 @@ static const char *why_not(const struct config *cfg, const struct send_op *op, i
  * errno is that of the last real attempt that failed.  Blocks the calling
  * thread between attempts; holds nothing across the waits.
  */
-SLOW_PATH static ssize_t send_failed(struct send_op *op, int (*again)(void *))
+SLOW_PATH static ssize_t send_failed(struct send_op *op, int (*again)(void *, uint64_t))
 {
 	const struct config *cfg = init_config_get();
 	struct config_errset retryable;

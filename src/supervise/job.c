@@ -7,6 +7,8 @@
 #include "core/decide.h"
 #include "core/dest.h"
 #include "supervise/task.h"
+#include "sys/clock.h"
+#include "sys/sock.h"
 #include "sys/log.h"
 
 void job_free(struct job *j)
@@ -48,7 +50,23 @@ void job_connected(struct job *j)
 		decide_connected(j->cfg, &j->target, job_tgid(j));
 }
 
-int job_decide(struct job *j, int err, int (*attempt)(void *), void (*planned)(void *))
+uint64_t job_own_sndtimeo(struct job *j)
+{
+	if (j->own_sndtimeo_ms == 0)
+		j->own_sndtimeo_ms = sock_sndtimeo_ms(j->dup);
+	return j->own_sndtimeo_ms;
+}
+
+uint64_t job_first_deadline(struct job *j)
+{
+	j->started_ms = clock_now_ms();
+	if (j->cfg->first_attempt_ms == CONFIG_INFINITE ||
+	    (j->target.family != AF_INET && j->target.family != AF_INET6))
+		return CONFIG_INFINITE;
+	return j->started_ms + j->cfg->first_attempt_ms;
+}
+
+int job_decide(struct job *j, int err, int (*attempt)(void *, uint64_t), void (*planned)(void *))
 {
 	struct decide_connect c = {
 		.fd = j->dup,
@@ -56,6 +74,7 @@ int job_decide(struct job *j, int err, int (*attempt)(void *), void (*planned)(v
 		.err = err,
 		.own_thread = true,
 		.owner = job_tgid(j),
+		.started_ms = j->started_ms,
 		.attempt = attempt,
 		.planned = planned,
 		.ctx = j,

@@ -20,8 +20,10 @@ struct job {
 	socklen_t len;
 	struct target_addr target;
 	int pidfd, dup;
-	pid_t tgid;   /* the program's process, once known (its destinations' budgets) */
-	bool replied; /* a non-blocking connect was answered EINPROGRESS */
+	pid_t tgid;	     /* the program's process, once known (its destinations' budgets) */
+	uint64_t started_ms; /* when the first attempt began (monotonic) */
+	uint64_t own_sndtimeo_ms; /* the program's SO_SNDTIMEO, once read; 0: not yet */
+	bool replied;		  /* a non-blocking connect was answered EINPROGRESS */
 	struct managed *m;
 };
 
@@ -34,12 +36,22 @@ pid_t job_tgid(struct job *j);
 /* A connect of @j to its target succeeded: its destination is up for the program. */
 void job_connected(struct job *j);
 
+/* The program's SO_SNDTIMEO on the socket of @j, read once (UINT64_MAX: none). */
+uint64_t job_own_sndtimeo(struct job *j);
+
+/*
+ * When the first attempt of @j, begun now, is to end if still unanswered
+ * (monotonic ms; CONFIG_INFINITE: the kernel's own end): an internet
+ * destination's first attempt has the bound the preload gives it.
+ */
+uint64_t job_first_deadline(struct job *j);
+
 /*
  * The first attempt of @j failed with @err: decided as the preload decides
  * (core/decide), waiting in this thread, its log lines on the program's
  * stderr; @attempt makes one more attempt, @planned (or NULL) is told of each
  * retry planned.  Returns the outcome: 0 or the errno to give.
  */
-int job_decide(struct job *j, int err, int (*attempt)(void *), void (*planned)(void *));
+int job_decide(struct job *j, int err, int (*attempt)(void *, uint64_t), void (*planned)(void *));
 
 #endif

@@ -23,6 +23,12 @@ static int libc_getsockopt(int fd, int level, int name, void *value, socklen_t *
 	return getsockopt(fd, level, name, value, len);
 }
 
+static int libc_connect(int fd, const struct sockaddr *addr, socklen_t len)
+{
+	return connect(fd, addr, len);
+}
+
 ssize_t (*real_write)(int, const void *, size_t) = libc_write;
+int (*real_connect)(int, const struct sockaddr *, socklen_t) = libc_connect;
 int (*real_getsockopt)(int, int, int, void *, socklen_t *) = libc_getsockopt;
 int (*real_close)(int) = libc_close;

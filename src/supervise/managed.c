@@ -18,6 +18,8 @@
 #include "supervise/elf.h"
 #include "supervise/notify.h"
 #include "supervise/task.h"
+#include "sys/clock.h"
+#include "sys/sock.h"
 
 /* How often a retrying thread checks that the program still holds the socket, in ms. */
 #define CHECK_MS 100
@@ -218,17 +220,27 @@ static void managed_remove(struct managed *m)
  * error, or ECANCELED when the program no longer holds the socket or another
  * reader took the error (the kernel's to answer now).
  */
-static int managed_settle(struct job *j)
+static int managed_settle(struct job *j, uint64_t deadline_ms)
 {
 	struct managed *m = j->m;
 	struct pollfd pfd = { m->dup, POLLOUT, 0 };
 	int err;
 
 	for (;;) {
+		uint64_t now = clock_now_ms(), left = deadline_ms > now ? deadline_ms - now : 1;
+
 		if (!managed_owned(m))
 			return ECANCELED;
-		if (poll(&pfd, 1, CHECK_MS) == 0)
-			continue;
+		/* At least a moment: the last attempt, at the budget's end, may be answered at
+		 * once. */
+		if (poll(&pfd, 1, left < CHECK_MS ? (int)left : CHECK_MS) == 0) {
+			if (clock_now_ms() < deadline_ms)
+				continue;
+			/* Unanswered at its deadline: aborted, never abandoned to complete later.
+			 */
+			sock_abort_connect(m->dup);
+			return ETIMEDOUT;
+		}
 		if (sock_connected(m->dup))
 			return 0;
 		pthread_mutex_lock(&managed_lock);
@@ -240,7 +252,7 @@ static int managed_settle(struct job *j)
 }
 
 /* One attempt of a non-blocking connect, settled: 0 or its errno (decide_connect's attempt). */
-static int managed_attempt(void *ctx)
+static int managed_attempt(void *ctx, uint64_t deadline_ms)
 {
 	struct job *j = ctx;
 	struct managed *m = j->m;
@@ -262,7 +274,7 @@ static int managed_attempt(void *ctx)
 	if (err == EISCONN)
 		return 0;
 	if (err == EINPROGRESS || err == EALREADY)
-		return managed_settle(j);
+		return managed_settle(j, deadline_ms);
 	return err;
 }
 
@@ -328,7 +340,7 @@ void managed_retry(struct job *j, int err)
 	if (err == EINPROGRESS) {
 		task_reply(j->n.id, EINPROGRESS);
 		j->replied = true;
-		err = managed_settle(j);
+		err = managed_settle(j, job_first_deadline(j));
 	}
 	if (err == 0)
 		job_connected(j);

@@ -19,6 +19,7 @@
 #include "supervise/managed.h"
 #include "supervise/notify.h"
 #include "supervise/task.h"
+#include "sys/sock.h"
 #include "sys/compat.h"
 
 static int listener = -1;
@@ -31,18 +32,20 @@ static const struct config *cfg;
  * and answers the notification with the final result, as the preload does
  * inside the call.  A non-blocking one is supervise/managed.c's.
  */
-static int attempt_while_valid(void *ctx)
+static int attempt_while_valid(void *ctx, uint64_t deadline_ms)
 {
 	struct job *j = ctx;
 
 	if (!task_id_valid(j->n.id))
 		return ECANCELED; /* interrupted or gone: not retried */
-	return connect(j->dup, (const struct sockaddr *)&j->addr, j->len) == 0 ? 0 : errno;
+	return sock_connect_until(j->dup, (const struct sockaddr *)&j->addr, j->len, deadline_ms,
+				  job_own_sndtimeo(j));
 }
 
 static void blocking_retry(struct job *j)
 {
-	int err = connect(j->dup, (const struct sockaddr *)&j->addr, j->len) == 0 ? 0 : errno;
+	int err = sock_connect_until(j->dup, (const struct sockaddr *)&j->addr, j->len,
+				     job_first_deadline(j), job_own_sndtimeo(j));
 
 	if (err == 0)
 		job_connected(j);

@@ -1,10 +1,12 @@
 /* Socket facts for the retry decisions, asked only after a failure. */
 #include "sys/sock.h"
 
+#include <errno.h>
 #include <fcntl.h>
 #include <sys/socket.h>
 #include <sys/time.h>
 
+#include "sys/clock.h"
 #include "sys/real.h"
 
 bool sock_is_blocking(int fd)
@@ -41,4 +43,60 @@ uint64_t sock_sndtimeo_ms(int fd)
 	    (tv.tv_sec == 0 && tv.tv_usec == 0))
 		return UINT64_MAX; /* CONFIG_INFINITE: no timeout */
 	return (uint64_t)tv.tv_sec * 1000 + (uint64_t)tv.tv_usec / 1000;
+}
+
+void sock_abort_connect(int fd)
+{
+	struct sockaddr unspec = { .sa_family = AF_UNSPEC };
+	socklen_t len = sizeof(int);
+	int err;
+
+	(void)real_connect(fd, &unspec, sizeof(unspec));
+	/* Measured: the abort leaves ECONNRESET pending; the program must not read it. */
+	(void)real_getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len);
+}
+
+static int set_sndtimeo(int fd, uint64_t ms)
+{
+	struct timeval tv = { 0, 0 };
+
+	if (ms != UINT64_MAX) {
+		tv.tv_sec = (time_t)(ms / 1000);
+		tv.tv_usec = (suseconds_t)(ms % 1000) * 1000;
+	}
+	return setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+}
+
+int sock_connect_until(int fd, const struct sockaddr *addr, socklen_t len, uint64_t deadline_ms,
+		       uint64_t own_sndtimeo_ms)
+{
+	uint64_t now = deadline_ms == UINT64_MAX ? 0 : clock_now_ms(),
+		 left = deadline_ms > now ? deadline_ms - now : 0;
+	int err;
+
+	if (deadline_ms == UINT64_MAX || own_sndtimeo_ms <= left)
+		return real_connect(fd, addr, len) == 0 ? 0 : errno;
+	if (left == 0)
+		left = 1; /* the budget's end: one attempt still, that only a quick answer ends well
+			   */
+	if (set_sndtimeo(fd, left) != 0)
+		return real_connect(fd, addr, len) == 0 ? 0 : errno;
+	for (;;) {
+		err = real_connect(fd, addr, len) == 0 ? 0 : errno;
+		if (err != EINTR || !clock_every_handler_restarts())
+			break;
+		/* Restarted as the kernel would: the attempt under way is waited for again. */
+		now = clock_now_ms();
+		if (now >= deadline_ms || set_sndtimeo(fd, deadline_ms - now) != 0) {
+			err = EALREADY;
+			break;
+		}
+	}
+	(void)set_sndtimeo(fd, own_sndtimeo_ms);
+	/* Our timeout ended it: EINPROGRESS (first wait) or EALREADY (a restarted wait). */
+	if (err == EINPROGRESS || err == EALREADY) {
+		sock_abort_connect(fd);
+		return ETIMEDOUT;
+	}
+	return err == EISCONN ? 0 : err;
 }

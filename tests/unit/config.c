@@ -118,6 +118,42 @@ static void test_timeout_and_retries(void)
 	CHECK_U64(cfg.retries, 1000000);
 }
 
+static void test_attempt_timeout(void)
+{
+	const char *none[] = { NULL };
+	const char *set[] = { "BACKOFF_ATTEMPT_TIMEOUT=1200ms", NULL };
+	const char *short_budget[] = { "BACKOFF_TIMEOUT=3s", NULL };
+	const char *no_budget[] = { "BACKOFF_TIMEOUT=0", NULL };
+	const char *inf[] = { "BACKOFF_ATTEMPT_TIMEOUT=inf", "BACKOFF_TIMEOUT=inf", NULL };
+	const char *grpc[] = { "BACKOFF_POLICY=grpc", NULL };
+	const char *google[] = { "BACKOFF_POLICY=google", NULL };
+	const char *off[] = { "BACKOFF=off", NULL };
+	const char *bad[] = { "BACKOFF_ATTEMPT_TIMEOUT=0", NULL };
+	struct config cfg;
+
+	CHECK_U64(parse(&cfg, none), 0);
+	CHECK_U64(cfg.attempt_timeout_ms, 5000);
+	CHECK_U64(cfg.first_attempt_ms, 5000);
+	CHECK_U64(parse(&cfg, set), 0);
+	CHECK_U64(cfg.first_attempt_ms, 1200);
+	/* The budget bounds the call, its first attempt included. */
+	CHECK_U64(parse(&cfg, short_budget), 0);
+	CHECK_U64(cfg.first_attempt_ms, 3000);
+	CHECK_U64(parse(&cfg, no_budget), 0);
+	CHECK_U64(cfg.first_attempt_ms, 5000);
+	CHECK_U64(parse(&cfg, inf), 0);
+	CHECK_U64(cfg.first_attempt_ms, CONFIG_INFINITE);
+	CHECK_U64(parse(&cfg, grpc), 0);
+	CHECK_U64(cfg.attempt_timeout_ms, 20000);
+	CHECK(cfg.attempt_until_next);
+	CHECK_U64(parse(&cfg, google), 0);
+	CHECK_U64(cfg.attempt_timeout_ms, 10000);
+	CHECK_U64(parse(&cfg, off), 0);
+	CHECK_U64(cfg.first_attempt_ms, CONFIG_INFINITE);
+	CHECK_U64(parse(&cfg, bad), 1);
+	CHECK_U64(cfg.attempt_timeout_ms, 5000);
+}
+
 static void test_multiplier_and_jitter(void)
 {
 	const char *ok[] = { "BACKOFF_MULTIPLIER=1.6", "BACKOFF_JITTER=proportional:0.5", NULL };
@@ -562,6 +598,7 @@ int main(void)
 	test_defaults();
 	test_durations();
 	test_timeout_and_retries();
+	test_attempt_timeout();
 	test_multiplier_and_jitter();
 	test_presets();
 	test_cap_below_base();

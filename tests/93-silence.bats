@@ -1,0 +1,144 @@
+#!/usr/bin/env bats
+# Silence: a destination that drops the SYNs (a full accept queue on loopback)
+# gets backoff too, and no call outlives its budget: every client ends within
+# BACKOFF_TIMEOUT with the kernel's ETIMEDOUT meaning, where without the
+# library it hangs for the kernel's two minutes.
+# shellcheck disable=SC2154 # status, output, stderr: set by bats run
+
+load helper
+
+setup() {
+	require_build
+	start_blackhole silent
+	QUIET=(BACKOFF_TIMEOUT=3s BACKOFF_LOG_FORMAT=json BACKOFF_LOG_FILE="$T/log.json")
+}
+
+# ends_within LOW HIGH COMMAND...: runs COMMAND under the preload with QUIET;
+# its status is not 0 and it ends between LOW and HIGH ms (ELAPSED).
+ends_within() {
+	local low=$1 high=$2 start
+	shift 2
+	start=$(now_ms)
+	run --separate-stderr timeout 20 env LD_PRELOAD="$LIB" "${QUIET[@]}" "$@"
+	ELAPSED=$(($(now_ms) - start))
+	assert_between "$status" 1 123 "status of $1 (stderr: $stderr)" || return
+	assert_between "$ELAPSED" "$low" "$high" "ms until $1 ended"
+}
+
+# hangs_without COMMAND...: without the library COMMAND is still waiting after 4 s.
+hangs_without() {
+	run --separate-stderr timeout 4 "$@"
+	assert_eq "$status" 124 "status without the library (killed by timeout 4)"
+}
+
+@test "python create_connection (blocking) to a silent server ends after BACKOFF_TIMEOUT with TimeoutError" {
+	local code="import socket; socket.create_connection(('127.0.0.1', $PORT))"
+	hangs_without "$PYTHON" -c "$code"
+	ends_within 2900 3500 "$PYTHON" -c "$code"
+	assert_match "$stderr" "TimeoutError: \[Errno 110\] Connection timed out" "python's error"
+	assert_eq "$(json_events "$T/log.json" giveup errno reason)" "ETIMEDOUT timeout" "the give-up"
+}
+
+@test "curl without --connect-timeout to a silent server ends after BACKOFF_TIMEOUT with its connect error" {
+	require_command curl
+	hangs_without curl -sS "http://127.0.0.1:$PORT/"
+	ends_within 2900 3400 curl -sS "http://127.0.0.1:$PORT/"
+	assert_eq "$status" 28 "curl's status (a timeout)"
+	assert_match "$stderr" "Failed to connect to 127.0.0.1 port $PORT after 3[0-9]{3} ms" "curl's error"
+}
+
+@test "nc without -w to a silent server ends after BACKOFF_TIMEOUT" {
+	require_command nc
+	hangs_without nc 127.0.0.1 "$PORT" </dev/null
+	ends_within 2900 3400 nc 127.0.0.1 "$PORT" </dev/null
+	assert_eq "$(json_events "$T/log.json" giveup errno)" "ETIMEDOUT" "the give-up's errno"
+}
+
+@test "psql with no connect_timeout to a silent server ends after BACKOFF_TIMEOUT with its timeout error" {
+	require_command psql
+	hangs_without psql -h 127.0.0.1 -p "$PORT" -U nobody -c 'select 1' postgres
+	ends_within 2900 3500 psql -h 127.0.0.1 -p "$PORT" -U nobody -c 'select 1' postgres
+	assert_match "$stderr" "Connection timed out" "psql's error"
+}
+
+@test "the C event loops (poll, ppoll, select, pselect, epoll LT and ET) get ETIMEDOUT from SO_ERROR after BACKOFF_TIMEOUT" {
+	local mode
+	for mode in blocking poll ppoll select pselect epoll-lt epoll-et; do
+		ends_within 2950 3300 "$HELPERS/probe" --mode "$mode" "127.0.0.1:$PORT"
+		assert_eq "$output" "ETIMEDOUT" "the outcome ($mode)"
+	done
+}
+
+@test "attempts unanswered for BACKOFF_ATTEMPT_TIMEOUT are aborted and retried on the policy's schedule, each counted as ETIMEDOUT" {
+	QUIET=(BACKOFF_TIMEOUT=5s BACKOFF_ATTEMPT_TIMEOUT=1200ms BACKOFF_BASE=100ms BACKOFF_CAP=200ms
+		BACKOFF_LOG=info BACKOFF_LOG_FORMAT=json BACKOFF_LOG_FILE="$T/log.json")
+	ends_within 4900 5400 "$HELPERS/probe" --mode epoll-et "127.0.0.1:$PORT"
+	assert_eq "$output" "ETIMEDOUT" "the outcome"
+	# 5 s of 1.2 s attempts and delays of at most 200 ms: 4 aborted attempts, then the budget.
+	assert_eq "$(json_events "$T/log.json" retry errno | sort -u)" "ETIMEDOUT" "retried errors"
+	assert_between "$(json_events "$T/log.json" retry | wc -l)" 3 4 "retries"
+}
+
+@test "a Go client and a static client under the launcher get their timeout error after BACKOFF_TIMEOUT" {
+	local start elapsed
+	for client in "$BUILD/go/dial-nocgo tcp 127.0.0.1:$PORT" \
+		"$BUILD/static/raw-connect --tcp 127.0.0.1:$PORT" \
+		"$BUILD/static/raw-connect --nonblock --tcp 127.0.0.1:$PORT"; do
+		start=$(now_ms)
+		# shellcheck disable=SC2086 # the client's words
+		run --separate-stderr timeout 20 "$LAUNCHER" --timeout 3s -- $client
+		elapsed=$(($(now_ms) - start))
+		assert_eq "$status" 1 "status of $client"
+		assert_match "$stderr" "(connection timed out|Connection timed out)" "its error ($client)"
+		assert_between "$elapsed" 2900 3500 "ms until $client ended"
+	done
+}
+
+@test "the program's own shorter timeouts stay exact: SO_SNDTIMEO 1 s, curl --connect-timeout 1, Go's Dialer 1 s" {
+	local start elapsed
+	ends_within 900 1300 "$HELPERS/probe" --sndtimeo 1000 "127.0.0.1:$PORT"
+	assert_eq "$output" "EINPROGRESS" "a blocking connect with SO_SNDTIMEO, as without the library"
+	ends_within 900 1300 curl -sS --connect-timeout 1 "http://127.0.0.1:$PORT/"
+	assert_eq "$status" 28 "curl's status"
+	start=$(now_ms)
+	run --separate-stderr timeout 20 "$LAUNCHER" --timeout 3s -- \
+		"$BUILD/go/dial-nocgo" -timeout 1s tcp "127.0.0.1:$PORT"
+	elapsed=$(($(now_ms) - start))
+	assert_match "$stderr" "i/o timeout" "Go's own timeout error"
+	assert_between "$elapsed" 900 1400 "ms until Go gave up"
+}
+
+@test "a TCP_USER_TIMEOUT the program set is what it reads back after a retried connect" {
+	start_listener srv 800 --count 1
+	run --separate-stderr timeout 20 env LD_PRELOAD="$LIB" BACKOFF_CAP=200ms "$PYTHON" -c "
+import socket
+s = socket.socket()
+s.setsockopt(socket.IPPROTO_TCP, socket.TCP_USER_TIMEOUT, 7000)
+s.settimeout(None)
+s.connect(('127.0.0.1', $PORT))
+print(s.getsockopt(socket.IPPROTO_TCP, socket.TCP_USER_TIMEOUT),
+      s.getsockopt(socket.SOL_SOCKET, socket.SO_SNDTIMEO, 16) == bytes(16))"
+	assert_eq "$status" 0 "status: $stderr"
+	assert_eq "$output" "7000 True" "TCP_USER_TIMEOUT and SO_SNDTIMEO after the connect"
+}
+
+@test "no late handshake: the attempts given up are aborted, not left to complete later" {
+	# The socket stays open after the give-up: an abandoned attempt would still be SYN_SENT.
+	run --separate-stderr timeout 20 env LD_PRELOAD="$LIB" BACKOFF_TIMEOUT=2s \
+		BACKOFF_ATTEMPT_TIMEOUT=1200ms "$PYTHON" -c "
+import errno, socket
+s = socket.socket()
+s.bind(('127.0.0.1', 0))
+me = s.getsockname()[1]
+try:
+    s.connect(('127.0.0.1', $PORT))
+    print('connected')
+except OSError as e:
+    print(errno.errorcode[e.errno])
+states = [l.split()[3] for l in open('/proc/net/tcp').readlines()[1:]
+          if int(l.split()[1].split(':')[1], 16) == me]
+print('states', *states)"
+	assert_eq "$status" 0 "status: $stderr"
+	assert_eq "$output" "ETIMEDOUT
+states" "the outcome, and the states of the client's port (02: SYN_SENT)"
+}
