@@ -36,6 +36,7 @@ UNITS := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/unit/%)
 
 LIBRARY := $(BUILD)/libbackoff.so
 TOOL := $(BUILD)/backoff-schedule
+STATUS := $(BUILD)/backoff-status
 SUPERVISE_SRC := $(wildcard src/supervise/*.c)
 SUPERVISOR := $(BUILD)/backoff-supervise
 
@@ -46,7 +47,7 @@ BATS_FLAGS ?=
 .PHONY: all check test unit demo install uninstall clean check-exports format format-check \
 	shellcheck help
 
-all: $(LIBRARY) $(TOOL) $(SUPERVISOR) $(HELPERS) $(SHIMS) $(UNITS)
+all: $(LIBRARY) $(TOOL) $(STATUS) $(SUPERVISOR) $(HELPERS) $(SHIMS) $(UNITS)
 
 $(BUILD)/obj/%.o: %.c $(wildcard src/*.h src/*/*.h) Makefile
 	@mkdir -p $(dir $@)
@@ -56,6 +57,10 @@ $(LIBRARY): $(LIB_OBJ) src/exports.map
 	$(CC) $(CFLAGS_ALL) $(LIB_CFLAGS) $(LIB_LDFLAGS) -o $@ $(LIB_OBJ) $(LIBS)
 
 $(TOOL): src/tool/schedule.c $(CORE_OBJ)
+	$(CC) $(CFLAGS_ALL) -o $@ $^ $(LIBS)
+
+# `backoff status`: the state file of shared fate, read with the library's own checks.
+$(STATUS): src/tool/status.c $(CORE_OBJ)
 	$(CC) $(CFLAGS_ALL) -o $@ $^ $(LIBS)
 
 # The supervisor engine: a program of its own, on the same core as the library, with
@@ -100,10 +105,11 @@ check-exports: $(LIBRARY)
 		echo "check-exports: $$(wc -l < $(BUILD)/exports.actual) symbols, as in src/exports.map"; \
 	else echo "check-exports: exported symbols differ from src/exports.map" >&2; exit 1; fi
 
-install: $(LIBRARY) $(TOOL) $(SUPERVISOR)
+install: $(LIBRARY) $(TOOL) $(STATUS) $(SUPERVISOR)
 	install -d $(DESTDIR)$(LIBDIR) $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)
 	install -m 0755 $(LIBRARY) $(DESTDIR)$(LIBDIR)/libbackoff.so
 	install -m 0755 $(TOOL) $(DESTDIR)$(LIBDIR)/backoff-schedule
+	install -m 0755 $(STATUS) $(DESTDIR)$(LIBDIR)/backoff-status
 	install -m 0755 $(SUPERVISOR) $(DESTDIR)$(LIBDIR)/backoff-supervise
 	sed -e 's|@LIBDIR@|$(LIBDIR)|g' scripts/backoff > $(DESTDIR)$(BINDIR)/backoff
 	chmod 0755 $(DESTDIR)$(BINDIR)/backoff
@@ -111,6 +117,7 @@ install: $(LIBRARY) $(TOOL) $(SUPERVISOR)
 
 uninstall:
 	rm -f $(DESTDIR)$(LIBDIR)/libbackoff.so $(DESTDIR)$(LIBDIR)/backoff-schedule \
+		$(DESTDIR)$(LIBDIR)/backoff-status \
 		$(DESTDIR)$(LIBDIR)/backoff-supervise \
 		$(DESTDIR)$(BINDIR)/backoff $(DESTDIR)$(MANDIR)/backoff.1
 	-rmdir $(DESTDIR)$(LIBDIR)
