@@ -422,11 +422,11 @@ static void print_openmetrics(unsigned n, uint64_t wall_ms)
 /* The uid of user @name (a name or a number), or dies. */
 static unsigned uid_of(const char *name)
 {
-	struct passwd *pw = getpwnam(name);
-	char *end;
+	struct passwd pwd, *pw = NULL;
+	char buf[4096], *end;
 	unsigned long n;
 
-	if (pw)
+	if (getpwnam_r(name, &pwd, buf, sizeof(buf), &pw) == 0 && pw)
 		return (unsigned)pw->pw_uid;
 	errno = 0;
 	n = strtoul(name, &end, 10);
