@@ -36,6 +36,7 @@ UNITS := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/unit/%)
 
 LIBRARY := $(BUILD)/libbackoff.so
 TOOL := $(BUILD)/backoff-schedule
+STATUS := $(BUILD)/backoff-status
 SUPERVISE_SRC := $(wildcard src/supervise/*.c)
 SUPERVISOR := $(BUILD)/backoff-supervise
 
@@ -46,7 +47,7 @@ BATS_FLAGS ?=
 .PHONY: all check test unit demo install uninstall deb clean check-exports format format-check \
 	shellcheck help musl
 
-all: $(LIBRARY) $(TOOL) $(SUPERVISOR) $(HELPERS) $(SHIMS) $(UNITS)
+all: $(LIBRARY) $(TOOL) $(STATUS) $(SUPERVISOR) $(HELPERS) $(SHIMS) $(UNITS)
 
 # musl (Debian's musl-tools): the library, the schedule tool and the supervisor built
 # against musl into build/musl/, for programs linked against it (Alpine images).  musl-gcc
@@ -95,6 +96,10 @@ TOOL_CORE := $(patsubst %,$(BUILD)/obj/src/%.o,core/config core/policy core/targ
 $(TOOL): src/tool/schedule.c $(TOOL_CORE)
 	$(CC) $(CFLAGS_ALL) -o $@ $^ $(LIBS)
 
+# `backoff status`: the state file of shared fate, read with the library's own checks.
+$(STATUS): src/tool/status.c $(CORE_OBJ)
+	$(CC) $(CFLAGS_ALL) -o $@ $^ $(LIBS)
+
 # The supervisor engine: a program of its own, on the same core as the library, with
 # libc's calls as the real ones (src/supervise/libc.c) instead of sys/real.c.
 SUPERVISE_CORE := $(patsubst %,$(BUILD)/obj/src/%.o,core/addrlist core/config core/decide \
@@ -141,10 +146,11 @@ check-exports: $(LIBRARY)
 # The musl build, when there is one, goes to musl/ next to the glibc build: the launcher
 # looks there for a program linked against musl.
 MUSL_INSTALL := $(if $(wildcard $(MUSL_BUILD)/libbackoff.so),musl)
-install: $(LIBRARY) $(TOOL) $(SUPERVISOR) $(MUSL_INSTALL)
+install: $(LIBRARY) $(TOOL) $(STATUS) $(SUPERVISOR) $(MUSL_INSTALL)
 	install -d $(DESTDIR)$(LIBDIR) $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)
 	install -m 0755 $(LIBRARY) $(DESTDIR)$(LIBDIR)/libbackoff.so
 	install -m 0755 $(TOOL) $(DESTDIR)$(LIBDIR)/backoff-schedule
+	install -m 0755 $(STATUS) $(DESTDIR)$(LIBDIR)/backoff-status
 	install -m 0755 $(SUPERVISOR) $(DESTDIR)$(LIBDIR)/backoff-supervise
 	$(if $(MUSL_INSTALL),install -d $(DESTDIR)$(LIBDIR)/musl)
 	$(if $(MUSL_INSTALL),install -m 0755 $(MUSL_BUILD)/libbackoff.so \
@@ -165,6 +171,7 @@ deb: $(LIBRARY) $(TOOL) $(SUPERVISOR)
 
 uninstall:
 	rm -f $(DESTDIR)$(LIBDIR)/libbackoff.so $(DESTDIR)$(LIBDIR)/backoff-schedule \
+		$(DESTDIR)$(LIBDIR)/backoff-status \
 		$(DESTDIR)$(LIBDIR)/backoff-supervise $(DESTDIR)$(LIBDIR)/musl/libbackoff.so \
 		$(DESTDIR)$(LIBDIR)/musl/backoff-schedule $(DESTDIR)$(LIBDIR)/musl/backoff-supervise \
 		$(DESTDIR)$(BINDIR)/backoff $(DESTDIR)$(MANDIR)/backoff.1

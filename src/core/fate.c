@@ -100,7 +100,10 @@ enum fate_step fate_wake(struct fate *f, const struct target_addr *t,
 
 bool fate_left_to_other(struct fate *f, uint64_t now_ns)
 {
-	return f && f->slot && share_probed_since(f->slot, f->last_ns, now_ns);
+	if (!f || !f->slot || !share_probed_since(f->slot, f->last_ns, now_ns))
+		return false;
+	share_note_saved(f->slot); /* an attempt saved, as backoff status counts them */
+	return true;
 }
 
 int fate_sleep(struct fate *f, uint64_t until_ns)

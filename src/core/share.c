@@ -39,6 +39,7 @@ static uint64_t share_netns;
 #define SHARE_RAMP 2
 
 static __thread int share_tid;
+static atomic_int share_pid; /* cached: getpid() is a system call */
 
 static int my_tid(void)
 {
@@ -47,9 +48,21 @@ static int my_tid(void)
 	return share_tid;
 }
 
+static int my_pid(void)
+{
+	int pid = atomic_load_explicit(&share_pid, memory_order_relaxed);
+
+	if (!pid) {
+		pid = (int)syscall(SYS_getpid);
+		atomic_store_explicit(&share_pid, pid, memory_order_relaxed);
+	}
+	return pid;
+}
+
 void share_after_fork(void)
 {
 	share_tid = 0;
+	atomic_store_explicit(&share_pid, 0, memory_order_relaxed);
 }
 
 static struct share_slot *slots_of(struct share_head *h)
@@ -100,13 +113,32 @@ static void warn_unusable(const struct config *cfg, const char *path, const char
 	log_notice(LOG_LEVEL_WARN, "shared", msg);
 }
 
+void share_default_path(unsigned uid, const char *dir, char *buf, size_t size)
+{
+	snprintf(buf, size, "%s/libbackoff-%u.v%u", dir, uid, (unsigned)SHARE_VERSION);
+}
+
 static void path_of(const struct config *cfg, const char *dir, char *buf, size_t size)
 {
 	if (cfg->shared_path[0])
 		snprintf(buf, size, "%s", cfg->shared_path);
 	else
-		snprintf(buf, size, "%s/libbackoff-%u.v%u", dir, (unsigned)geteuid(),
-			 (unsigned)SHARE_VERSION);
+		share_default_path((unsigned)geteuid(), dir, buf, size);
+}
+
+const char *share_check_file(const struct stat *st, unsigned owner, bool empty_ok)
+{
+	if (!S_ISREG(st->st_mode))
+		return "not a regular file";
+	if (st->st_uid != owner)
+		return "owned by another user";
+	if (st->st_mode & 077)
+		return "readable or writable by others";
+	if (st->st_size == 0 && empty_ok)
+		return NULL;
+	if (st->st_size < 0 || (size_t)st->st_size != SHARE_FILE_SIZE)
+		return "wrong size";
+	return NULL;
 }
 
 /* Open @path without following a link, made if @create: -1 with errno otherwise. */
@@ -137,17 +169,11 @@ static struct share_head *map_state(const char *path, bool create, const char **
 	if (fstat(fd, &st) != 0) {
 		*err = errno;
 		*why = "cannot stat";
-	} else if (!S_ISREG(st.st_mode)) {
-		*why = "not a regular file";
-	} else if (st.st_uid != geteuid()) {
-		*why = "owned by another user";
-	} else if (st.st_mode & 077) {
-		*why = "readable or writable by others";
+	} else if ((*why = share_check_file(&st, (unsigned)geteuid(), true)) != NULL) {
+		/* *why said */
 	} else if (st.st_size == 0 && ftruncate(fd, (off_t)SHARE_FILE_SIZE) != 0) {
 		*err = errno;
 		*why = "cannot size";
-	} else if (st.st_size != 0 && (size_t)st.st_size != SHARE_FILE_SIZE) {
-		*why = "wrong size";
 	} else {
 		void *m = mmap(NULL, SHARE_FILE_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 
@@ -240,12 +266,12 @@ void share_init(const struct config *cfg)
 #define WRAPS
 #endif
 
-WRAPS static uint64_t hash_of(const struct target_addr *t)
+/* The key of @t seen from network namespace @netns. */
+WRAPS static uint64_t key_of(const struct target_addr *t, uint64_t netns)
 {
 	const unsigned char *p = t->family == AF_UNIX ? (const unsigned char *)t->path : t->ip;
 	size_t n = t->family == AF_UNIX ? t->path_len : t->family == AF_INET ? 4 : 16, i;
-	uint64_t h = UINT64_C(0xcbf29ce484222325) ^ share_netns * UINT64_C(0x9e3779b97f4a7c15),
-		 high;
+	uint64_t h = UINT64_C(0xcbf29ce484222325) ^ netns * UINT64_C(0x9e3779b97f4a7c15), high;
 	unsigned bucket;
 
 	if (n > TARGET_PATH_MAX)
@@ -260,6 +286,64 @@ WRAPS static uint64_t hash_of(const struct target_addr *t)
 	bucket = t->family == AF_UNIX ? SHARE_UNIX_BUCKET : t->port & (SHARE_PORT_BUCKETS - 1);
 	/* Never 0 (an empty slot's key): bit 7 stands in for high bits that are all 0. */
 	return high | bucket | (high != 0 ? 0 : 128);
+}
+
+static uint64_t hash_of(const struct target_addr *t)
+{
+	return key_of(t, share_netns);
+}
+
+#define DEST_WORDS (sizeof(((struct share_dest *)0)->bytes) / sizeof(uint64_t))
+_Static_assert(DEST_WORDS * 8 >= TARGET_PATH_MAX, "a slot holds a unix path");
+
+/*
+ * Write @t into @d, for the status reader: once per claim, never on a
+ * connect's way.  Word by word, so that two claimers race on no byte.
+ */
+static void write_dest(struct share_dest *d, const struct target_addr *t)
+{
+	uint64_t w[DEST_WORDS];
+	size_t n = t->family == AF_UNIX ? t->path_len : sizeof(t->ip), i;
+
+	memset(w, 0, sizeof(w));
+	if (n > TARGET_PATH_MAX)
+		n = TARGET_PATH_MAX;
+	memcpy(w, t->family == AF_UNIX ? (const void *)t->path : (const void *)t->ip, n);
+	atomic_store_explicit(&d->netns, share_netns, memory_order_relaxed);
+	atomic_store_explicit(&d->family, (uint16_t)t->family, memory_order_relaxed);
+	atomic_store_explicit(&d->port, t->port, memory_order_relaxed);
+	atomic_store_explicit(&d->len, (uint16_t)(t->family == AF_UNIX ? n : 0),
+			      memory_order_relaxed);
+	atomic_store_explicit(&d->abstract, t->abstract ? 1 : 0, memory_order_relaxed);
+	for (i = 0; i < DEST_WORDS; i++)
+		atomic_store_explicit(&d->bytes[i], w[i], memory_order_relaxed);
+}
+
+/*
+ * The destination in @d, if it is whole and the one of @key: read, bounded,
+ * and hashed again.
+ */
+static bool read_dest(const struct share_dest *d, uint64_t key, struct target_addr *t)
+{
+	uint64_t w[DEST_WORDS];
+	unsigned family = atomic_load_explicit(&d->family, memory_order_relaxed);
+	size_t len = atomic_load_explicit(&d->len, memory_order_relaxed), i;
+
+	memset(t, 0, sizeof(*t));
+	if ((family != AF_INET && family != AF_INET6 && family != AF_UNIX) || len > TARGET_PATH_MAX)
+		return false;
+	for (i = 0; i < DEST_WORDS; i++)
+		w[i] = atomic_load_explicit(&d->bytes[i], memory_order_relaxed);
+	t->family = (int)family;
+	t->port = atomic_load_explicit(&d->port, memory_order_relaxed);
+	if (family == AF_UNIX) {
+		memcpy(t->path, w, len);
+		t->path_len = len;
+		t->abstract = atomic_load_explicit(&d->abstract, memory_order_relaxed) == 1;
+	} else {
+		memcpy(t->ip, w, family == AF_INET ? 4 : 16);
+	}
+	return key_of(t, atomic_load_explicit(&d->netns, memory_order_relaxed)) == key;
 }
 
 /* The bucket a key carries (any value of a hostile file: in range). */
@@ -312,7 +396,8 @@ static bool stale(struct share_slot *s, uint64_t now)
 	return older_than(last, now, SHARE_IDLE_NS);
 }
 
-static struct share_slot *lookup(struct share_head *h, uint64_t key, bool make)
+/* The slot of @key: found, or claimed for @make (NULL: only found). */
+static struct share_slot *lookup(struct share_head *h, uint64_t key, const struct target_addr *make)
 {
 	struct share_slot *slots = slots_of(h);
 	uint64_t now = make ? clock_now_ns() : 0;
@@ -340,7 +425,12 @@ static struct share_slot *lookup(struct share_head *h, uint64_t key, bool make)
 				atomic_store_explicit(&s->prober, 0, memory_order_relaxed);
 				atomic_store_explicit(&s->deputy, 0, memory_order_relaxed);
 				atomic_store_explicit(&s->waiters, 0, memory_order_relaxed);
+				atomic_store_explicit(&s->since_ns, 0, memory_order_relaxed);
+				atomic_store_explicit(&s->attempts, 0, memory_order_relaxed);
+				atomic_store_explicit(&s->saved, 0, memory_order_relaxed);
+				atomic_store_explicit(&s->prober_pid, 0, memory_order_relaxed);
 			}
+			write_dest(&s->dest, make);
 			return s;
 		}
 		if (cur == key)
@@ -353,7 +443,7 @@ struct share_slot *share_find(const struct target_addr *t)
 {
 	struct share_head *h = atomic_load_explicit(&share_map, memory_order_acquire);
 
-	return h ? lookup(h, hash_of(t), false) : NULL;
+	return h ? lookup(h, hash_of(t), NULL) : NULL;
 }
 
 struct share_slot *share_get(const struct config *cfg, const struct target_addr *t)
@@ -369,7 +459,7 @@ struct share_slot *share_get(const struct config *cfg, const struct target_addr 
 		atomic_store_explicit(&share_tried, 2, memory_order_release);
 		h = atomic_load_explicit(&share_map, memory_order_acquire);
 	}
-	return h ? lookup(h, hash_of(t), true) : NULL;
+	return h ? lookup(h, hash_of(t), t) : NULL;
 }
 
 bool share_is_local(const struct target_addr *t)
@@ -427,17 +517,20 @@ static long futex(_Atomic uint32_t *word, int op, uint32_t val, const struct tim
 	return syscall(SYS_futex, word, op, val, ts, NULL, FUTEX_BITSET_MATCH_ANY);
 }
 
-static void mark_down(struct share_slot *s)
+/* Found down at @now: the outage starts now unless it was already down. */
+static void mark_down(struct share_slot *s, uint64_t now)
 {
-	atomic_store_explicit(&s->state, SHARE_DOWN, memory_order_relaxed);
+	if (atomic_exchange_explicit(&s->state, SHARE_DOWN, memory_order_relaxed) != SHARE_DOWN)
+		atomic_store_explicit(&s->since_ns, now, memory_order_relaxed);
 }
 
 void share_note(struct share_slot *s, int err, uint64_t now_ns)
 {
+	atomic_fetch_add_explicit(&s->attempts, 1, memory_order_relaxed);
 	if (err) {
 		atomic_store_explicit(&s->err, (uint32_t)err, memory_order_relaxed);
 		atomic_store_explicit(&s->probed_ns, now_ns, memory_order_relaxed);
-		mark_down(s);
+		mark_down(s, now_ns);
 		return;
 	}
 	atomic_store_explicit(&s->probed_ns, now_ns, memory_order_relaxed);
@@ -454,7 +547,12 @@ void share_note(struct share_slot *s, int err, uint64_t now_ns)
 void share_note_looked(struct share_slot *s, uint64_t now_ns)
 {
 	atomic_store_explicit(&s->looked_ns, now_ns, memory_order_relaxed);
-	mark_down(s);
+	mark_down(s, now_ns);
+}
+
+void share_note_saved(struct share_slot *s)
+{
+	atomic_fetch_add_explicit(&s->saved, 1, memory_order_relaxed);
 }
 
 /* Take or renew a turn held in @who until @until (another's live turn: false). */
@@ -482,6 +580,9 @@ bool share_lead(struct share_slot *s, uint64_t now_ns, uint64_t until_ns)
 
 	if (!take_turn(&s->prober, &s->lease_ns, now_ns, until_ns))
 		return false;
+	/* For the status reader; written again only when another process leads. */
+	if (atomic_load_explicit(&s->prober_pid, memory_order_relaxed) != my_pid())
+		atomic_store_explicit(&s->prober_pid, my_pid(), memory_order_relaxed);
 	/* The connect hook's gate stays open while the lease runs, by itself no longer. */
 	if (h)
 		probing_until(h, atomic_load_explicit(&s->key, memory_order_relaxed), until_ns);
@@ -545,6 +646,52 @@ int share_wait(struct share_slot *s, uint32_t seq, uint64_t until_ns)
 	return rc;
 }
 
+bool share_view_slot(const struct share_head *h, unsigned i, uint64_t now_ns, struct share_view *v)
+{
+	const struct share_slot *s;
+	uint64_t key, probed, looked;
+	unsigned state;
+	int tid, pid;
+	uint32_t err;
+
+	memset(v, 0, sizeof(*v));
+	if (i >= SHARE_SLOTS)
+		return false;
+	s = (const struct share_slot *)(h + 1) + i;
+	key = atomic_load_explicit(&s->key, memory_order_acquire);
+	if (key == 0)
+		return false;
+	state = atomic_load_explicit(&s->state, memory_order_relaxed);
+	v->state = state <= SHARE_UP ? (enum share_state)state : SHARE_UNKNOWN;
+	tid = atomic_load_explicit(&s->prober, memory_order_relaxed);
+	pid = atomic_load_explicit(&s->prober_pid, memory_order_relaxed);
+	/* A lease, as share_lead sees one: a prober and an end still to come. */
+	v->probing = tid != 0 && atomic_load_explicit(&s->lease_ns, memory_order_relaxed) > now_ns;
+	if (v->probing && tid > 0)
+		v->prober_tid = tid;
+	if (v->probing && pid > 0)
+		v->prober_pid = pid;
+	err = atomic_load_explicit(&s->err, memory_order_relaxed);
+	v->err = err < CONFIG_ERRNO_MAX ? (int)err : 0;
+	v->since_ns = atomic_load_explicit(&s->since_ns, memory_order_relaxed);
+	if (v->since_ns > now_ns)
+		v->since_ns = 0;
+	probed = atomic_load_explicit(&s->probed_ns, memory_order_relaxed);
+	v->probed_ns = probed <= now_ns ? probed : 0;
+	/* Sleepers a killed process left behind are not believed, as in stale(). */
+	looked = atomic_load_explicit(&s->looked_ns, memory_order_relaxed);
+	v->waiters = atomic_load_explicit(&s->waiters, memory_order_relaxed);
+	if (older_than(probed > looked ? probed : looked, now_ns, SHARE_SLEEPERS_NS))
+		v->waiters = 0;
+	v->attempts = atomic_load_explicit(&s->attempts, memory_order_relaxed);
+	v->saved = atomic_load_explicit(&s->saved, memory_order_relaxed);
+	v->named = read_dest(&s->dest, key, &v->target);
+	return true;
+}
+
 /* The layout is the file format: fixed sizes, checked at build time. */
 _Static_assert(sizeof(struct share_head) == 576, "share_head is 576 bytes (9 x 64)");
-_Static_assert(sizeof(struct share_slot) == 64, "share_slot is 64 bytes");
+_Static_assert(sizeof(struct share_dest) == 128, "share_dest is 128 bytes");
+_Static_assert(offsetof(struct share_slot, since_ns) == 64,
+	       "what a connect uses stays in the slot's first 64 bytes");
+_Static_assert(sizeof(struct share_slot) == 256, "share_slot is 256 bytes");

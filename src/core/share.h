@@ -8,15 +8,32 @@
 #include <stdint.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 
 #include "core/config.h"
 #include "core/target.h"
 
 #define SHARE_SLOTS 1024
 #define SHARE_MAGIC UINT64_C(0x316572616873626c) /* "lbshare1" */
-#define SHARE_VERSION 4
+#define SHARE_VERSION 5
 
 enum share_state { SHARE_UNKNOWN, SHARE_DOWN, SHARE_UP };
+
+/*
+ * A slot's destination, written by whoever claims the slot: its bytes with the
+ * network namespace hash to the slot's key, which is how a reader knows them
+ * whole and the slot's own (a claim in progress, or a hostile writer, does not
+ * hash right).
+ */
+struct share_dest {
+	_Atomic uint64_t netns;	  /* the claimer's network namespace (inode), 0: unknown */
+	_Atomic uint16_t family;  /* AF_INET, AF_INET6 or AF_UNIX */
+	_Atomic uint16_t port;	  /* host byte order; 0 for AF_UNIX */
+	_Atomic uint16_t len;	  /* AF_UNIX: bytes of the path or abstract name */
+	_Atomic uint8_t abstract; /* AF_UNIX: an abstract name */
+	uint8_t spare;
+	_Atomic uint64_t bytes[14]; /* the address (4 or 16 bytes) or the path */
+};
 
 /*
  * One destination.  Every field is a hint written by processes of the same
@@ -36,6 +53,18 @@ struct share_slot {
 	_Atomic int32_t deputy;	    /* the one waiter that watches the lease, 0: none */
 	_Atomic uint64_t looked_ns; /* the prober's last look that found no listener */
 	_Atomic uint64_t deputy_ns; /* when the deputy's turn ends unless renewed */
+	/*
+	 * The rest is for `backoff status`; a connect reads only the 64 bytes
+	 * above.  Written when the slot is claimed, a lease taken, an attempt
+	 * noted or left to another, never by a connect that waits for nothing.
+	 */
+	_Atomic uint64_t since_ns;  /* found down while up or new: the outage's start */
+	_Atomic uint64_t attempts;  /* real attempts noted since the slot was claimed */
+	_Atomic uint64_t saved;	    /* planned attempts left to another's result */
+	_Atomic int32_t prober_pid; /* the process of the prober's thread id, 0: none */
+	uint32_t spare;
+	uint64_t spare2[4];
+	struct share_dest dest;
 };
 
 /* The connect hook's gate counts probers in buckets: by port, and one for unix paths. */
@@ -155,6 +184,12 @@ bool share_lead(struct share_slot *s, uint64_t now_ns, uint64_t until_ns);
  */
 bool share_deputy(struct share_slot *s, uint64_t now_ns, uint64_t until_ns);
 
+/*
+ * A planned attempt to @s was not made: another's result since our last
+ * attempt stood for it.  Counted for `backoff status`.
+ */
+void share_note_saved(struct share_slot *s);
+
 /* The thread id of @s's prober (0: none), a hint for the log. */
 int share_prober(struct share_slot *s);
 
@@ -182,5 +217,39 @@ const char *share_check(const void *image, size_t len);
 
 /* Use @image (checked) as the state: for tests and the fuzzer. */
 void share_use(void *image);
+
+/*
+ * The default state file of user @uid in @dir ("/dev/shm", else "/tmp") into
+ * @buf, always terminated.
+ */
+void share_default_path(unsigned uid, const char *dir, char *buf, size_t size);
+
+/*
+ * Check what fstat(2) says of an opened state file: 0 if it is a regular
+ * file of user @owner that no one else may read or write, of the right size
+ * (or empty, if @empty_ok), else a static reason.  Pure.
+ */
+const char *share_check_file(const struct stat *st, unsigned owner, bool empty_ok);
+
+/* One slot as `backoff status` shows it: a copy, each field bounded. */
+struct share_view {
+	enum share_state state;	    /* SHARE_UNKNOWN for a value out of range */
+	bool probing;		    /* a prober's lease is running */
+	bool named;		    /* target is the slot's destination (it hashes to the key) */
+	uint64_t since_ns;	    /* the outage's start (CLOCK_MONOTONIC), 0: unknown */
+	uint64_t probed_ns;	    /* the last real attempt, 0: none */
+	int prober_tid, prober_pid; /* > 0 while probing, else 0 */
+	int err;		    /* errno of the last failed attempt, 0: none or out of range */
+	uint32_t waiters;	    /* threads asleep on the slot, as the library believes them */
+	uint64_t attempts, saved;
+	struct target_addr target;
+};
+
+/*
+ * Copy slot @i of @h (an image share_check accepted) at @now_ns
+ * (CLOCK_MONOTONIC): false if it is empty or out of range.  Pure; every
+ * field of the image is hostile.
+ */
+bool share_view_slot(const struct share_head *h, unsigned i, uint64_t now_ns, struct share_view *v);
 
 #endif

@@ -116,6 +116,8 @@ static int left_to_prober(const struct config *cfg, int fd, const struct sockadd
 							    : &cfg->errors_inet);
 	if (err && sock_type(fd) != SOCK_STREAM)
 		err = 0;
+	if (err)
+		share_note_saved(s);
 	errno = saved;
 	return err;
 }

@@ -51,6 +51,49 @@ static void target_of(const uint8_t *b, struct target_addr *t)
 	}
 }
 
+/*
+ * What `backoff status` shows of every slot: bounded whatever the bytes, and
+ * a destination named only when it is the one its key was made from.
+ */
+static void check_views(const struct share_head *h, uint64_t now)
+{
+	unsigned i;
+
+	for (i = 0; i <= SHARE_SLOTS; i++) {
+		struct share_view v;
+		char text[TARGET_TEXT_MAX];
+
+		if (!share_view_slot(h, i, now, &v))
+			continue;
+		REQUIRE(i < SHARE_SLOTS);
+		REQUIRE(v.state <= SHARE_UP);
+		REQUIRE(v.err >= 0 && v.err < CONFIG_ERRNO_MAX);
+		REQUIRE(v.since_ns <= now && v.probed_ns <= now);
+		REQUIRE(v.prober_tid >= 0 && v.prober_pid >= 0);
+		REQUIRE(v.probing || (v.prober_tid == 0 && v.prober_pid == 0));
+		if (!v.named)
+			continue;
+		REQUIRE(v.target.family == AF_INET || v.target.family == AF_INET6 ||
+			v.target.family == AF_UNIX);
+		REQUIRE(v.target.path_len <= TARGET_PATH_MAX);
+		REQUIRE(target_format(&v.target, text, sizeof(text)) < sizeof(text));
+	}
+}
+
+/* A slot claimed for @t names @t to the status reader. */
+static void check_named(struct share_head *h, struct share_slot *s, const struct target_addr *t)
+{
+	struct share_view v;
+	char want[TARGET_TEXT_MAX], got[TARGET_TEXT_MAX];
+	unsigned i = (unsigned)(s - (struct share_slot *)(h + 1));
+
+	REQUIRE(share_view_slot(h, i, clock_now_ns(), &v));
+	REQUIRE(v.named);
+	target_format(t, want, sizeof(want));
+	target_format(&v.target, got, sizeof(got));
+	REQUIRE(strcmp(want, got) == 0);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct share_head *h = (struct share_head *)image;
@@ -63,7 +106,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	/* Any bytes, any length: a reason or none, and none only for the exact layout. */
 	if (!share_check(image, size))
 		REQUIRE(size == SHARE_FILE_SIZE && h->magic == SHARE_MAGIC);
-	/* Then the bytes as the slots of a file whose header is right. */
+	/*
+	 * Then the bytes as the slots of a file whose header is right, repeated
+	 * to its end: a slot is 256 bytes, so that an input holds a few.
+	 */
+	for (i = size; size > 0 && i < sizeof(image); i += i) /* doubling the copy each time */
+		memcpy(image + i, image, i < sizeof(image) - i ? i : sizeof(image) - i);
 	h->magic = SHARE_MAGIC;
 	h->version = SHARE_VERSION;
 	h->slots = SHARE_SLOTS;
@@ -81,7 +129,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		int err, saved;
 
 		target_of(b, &t);
-		s = b[3] & 1 ? share_get(&cfg, &t) : share_find(&t);
+		if (b[3] & 1) {
+			bool had = share_find(&t) != NULL;
+
+			s = share_get(&cfg, &t);
+			/* Claimed now: its destination was written with it. */
+			if (s && !had)
+				check_named(h, s, &t);
+		} else {
+			s = share_find(&t);
+		}
 		if (!s)
 			continue;
 		/* A slot is one of the file's, on a slot boundary: never outside the image. */
@@ -111,6 +168,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		case 4:
 			share_leave(s);
 			break;
+		case 5:
+			share_note_saved(s);
+			break;
 		default:
 			/* Past its time at once: no wait, whatever the word holds. */
 			REQUIRE(share_wait(s, share_seq(s), 0) == 0);
@@ -118,5 +178,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		}
 		REQUIRE(errno == saved);
 	}
+	check_views(h, clock_now_ns());
 	return 0;
 }

@@ -1,0 +1,299 @@
+#!/usr/bin/env bats
+# backoff status: the user's destinations waited for or found down, read from
+# the state file of shared fate.  It names a destination while clients wait
+# for it, in a table, JSON lines and OpenMetrics text; a hostile, foreign or
+# odd file is refused with one line and status 1, and nothing in a file's
+# fields is believed beyond the library's own bounds.
+# shellcheck disable=SC2154 # status, output, stderr: set by bats run
+
+load helper
+
+setup() {
+	require_build
+	[[ -x $BUILD/backoff-status ]] || fail "$BUILD/backoff-status is missing: run make"
+	STATE=$T/state
+}
+
+# probes N ADDR NAME [ENV...]: N probe processes connecting to ADDR, sharing
+# $STATE; stdout/stderr in $T/NAME.I.{out,err}; their pids in PROBES.
+PROBES=()
+probes() {
+	local n=$1 addr=$2 name=$3 i
+	shift 3
+	for ((i = 1; i <= n; i++)); do
+		env LD_PRELOAD="$LIB" BACKOFF_SHARED="$STATE" "$@" \
+			"$HELPERS/probe" "$addr" >"$T/$name.$i.out" 2>"$T/$name.$i.err" 3>&- &
+		PROBES+=("$!")
+	done
+}
+
+stop_probes() {
+	local pid
+	for pid in "${PROBES[@]}"; do
+		kill "$pid" 2>/dev/null || true
+		wait "$pid" 2>/dev/null || true
+	done
+	PROBES=()
+}
+
+teardown() {
+	stop_probes
+	stop_bg_all
+	return 0
+}
+
+# status_until REGEX TIMEOUT_S ARGS...: `backoff status ARGS` until its output
+# matches REGEX (grep -E); the last output in STATUS_OUT.
+status_until() {
+	local regex=$1 deadline=$(($(now_ms) + $2 * 1000))
+	shift 2
+	until STATUS_OUT=$("$LAUNCHER" status "$@") && grep -Eq -- "$regex" <<<"$STATUS_OUT"; do
+		(($(now_ms) < deadline)) ||
+			fail "timed out after $deadline ms waiting for /$regex/ in:" "$STATUS_OUT" || return
+		sleep 0.05
+	done
+}
+
+# make_state PATH [KEY=VALUE...]: a state file of the current layout with every
+# slot empty but slot 0, whose fields are set by KEY=VALUE (names as in
+# struct share_slot; dest_* for the destination; mono_ago_ms=N: since_ns,
+# probed_ns and looked_ns N ms before now).
+make_state() {
+	"$PYTHON" - "$@" <<'PY'
+import os, struct, sys, time
+path, fields = sys.argv[1], dict(a.split("=", 1) for a in sys.argv[2:])
+f = {k: int(v, 0) for k, v in fields.items() if k != "dest_hex"}
+now = time.monotonic_ns()
+ago = f.pop("mono_ago_ms", None)
+for k in ("since_ns", "probed_ns", "looked_ns"):
+    if ago is not None and k not in f:
+        f[k] = now - ago * 1000000
+head = struct.pack("<QIIII", 0x316572616873626C, 5, 1024, 256, 0).ljust(576, b"\0")
+slot = struct.pack("<QQQIIiIIiQQQQQiI32xQHHHBx",
+    f.get("key", 0), f.get("probed_ns", 0), f.get("lease_ns", 0), 0, f.get("state", 0),
+    f.get("prober", 0), f.get("err", 0), f.get("waiters", 0), 0, f.get("looked_ns", 0), 0,
+    f.get("since_ns", 0), f.get("attempts", 0), f.get("saved", 0), f.get("prober_pid", 0), 0,
+    f.get("dest_netns", 0), f.get("dest_family", 0), f.get("dest_port", 0),
+    f.get("dest_len", 0), f.get("dest_abstract", 0))
+slot += bytes.fromhex(fields.get("dest_hex", "")).ljust(112, b"\0")
+assert len(slot) == 256, len(slot)
+fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+os.write(fd, head + slot + b"\0" * 256 * 1023)
+os.close(fd)
+PY
+}
+
+@test "backoff status names a TCP destination while clients wait for it: state, error, prober, waiters" {
+	closed_port dead
+	probes 3 "127.0.0.1:$PORT" p BACKOFF_TIMEOUT=30s
+	export BACKOFF_SHARED=$STATE
+	status_until "^127\.0\.0\.1:$PORT +waiting " 5
+	local line
+	line=$(grep "^127\.0\.0\.1:$PORT " <<<"$STATUS_OUT")
+	assert_match "$(head -n 1 <<<"$STATUS_OUT")" \
+		"^DESTINATION +STATE +SINCE +LAST-ERROR +PROBER +WAITERS +ATTEMPTS +SAVED$" "header"
+	# The prober is one of the three, by its pid and command name.
+	assert_match "$line" " ECONNREFUSED +($(
+		IFS='|'
+		echo "${PROBES[*]}"
+	))/probe " "prober of: $line"
+	# Three clients: the prober and two asleep (the prober too, between its looks).
+	read -r -a cols <<<"$line"
+	assert_between "${cols[5]}" 2 3 "waiters in: $line"
+	assert_between "${cols[6]}" 1 1000 "attempts in: $line"
+	assert_eq "$(count_lines "$STATUS_OUT")" 2 "lines (one destination)"
+}
+
+@test "--json: one object per line that python parses, a unix path named with its state and since" {
+	probes 2 "unix:$T/late.sock" u BACKOFF_TIMEOUT=30s
+	closed_port dead
+	probes 1 "127.0.0.1:$PORT" t BACKOFF_TIMEOUT=30s
+	status_until "unix:$T/late.sock.*waiting" 5 --file "$STATE"
+	status_until "127.0.0.1:$PORT.*waiting" 5 --file "$STATE"
+	run --separate-stderr "$LAUNCHER" status --json --file "$STATE"
+	assert_eq "$status" 0 "status (stderr: $stderr)"
+	printf '%s\n' "$output" >"$T/status.json"
+	run "$PYTHON" - "$T/status.json" "$T/late.sock" "$PORT" "${PROBES[*]}" <<'PY'
+import json, sys
+sock, port, pids = sys.argv[2], sys.argv[3], [int(p) for p in sys.argv[4].split()]
+rows = [json.loads(line) for line in open(sys.argv[1])]
+assert len(rows) == 2, rows
+by = {r["destination"]: r for r in rows}
+u, t = by["unix:" + sock], by["127.0.0.1:" + port]
+for r in (u, t):
+    assert r["state"] == "waiting", r
+    assert r["prober_pid"] in pids and r["prober_command"] == "probe", r
+    assert r["since"].endswith("Z") and 0 <= r["since_ms_ago"] < 10000, r
+    assert r["attempts"] >= 1 and r["attempts_saved"] >= 0, r
+    assert 0 <= r["last_attempt_ms_ago"] < 10000, r
+assert u["last_error"] == "ENOENT", u
+assert t["last_error"] == "ECONNREFUSED", t
+print("ok")
+PY
+	assert_eq "$output" "ok" "checked JSON"
+}
+
+@test "--openmetrics: gauges labelled by destination, each family together, ending with # EOF" {
+	closed_port dead
+	probes 2 "127.0.0.1:$PORT" p BACKOFF_TIMEOUT=30s
+	status_until "waiting" 5 --file "$STATE"
+	run --separate-stderr "$LAUNCHER" status --openmetrics --file "$STATE"
+	assert_eq "$status" 0 "status (stderr: $stderr)"
+	printf '%s\n' "$output" >"$T/status.om"
+	run "$PYTHON" - "$T/status.om" "127.0.0.1:$PORT" <<'PY'
+import re, sys
+dest = sys.argv[2]
+lines = open(sys.argv[1]).read().split("\n")
+assert lines[-2:] == ["# EOF", ""], lines[-3:]
+families, seen, samples = [], set(), {}
+for line in lines[:-2]:
+    m = re.fullmatch(r"# (HELP|TYPE) ([a-z_]+) (.+)", line)
+    if m:
+        if m.group(1) == "TYPE":
+            assert m.group(3) == "gauge", line
+            assert m.group(2) not in seen, "family twice: " + line
+            seen.add(m.group(2))
+            families.append(m.group(2))
+        continue
+    m = re.fullmatch(r'([a-z_]+)\{destination="([^"\\]*)"((?:,[a-z_]+="[^"\\]*")*)\} ([0-9]+(?:\.[0-9]+)?)', line)
+    assert m, "not a sample: " + line
+    assert m.group(1) == families[-1], "sample outside its family: " + line
+    samples[(m.group(1), m.group(2))] = (m.group(3), float(m.group(4)))
+assert samples[("backoff_destination_info", dest)] == (
+    ',state="waiting",last_error="ECONNREFUSED",prober_command="probe"', 1.0), samples
+assert samples[("backoff_destination_waiting", dest)][1] == 1
+assert 1 <= samples[("backoff_destination_waiters", dest)][1] <= 2
+assert samples[("backoff_destination_attempts", dest)][1] >= 1
+import time
+assert abs(samples[("backoff_destination_down_since_seconds", dest)][1] - time.time()) < 30
+print("ok")
+PY
+	assert_eq "$output" "ok" "checked OpenMetrics"
+}
+
+@test "after its clients gave up, a destination is down with its error, start and every real attempt counted" {
+	closed_port dead
+	probes 1 "127.0.0.1:$PORT" p BACKOFF_TIMEOUT=1s BACKOFF_BASE=50ms BACKOFF_CAP=100ms \
+		BACKOFF_STATS=on
+	local pid=${PROBES[0]}
+	wait "$pid" || true
+	PROBES=()
+	assert_eq "$(cat "$T/p.1.out")" "ECONNREFUSED" "the client's outcome"
+	local made
+	made=$(sed -n 's/.* retries=\([0-9]*\).*/\1/p' "$T/p.1.err")
+	[[ -n $made ]] || fail "no stats line: $(cat "$T/p.1.err")"
+	run --separate-stderr "$LAUNCHER" status --json --file "$STATE"
+	assert_eq "$status" 0 "status (stderr: $stderr)"
+	run "$PYTHON" -c '
+import json, sys
+r = json.loads(sys.stdin.readline())
+print(r["destination"], r["state"], r["last_error"], r["prober_pid"], r["waiters"], r["attempts"],
+      800 <= r["since_ms_ago"] < 10000)' <<<"$output"
+	# Its first attempt and each retry, all real: nobody else probed.
+	assert_eq "$output" "127.0.0.1:$PORT down ECONNREFUSED None 0 $((made + 1)) True" "the row"
+}
+
+@test "hostile state files: one line on stderr naming the file, status 1, no output" {
+	local kind want
+	for kind in random truncated empty symlink mode fifo directory version; do
+		rm -rf "$STATE"
+		case $kind in
+		random) head -c 262720 /dev/urandom >"$STATE" ;;
+		truncated) make_state "$T/whole" && head -c 262000 "$T/whole" >"$STATE" ;;
+		empty) : >"$STATE" ;;
+		symlink) make_state "$T/real" && ln -s "$T/real" "$STATE" ;;
+		mode) make_state "$STATE" && chmod 640 "$STATE" ;;
+		fifo) mkfifo -m 600 "$STATE" ;;
+		directory) mkdir -m 700 "$STATE" ;;
+		version)
+			make_state "$STATE"
+			printf '\004' | dd of="$STATE" bs=1 seek=8 conv=notrunc status=none
+			;;
+		esac
+		case $kind in
+		random) want="not a libbackoff state file" ;;
+		truncated | empty) want="wrong size" ;;
+		symlink) want="cannot open: Too many levels of symbolic links" ;;
+		mode) want="readable or writable by others" ;;
+		fifo | directory) want="not a regular file" ;;
+		version) want="another version's layout" ;;
+		esac
+		# Private to its owner, but the one file whose mode is the point.
+		[[ ! -f $STATE || -L $STATE || $kind == mode ]] || chmod 600 "$STATE"
+		run --separate-stderr timeout 5 "$LAUNCHER" status --file "$STATE"
+		assert_eq "$status" 1 "status ($kind; stderr: $stderr)"
+		assert_eq "$stderr" "backoff status: $STATE: $want" "stderr ($kind)"
+		assert_eq "$output" "" "stdout ($kind)"
+	done
+	# The same refusal through BACKOFF_SHARED, and for a file that is not there.
+	run --separate-stderr env BACKOFF_SHARED="$T/none" "$LAUNCHER" status
+	assert_eq "$status" 1 "status (missing file)"
+	assert_eq "$stderr" "backoff status: $T/none: no such file" "stderr (missing file)"
+}
+
+@test "a slot's fields are bounded as the library bounds them; a destination that does not hash to its key is not named" {
+	# 127.0.0.1:80 in the slot, under a key it does not hash to; every other
+	# field out of range or stale.
+	make_state "$STATE" key=0x123456789a state=99 err=99999 waiters=7 prober=-5 \
+		prober_pid=-7 lease_ns=0xffffffffffffffff attempts=12 saved=34 \
+		dest_family=2 dest_port=80 dest_hex=7f000001 since_ns=0xfffffffffffffff0 mono_ago_ms=0
+	run --separate-stderr "$LAUNCHER" status --all --json --file "$STATE"
+	assert_eq "$status" 0 "status (stderr: $stderr)"
+	assert_match "$output" '^\{"destination":null,"state":"waiting","since":null,"since_ms_ago":null,"last_attempt_ms_ago":[0-9]+,"last_error":null,"prober_pid":null,"prober_command":null,"waiters":7,"attempts":12,"attempts_saved":34\}$' "the row"
+	run --separate-stderr "$LAUNCHER" status --all --file "$STATE"
+	assert_match "$output" $'\nunnamed slot 0 +waiting +- +- +gone +7 +12 +34$' "the table"
+	# A unix path longer than any, or a family the library never writes: no name.
+	rm -f "$STATE"
+	make_state "$STATE" key=0x5678 state=1 dest_family=1 dest_len=5000 mono_ago_ms=5000
+	run --separate-stderr "$LAUNCHER" status --file "$STATE"
+	assert_match "$output" $'\nunnamed slot 0 +down +5s +' "a long path"
+	# Sleepers a killed process left behind are not believed after an hour:
+	# read two hours later, in a time namespace whose clock is ahead.
+	rm -f "$STATE"
+	make_state "$STATE" key=0x5678 state=1 waiters=9 mono_ago_ms=0
+	run --separate-stderr "$LAUNCHER" status --json --file "$STATE"
+	assert_match "$output" '"state":"waiting",.*"waiters":9,' "a count of sleepers of now"
+	require_unshare -T --fork --monotonic 7200
+	run --separate-stderr "${UNSHARE[@]}" "$LAUNCHER" status --json --file "$STATE"
+	assert_match "$output" '"state":"down",.*"waiters":0,' "a count of sleepers from two hours ago"
+}
+
+@test "another user's state file is refused; only root may name another user" {
+	[[ $EUID -eq 0 ]] || skip "needs root to make a file of another user"
+	require_program setpriv util-linux
+	make_state "$STATE"
+	chown nobody "$STATE"
+	run --separate-stderr "$LAUNCHER" status --file "$STATE"
+	assert_eq "$status" 1 "status (a file of nobody's)"
+	assert_eq "$stderr" "backoff status: $STATE: owned by another user" "stderr"
+	# Root names the user: nobody's file is then the one expected.
+	run --separate-stderr "$LAUNCHER" status --user nobody --file "$STATE"
+	assert_eq "$status" 0 "status (root naming nobody; stderr: $stderr)"
+	assert_match "$output" "^no destination waited for or known down" "output"
+	# A user with no state file: nothing waits.
+	run --separate-stderr "$LAUNCHER" status --user 3999999 --json
+	assert_eq "$status" 0 "status (no file; stderr: $stderr)"
+	assert_eq "$output" "" "JSON of no file"
+	# Anyone else names only themself.
+	chmod 755 "$T" "$T/.." "$T/../.." 2>/dev/null || true
+	run --separate-stderr setpriv --reuid=nobody --regid=nogroup --clear-groups \
+		"$LAUNCHER" status --user root
+	assert_eq "$status" 2 "status (nobody naming root)"
+	assert_eq "$stderr" "backoff status: --user: only root may read another user's state file" \
+		"stderr"
+	run --separate-stderr setpriv --reuid=nobody --regid=nogroup --clear-groups \
+		"$LAUNCHER" status --user nobody --file "$STATE"
+	assert_eq "$status" 0 "status (nobody naming nobody; stderr: $stderr)"
+}
+
+@test "backoff status: usage errors exit 2, --help says the options, a command named status needs --" {
+	run --separate-stderr "$LAUNCHER" status --bogus
+	assert_eq "$status" 2 "status"
+	assert_match "$stderr" "unexpected argument \"--bogus\"" "stderr"
+	run --separate-stderr "$LAUNCHER" status --json --openmetrics
+	assert_eq "$status" 2 "status (two formats)"
+	run --separate-stderr "$LAUNCHER" --help
+	assert_match "$output" "backoff status \[--json \| --openmetrics\]" "launcher help"
+	run -127 --separate-stderr "$LAUNCHER" -- status
+	assert_eq "$status" 127 "a command named status is run"
+}
