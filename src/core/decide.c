@@ -185,6 +185,22 @@ void decide_loop_gave_up(const struct config *cfg, struct fdconn *c, int fd, uin
 	dest_gave_up(cfg, c->dest, &c->target, now_ms);
 }
 
+void decide_loop_closed(const struct config *cfg, struct fdconn *c, int fd, bool hidden,
+			uint64_t now_ms)
+{
+	struct retry_call rc = loop_call(cfg, c);
+
+	if (c->progress.attempt == 1 && !hidden)
+		return; /* its first attempt, under way: not yet a call of ours */
+	if (hidden && now_ms < c->policy_due_ms)
+		events_woke_early(c->policy_due_ms - now_ms);
+	events_ended(&rc.what, c->last_err, c->progress.attempt, now_ms - c->progress.start_ms);
+	if (c->fate.slot) {
+		fate_leave(&c->fate);
+		dest_look_done(c->dest, fd);
+	}
+}
+
 bool decide_loop_failed(const struct config *cfg, struct fdconn *c, int fd, int err,
 			uint64_t now_ms, uint64_t *due_ms)
 {

@@ -100,6 +100,15 @@ bool decide_loop_succeeded(const struct config *cfg, struct fdconn *c, int fd, u
 /* The connect of @c (@fd) gave up at @now_ms, after decide_loop_failed said so or not. */
 void decide_loop_gave_up(const struct config *cfg, struct fdconn *c, int fd, uint64_t now_ms);
 
+/*
+ * The program closes @fd, whose connect @c is retried (@hidden: waiting for
+ * its next attempt, else under way) at @now_ms: it ended the call itself, by
+ * its own timeout.  The wait it did not make leaves the stats, the call is
+ * counted as given up, and the destination's fate is left.
+ */
+void decide_loop_closed(const struct config *cfg, struct fdconn *c, int fd, bool hidden,
+			uint64_t now_ms);
+
 /* What a hidden connect of the event loop is to do at its wake. */
 enum decide_wake {
 	DECIDE_WAKE_ATTEMPT, /* make the attempt now */

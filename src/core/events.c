@@ -107,6 +107,13 @@ void events_giveup(const struct events_subject *s, bool first, int err, uint64_t
 	     reason);
 }
 
+void events_ended(const struct events_subject *s, int err, uint64_t attempt, uint64_t elapsed_ms)
+{
+	count(&stat_giveups, 1);
+	line(LOG_LEVEL_INFO, "giveup", s, err, attempt, LOG_NONE, LOG_NONE, (int64_t)elapsed_ms,
+	     "closed");
+}
+
 void events_success(const struct events_subject *s, uint64_t attempt, uint64_t elapsed_ms)
 {
 	line(LOG_LEVEL_INFO, "success", s, 0, attempt, LOG_NONE, LOG_NONE, (int64_t)elapsed_ms,
@@ -127,6 +134,18 @@ void events_left(const struct events_subject *s, int err, uint64_t attempt, uint
 	text_u64(&t, prober_tid);
 	line(LOG_LEVEL_DEBUG, "waited", s, err, attempt, LOG_NONE, LOG_NONE, (int64_t)elapsed_ms,
 	     why);
+}
+
+void events_no_look(void)
+{
+	static atomic_bool said;
+
+	if (log_enabled(LOG_LEVEL_INFO) &&
+	    !atomic_exchange_explicit(&said, true, memory_order_relaxed))
+		log_notice(LOG_LEVEL_INFO, "nolook",
+			   "cannot look for local listeners (the socket tables refused, no "
+			   "AF_NETLINK?): local destinations are retried on the policy's "
+			   "schedule alone");
 }
 
 void events_pass(const char *call, const struct target_addr *target, int err, const char *reason)

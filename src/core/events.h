@@ -43,6 +43,13 @@ void events_woke_early(uint64_t early_ms);
 void events_giveup(const struct events_subject *s, bool first, int err, uint64_t attempt,
 		   uint64_t elapsed_ms, const char *reason);
 
+/*
+ * The program ended a call itself (closed its socket: its own timeout) after
+ * @attempt, @elapsed_ms after the first failure, while a retry was planned:
+ * counted as a give-up, said at info (the decision was the program's).
+ */
+void events_ended(const struct events_subject *s, int err, uint64_t attempt, uint64_t elapsed_ms);
+
 /* Attempt @attempt (> 1) succeeded @elapsed_ms after the first failure. */
 void events_success(const struct events_subject *s, uint64_t attempt, uint64_t elapsed_ms);
 
@@ -61,6 +68,13 @@ void events_probed(void);
 
 /* Count a connect that could not be managed.  Async-signal-safe. */
 void events_unmanaged(void);
+
+/*
+ * The look for local listeners cannot be made (the kernel's socket tables
+ * refused: no AF_NETLINK, as under systemd's RestrictAddressFamilies): said
+ * once per process at info; local destinations wait for planned attempts.
+ */
+void events_no_look(void);
 
 /* Log a failed call that is passed through unretried, at debug level. */
 void events_pass(const char *call, const struct target_addr *target, int err, const char *reason);

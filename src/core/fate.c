@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <sys/socket.h>
 
+#include "core/events.h"
 #include "core/share.h"
 #include "sys/listen.h"
 
@@ -78,6 +79,7 @@ enum fate_step fate_wake(struct fate *f, const struct target_addr *t,
 			share_note(s, *err, now_ns);
 		} else if (found < 0) {
 			f->looking = false; /* the policy's attempts alone, as without sharing */
+			events_no_look();
 			share_leave(s);
 		}
 		if (f->looking && now_ns + f->look_ns < *next_ns)

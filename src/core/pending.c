@@ -614,6 +614,21 @@ bool pending_epoll_ctl(int epfd, int op, int fd, uint32_t events, uint64_t data,
 	return true;
 }
 
+void pending_closing(const struct config *cfg, int fd)
+{
+	struct fdslot *s = managed_slot(fd);
+	unsigned state;
+	int saved = errno;
+
+	if (!s || !fdtable_claim(s, true))
+		return;
+	state = fdtable_state_of(s);
+	if ((state == FDS_HIDDEN || state == FDS_CONNECTING) && hidden_still_here(s, fd))
+		decide_loop_closed(cfg, &s->conn, fd, state == FDS_HIDDEN, clock_now_ms());
+	fdtable_release(s, fdtable_state_of(s));
+	errno = saved;
+}
+
 void pending_after_fork(void)
 {
 	fdtable_after_fork();

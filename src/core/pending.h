@@ -94,6 +94,12 @@ bool pending_event(const struct config *cfg, int fd, bool maybe_failed, bool *ex
  */
 bool pending_epoll_ctl(int epfd, int op, int fd, uint32_t events, uint64_t data, int *rc, int *err);
 
+/*
+ * The program closes @fd: if its connect is being retried, the program ended
+ * the call (decide_loop_closed).  Async-signal-safe; errno untouched.
+ */
+void pending_closing(const struct config *cfg, int fd);
+
 /* In a forked child: the parent's connects are not the child's to retry. */
 void pending_after_fork(void);
 

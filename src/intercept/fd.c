@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include "core/fdtable.h"
+#include "core/pending.h"
 #include "init.h"
 #include "sys/real.h"
 
@@ -13,6 +14,8 @@
 /* State is dropped before the real call: the number may be reused at once after it. */
 EXPORT int close(int fd)
 {
+	if (__builtin_expect(pending_any(), 0))
+		pending_closing(init_config_get(), fd);
 	fdtable_forget(fd);
 	return real_close(fd);
 }
