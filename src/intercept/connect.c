@@ -17,23 +17,14 @@ struct connect_ctx {
 	int fd;
 	const struct sockaddr *addr;
 	socklen_t len;
-	uint64_t own_sndtimeo_ms; /* the program's SO_SNDTIMEO, once read; 0: not yet */
 };
-
-/* The program's SO_SNDTIMEO on the socket of @c, read once (UINT64_MAX: none). */
-static uint64_t own_sndtimeo(struct connect_ctx *c)
-{
-	if (c->own_sndtimeo_ms == 0)
-		c->own_sndtimeo_ms = sock_sndtimeo_ms(c->fd);
-	return c->own_sndtimeo_ms;
-}
 
 /* One more attempt of a blocking connect, aborted at @deadline_ms if still unanswered. */
 static int connect_again(void *ctx, uint64_t deadline_ms)
 {
 	struct connect_ctx *c = ctx;
 
-	return sock_connect_until(c->fd, c->addr, c->len, deadline_ms, own_sndtimeo(c));
+	return sock_connect_until(c->fd, c->addr, c->len, deadline_ms);
 }
 
 /* Whether a first attempt to @addr has a bound of its own: an internet destination. */
@@ -58,8 +49,7 @@ static int first_attempt(const struct config *cfg, struct connect_ctx *c, uint64
 	    (flags & O_NONBLOCK))
 		return real_connect(c->fd, c->addr, c->len) == 0 ? 0 : errno;
 	*started_ms = clock_now_ms();
-	return sock_connect_until(c->fd, c->addr, c->len, *started_ms + cfg->first_attempt_ms,
-				  own_sndtimeo(c));
+	return sock_connect_until(c->fd, c->addr, c->len, *started_ms + cfg->first_attempt_ms);
 }
 
 /* A second connect() on a managed fd: answered for a hidden attempt, else the kernel's. */
@@ -136,7 +126,7 @@ static __attribute__((noinline)) int connect_slow(int fd, const struct sockaddr 
 						  uint64_t started_ms)
 {
 	const struct config *cfg = init_config_get();
-	struct connect_ctx ctx = { fd, addr, len, 0 };
+	struct connect_ctx ctx = { fd, addr, len };
 	struct target_addr target;
 	struct decide_connect c = {
 		.fd = fd,
@@ -217,7 +207,7 @@ static __attribute__((noinline)) int connect_bounded(const struct config *cfg, i
 						     const struct sockaddr *addr, socklen_t len,
 						     int saved)
 {
-	struct connect_ctx ctx = { fd, addr, len, 0 };
+	struct connect_ctx ctx = { fd, addr, len };
 	uint64_t started = 0;
 	int err = first_attempt(cfg, &ctx, &started);
 

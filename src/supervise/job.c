@@ -8,7 +8,6 @@
 #include "core/dest.h"
 #include "supervise/task.h"
 #include "sys/clock.h"
-#include "sys/sock.h"
 #include "sys/log.h"
 
 void job_free(struct job *j)
@@ -48,13 +47,6 @@ void job_connected(struct job *j)
 {
 	if (dest_any_clock())
 		decide_connected(j->cfg, &j->target, job_tgid(j));
-}
-
-uint64_t job_own_sndtimeo(struct job *j)
-{
-	if (j->own_sndtimeo_ms == 0)
-		j->own_sndtimeo_ms = sock_sndtimeo_ms(j->dup);
-	return j->own_sndtimeo_ms;
 }
 
 uint64_t job_first_deadline(struct job *j)

@@ -22,8 +22,7 @@ struct job {
 	int pidfd, dup;
 	pid_t tgid;	     /* the program's process, once known (its destinations' budgets) */
 	uint64_t started_ms; /* when the first attempt began (monotonic) */
-	uint64_t own_sndtimeo_ms; /* the program's SO_SNDTIMEO, once read; 0: not yet */
-	bool replied;		  /* a non-blocking connect was answered EINPROGRESS */
+	bool replied;	     /* a non-blocking connect was answered EINPROGRESS */
 	struct managed *m;
 };
 
@@ -35,9 +34,6 @@ pid_t job_tgid(struct job *j);
 
 /* A connect of @j to its target succeeded: its destination is up for the program. */
 void job_connected(struct job *j);
-
-/* The program's SO_SNDTIMEO on the socket of @j, read once (UINT64_MAX: none). */
-uint64_t job_own_sndtimeo(struct job *j);
 
 /*
  * When the first attempt of @j, begun now, is to end if still unanswered

@@ -38,14 +38,13 @@ static int attempt_while_valid(void *ctx, uint64_t deadline_ms)
 
 	if (!task_id_valid(j->n.id))
 		return ECANCELED; /* interrupted or gone: not retried */
-	return sock_connect_until(j->dup, (const struct sockaddr *)&j->addr, j->len, deadline_ms,
-				  job_own_sndtimeo(j));
+	return sock_connect_until(j->dup, (const struct sockaddr *)&j->addr, j->len, deadline_ms);
 }
 
 static void blocking_retry(struct job *j)
 {
 	int err = sock_connect_until(j->dup, (const struct sockaddr *)&j->addr, j->len,
-				     job_first_deadline(j), job_own_sndtimeo(j));
+				     job_first_deadline(j));
 
 	if (err == 0)
 		job_connected(j);

@@ -58,26 +58,30 @@ void sock_abort_connect(int fd)
 
 static int set_sndtimeo(int fd, uint64_t ms)
 {
-	struct timeval tv = { 0, 0 };
+	struct timeval tv = { (time_t)(ms / 1000), (suseconds_t)(ms % 1000) * 1000 };
 
-	if (ms != UINT64_MAX) {
-		tv.tv_sec = (time_t)(ms / 1000);
-		tv.tv_usec = (suseconds_t)(ms % 1000) * 1000;
-	}
 	return setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
 }
 
-int sock_connect_until(int fd, const struct sockaddr *addr, socklen_t len, uint64_t deadline_ms,
-		       uint64_t own_sndtimeo_ms)
+int sock_connect_until(int fd, const struct sockaddr *addr, socklen_t len, uint64_t deadline_ms)
 {
 	uint64_t now = deadline_ms == UINT64_MAX ? 0 : clock_now_ms(),
-		 left = deadline_ms > now ? deadline_ms - now : 0;
+		 left = deadline_ms > now ? deadline_ms - now : 0, own_ms;
+	struct timeval own = { 0, 0 };
+	socklen_t own_len = sizeof(own);
 	int err;
 
-	if (deadline_ms == UINT64_MAX || own_sndtimeo_ms <= left)
+	if (deadline_ms == UINT64_MAX ||
+	    real_getsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &own, &own_len) != 0)
+		return real_connect(fd, addr, len) == 0 ? 0 : errno;
+	own_ms = own.tv_sec == 0 && own.tv_usec == 0
+			 ? UINT64_MAX
+			 : (uint64_t)own.tv_sec * 1000 + (uint64_t)own.tv_usec / 1000;
+	/* The program's own send timeout ends it first: the kernel answers as without us. */
+	if (own_ms <= left)
 		return real_connect(fd, addr, len) == 0 ? 0 : errno;
 	if (left == 0)
-		left = 1; /* the budget's end: one attempt still, that only a quick answer ends well
+		left = 1; /* the budget's end: one attempt still, for an answer that comes at once
 			   */
 	if (set_sndtimeo(fd, left) != 0)
 		return real_connect(fd, addr, len) == 0 ? 0 : errno;
@@ -92,7 +96,8 @@ int sock_connect_until(int fd, const struct sockaddr *addr, socklen_t len, uint6
 			break;
 		}
 	}
-	(void)set_sndtimeo(fd, own_sndtimeo_ms);
+	/* The program's own value, exactly as it was. */
+	(void)setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &own, own_len);
 	/* Our timeout ended it: EINPROGRESS (first wait) or EALREADY (a restarted wait). */
 	if (err == EINPROGRESS || err == EALREADY) {
 		sock_abort_connect(fd);

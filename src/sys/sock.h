@@ -28,16 +28,15 @@ uint64_t sock_sndtimeo_ms(int fd);
 /*
  * connect() @fd (blocking) to @addr, ended at @deadline_ms (monotonic;
  * UINT64_MAX: the kernel's own end) if still unanswered: the attempt is
- * bounded with SO_SNDTIMEO, set to the time left and then restored to
- * @own_sndtimeo_ms (the program's, UINT64_MAX: none), and at the deadline
- * aborted with sock_abort_connect, never abandoned (the kernel would complete
- * it later by itself).  An @own_sndtimeo_ms that ends first is the program's
- * own bound: then the kernel answers as without libbackoff.  A signal that
+ * bounded with SO_SNDTIMEO, set to the time left and then restored to the
+ * program's own value, exactly, and at the deadline aborted with
+ * sock_abort_connect, never abandoned (the kernel would complete it later by
+ * itself).  A send timeout of the program's that ends first is its own
+ * bound: then the kernel answers as without libbackoff.  A signal that
  * would have restarted the call (every handler SA_RESTART) goes on waiting.
  * Returns 0, the errno of the attempt, or ETIMEDOUT.  errno may change.
  */
-int sock_connect_until(int fd, const struct sockaddr *addr, socklen_t len, uint64_t deadline_ms,
-		       uint64_t own_sndtimeo_ms);
+int sock_connect_until(int fd, const struct sockaddr *addr, socklen_t len, uint64_t deadline_ms);
 
 /*
  * Abort the attempt under way on @fd (connect with AF_UNSPEC: the descriptor,
