@@ -142,3 +142,39 @@ print('states', *states)"
 	assert_eq "$output" "ETIMEDOUT
 states" "the outcome, and the states of the client's port (02: SYN_SENT)"
 }
+
+@test "a refusing server 128 ms away: the budget's end gives the kernel's ECONNREFUSED, not our deadline's ETIMEDOUT; a budget of 0 cuts nothing" {
+	require_unshare -n
+	require_program tc iproute2
+	local run
+	# A loopback slowed to about 128 ms a packet (a token bucket of 8 kbit/s), in a namespace of its own.
+	run=$(
+		cat <<'EOF2'
+ip link set lo up || exit 9
+tc qdisc add dev lo root tbf rate 8kbit burst 100 mtu 1500 limit 30000 || exit 9
+for mode in blocking poll epoll-et; do
+	printf '%s ' "$mode"
+	env LD_PRELOAD="$LIB" BACKOFF_TIMEOUT=1s BACKOFF_SHARED=off "$HELPERS/probe" --mode "$mode" 127.0.0.1:81
+done
+"$HELPERS/late-listener" --tcp 127.0.0.1:82 --after 0 --count 1 >/dev/null 2>&1 &
+sleep 0.2
+printf 'zero '
+env LD_PRELOAD="$LIB" BACKOFF_TIMEOUT=0 BACKOFF_SHARED=off "$HELPERS/probe" --mode poll 127.0.0.1:82
+wait
+EOF2
+	)
+	run --separate-stderr timeout 60 env HELPERS="$HELPERS" LIB="$LIB" "${UNSHARE[@]}" sh -c "$run"
+	assert_eq "$(grep -c 'giving up after .*: ECONNREFUSED (time budget spent)' <<<"$stderr")" 3 \
+		"give-up lines naming the kernel's answer: $stderr"
+	assert_eq "$output" "blocking ECONNREFUSED
+poll ECONNREFUSED
+epoll-et ECONNREFUSED
+zero OK" "the outcomes (status $status)"
+}
+
+@test "under the supervisor a signal during a held silent connect restarts it into the same job: ETIMEDOUT at the budget, never EPIPE" {
+	run --separate-stderr timeout 20 "$LAUNCHER" --engine supervise --timeout 3s \
+		--attempt-timeout 1s -- "$HELPERS/probe" --alarm 500 --sa-restart "127.0.0.1:$PORT"
+	assert_eq "$output" "ETIMEDOUT" "the outcome: $stderr"
+	assert_match "$stderr" "elapsed_ms=(29[0-9][0-9]|3[0-4][0-9][0-9]) alarms=1" "when it ended"
+}

@@ -91,11 +91,18 @@ static enum decide_verdict retry_here(const struct config *cfg, struct decide_co
 	budget = dest_budget_left(cfg, d, c->started_ms ? c->started_ms : clock_now_ms(),
 				  clock_now_ms());
 	sndtimeo = sock_sndtimeo_ms(c->fd);
+	/* The program's own send timeout counts from the call's start, the first attempt in it. */
+	if (sndtimeo != CONFIG_INFINITE && c->started_ms) {
+		uint64_t spent = clock_now_ms() - c->started_ms;
+
+		sndtimeo = sndtimeo > spent ? sndtimeo - spent : 0;
+	}
+	call.started_ms = c->started_ms;
 	call.budget_ms = sndtimeo < budget ? sndtimeo : budget;
 	c->err = retry_blocking(cfg, &call, c->err);
 	if (c->err == 0)
 		dest_succeeded(d);
-	else
+	else if (c->err != ECANCELED) /* the supervisor's program went away: no verdict */
 		dest_gave_up(cfg, d, c->target, clock_now_ms());
 	return DECIDE_DONE;
 }
@@ -207,6 +214,8 @@ bool decide_loop_failed(const struct config *cfg, struct fdconn *c, int fd, int 
 	struct retry_call rc = loop_call(cfg, c);
 
 	c->last_err = err;
+	if (err != ETIMEDOUT)
+		c->progress.answered = err;
 	charge(cfg, c, now_ms);
 	if (c->fate.slot)
 		fate_attempted(&c->fate, err, clock_now_ns());

@@ -110,7 +110,8 @@ void events_giveup(const struct events_subject *s, bool first, int err, uint64_t
 void events_ended(const struct events_subject *s, int err, uint64_t attempt, uint64_t elapsed_ms)
 {
 	count(&stat_giveups, 1);
-	line(LOG_LEVEL_INFO, "giveup", s, err, attempt, LOG_NONE, LOG_NONE, (int64_t)elapsed_ms,
+	/* Not a "giveup" line: the program, not libbackoff, gave up. */
+	line(LOG_LEVEL_INFO, "ended", s, err, attempt, LOG_NONE, LOG_NONE, (int64_t)elapsed_ms,
 	     "closed");
 }
 

@@ -173,9 +173,14 @@ static unsigned attempt_deadline(const struct config *cfg, struct fdslot *s, int
 		sock_abort_connect(fd);
 		return schedule(s, fd, due);
 	}
-	/* The program's wait sees the abort (writable, hung up), its SO_ERROR ETIMEDOUT. */
+	/*
+	 * The program's wait sees the abort (writable, hung up), its SO_ERROR the
+	 * last answer the kernel gave, ETIMEDOUT when it gave none.
+	 */
 	sock_abort_connect(fd);
-	atomic_store_explicit(&s->conn.err, ETIMEDOUT, memory_order_relaxed);
+	atomic_store_explicit(&s->conn.err,
+			      s->conn.progress.answered ? s->conn.progress.answered : ETIMEDOUT,
+			      memory_order_relaxed);
 	return FDS_FAILED;
 }
 

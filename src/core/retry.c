@@ -15,6 +15,7 @@ void retry_begin(const struct config *cfg, struct retry_progress *p, uint64_t bu
 	p->attempt = 1;
 	p->prev_ms = cfg->policy.base_ms;
 	p->start_ms = now_ms;
+	p->answered = 0;
 	p->deadline_ms = budget == CONFIG_INFINITE ? CONFIG_INFINITE : now_ms + budget;
 	/*
 	 * Each call draws from a sequence of its own: with BACKOFF_SEED the same
@@ -57,6 +58,9 @@ bool retry_plan(const struct config *cfg, const struct retry_call *c, struct ret
 	events_retry(&c->what, p->attempt == 1, err, p->attempt, delay, *wake_ms - now_ms);
 	return true;
 give_up:
+	/* What the program gets: an attempt our deadline cut is no answer of the kernel's. */
+	if (err == ETIMEDOUT && p->answered)
+		err = p->answered;
 	events_giveup(&c->what, p->attempt == 1, err, p->attempt, now_ms - p->start_ms, reason);
 	return false;
 }
@@ -73,6 +77,9 @@ uint64_t retry_attempt_deadline(const struct config *cfg, const struct retry_pro
 			len = next;
 	}
 	end = len == CONFIG_INFINITE ? CONFIG_INFINITE : now_ms + len;
+	/* A budget of 0 retries nothing, and bounds nothing: the attempt timeout alone. */
+	if (cfg->timeout_ms == 0)
+		return end;
 	return end < p->deadline_ms ? end : p->deadline_ms;
 }
 
@@ -122,6 +129,10 @@ int retry_blocking(const struct config *cfg, const struct retry_call *c, int fir
 	int err = first_err;
 
 	retry_begin(cfg, &p, c->budget_ms, now_first / 1000000);
+	p.answered = first_err == ETIMEDOUT ? 0 : first_err;
+	/* The call began with its first attempt: the log's elapsed times count from there. */
+	if (c->started_ms && c->started_ms < p.start_ms)
+		p.start_ms = c->started_ms;
 	/* Our first failure is news to the others (its errno included), unless it was theirs. */
 	if (c->fate && real)
 		fate_attempted(c->fate, first_err, now_first);
@@ -168,6 +179,8 @@ int retry_blocking(const struct config *cfg, const struct retry_call *c, int fir
 			retry_succeeded(c, &p, clock_now_ms());
 			break;
 		}
+		if (err != ETIMEDOUT)
+			p.answered = err;
 		if (!config_errset_has(c->retryable, err))
 			break;
 	}
@@ -177,5 +190,12 @@ int retry_blocking(const struct config *cfg, const struct retry_call *c, int fir
 		err = c->attempt(c->ctx, retry_attempt_deadline(cfg, &p, clock_now_ms()));
 		fate_attempted(c->fate, err, clock_now_ns());
 	}
+	/*
+	 * An attempt our deadline cut (the last one, made at the budget's end, has
+	 * little time) is no answer of the kernel's: the call gives the last one
+	 * the kernel gave, ETIMEDOUT only when it gave none.
+	 */
+	if (err == ETIMEDOUT && p.answered)
+		err = p.answered;
 	return err;
 }

@@ -32,6 +32,7 @@ struct retry_call {
 	 */
 	struct fate *fate;
 	bool first_waited;
+	uint64_t started_ms; /* when the call's first attempt began; 0: at its failure */
 };
 
 /* Start counting after the first attempt failed; @budget_ms as in retry_call. */

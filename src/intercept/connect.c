@@ -45,8 +45,13 @@ static int first_attempt(const struct config *cfg, struct connect_ctx *c, uint64
 {
 	int flags;
 
+	struct target_addr t;
+
 	if (!bounds_first(cfg, c->addr, c->len) || (flags = fcntl(c->fd, F_GETFL)) < 0 ||
-	    (flags & O_NONBLOCK))
+	    (flags & O_NONBLOCK) ||
+	    /* An excluded destination passes straight through, its attempt the kernel's. */
+	    (cfg->targets.count &&
+	     (!target_from_sockaddr(c->addr, c->len, &t) || !target_matches(&cfg->targets, &t))))
 		return real_connect(c->fd, c->addr, c->len) == 0 ? 0 : errno;
 	*started_ms = clock_now_ms();
 	return sock_connect_until(c->fd, c->addr, c->len, *started_ms + cfg->first_attempt_ms);

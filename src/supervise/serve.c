@@ -13,6 +13,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 
 #include "supervise/job.h"
@@ -32,25 +33,87 @@ static const struct config *cfg;
  * and answers the notification with the final result, as the preload does
  * inside the call.  A non-blocking one is supervise/managed.c's.
  */
+
+/*
+ * The blocking connects being retried, by socket.  A call interrupted by a
+ * signal and restarted arrives as a new notification: it takes over the job
+ * already at work on its socket (the job answers the newest one), so that two
+ * threads never connect one socket, nor set and restore its send timeout.
+ */
+struct blocking {
+	struct blocking *next;
+	dev_t dev;
+	ino_t ino;
+	struct job *j;
+};
+
+static pthread_mutex_t blocking_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct blocking *blocking_list;
+
+/* The notification @j answers now: the newest of its socket's call. */
+static uint64_t blocking_id(const struct job *j)
+{
+	return __atomic_load_n(&j->n.id, __ATOMIC_ACQUIRE);
+}
+
+/* Whether a job is at work on the socket of @st: if so it takes over @n, and true. */
+static bool blocking_take_over(const struct stat *st, const struct seccomp_notif *n)
+{
+	struct blocking *b;
+
+	pthread_mutex_lock(&blocking_lock);
+	for (b = blocking_list; b && !(b->dev == st->st_dev && b->ino == st->st_ino); b = b->next)
+		;
+	if (b)
+		__atomic_store_n(&b->j->n.id, n->id, __ATOMIC_RELEASE);
+	pthread_mutex_unlock(&blocking_lock);
+	return b != NULL;
+}
+
 static int attempt_while_valid(void *ctx, uint64_t deadline_ms)
 {
 	struct job *j = ctx;
 
-	if (!task_id_valid(j->n.id))
+	if (!task_id_valid(blocking_id(j)))
 		return ECANCELED; /* interrupted or gone: not retried */
 	return sock_connect_until(j->dup, (const struct sockaddr *)&j->addr, j->len, deadline_ms);
 }
 
 static void blocking_retry(struct job *j)
 {
-	int err = sock_connect_until(j->dup, (const struct sockaddr *)&j->addr, j->len,
-				     job_first_deadline(j));
+	struct blocking self = { .j = j }, **p;
+	struct stat st;
+	bool listed = fstat(j->dup, &st) == 0;
+	int err;
 
+	if (listed && blocking_take_over(&st, &j->n)) {
+		job_free(j); /* the call restarted: the job at work answers it */
+		return;
+	}
+	if (listed) {
+		self.dev = st.st_dev;
+		self.ino = st.st_ino;
+		pthread_mutex_lock(&blocking_lock);
+		self.next = blocking_list;
+		blocking_list = &self;
+		pthread_mutex_unlock(&blocking_lock);
+	}
+	err = sock_connect_until(j->dup, (const struct sockaddr *)&j->addr, j->len,
+				 job_first_deadline(j));
 	if (err == 0)
 		job_connected(j);
 	else
 		err = job_decide(j, err, attempt_while_valid, NULL);
-	task_reply(j->n.id, err);
+	if (listed) {
+		/* Off the list first: a restart from now on starts a job of its own. */
+		pthread_mutex_lock(&blocking_lock);
+		for (p = &blocking_list; *p && *p != &self; p = &(*p)->next)
+			;
+		if (*p)
+			*p = self.next;
+		pthread_mutex_unlock(&blocking_lock);
+	}
+	task_reply(blocking_id(j), err);
 	job_free(j);
 }
 
@@ -164,7 +227,12 @@ static void on_connect(const struct seccomp_notif *n)
 	err = connect(j->dup, (const struct sockaddr *)&j->addr, j->len) == 0 ? 0 : errno;
 	if (err == 0)
 		job_connected(j);
-	if (err == 0 || !managed_start(j, err == EINPROGRESS)) {
+	/* Not worth another attempt (EALREADY, EISCONN, EACCES...): the kernel's answer, now. */
+	if (err == 0 ||
+	    (err != EINPROGRESS &&
+	     !config_errset_has(j->target.family == AF_UNIX ? &cfg->errors_unix : &cfg->errors_inet,
+				err)) ||
+	    !managed_start(j, err == EINPROGRESS)) {
 		task_reply(n->id, err);
 		goto out_free;
 	}

@@ -256,6 +256,12 @@ static void format_text(struct text *t, const struct log_event *ev)
 		text_str(t, " (");
 		text_str(t, reason_text(ev->reason ? ev->reason : "?"));
 		text_str(t, ")");
+	} else if (strcmp(ev->event, "ended") == 0) {
+		text_str(t, "ended by the program (it closed the socket) after ");
+		text_u64(t, ev->attempt);
+		text_str(t, ev->attempt == 1 ? " attempt in " : " attempts in ");
+		text_u64(t, (uint64_t)ev->elapsed_ms);
+		text_str(t, "ms");
 	} else if (strcmp(ev->event, "down") == 0) {
 		text_str(t, "known down: no success in ");
 		text_u64(t, (uint64_t)ev->elapsed_ms);
