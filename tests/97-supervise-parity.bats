@@ -28,6 +28,8 @@ setup() {
 	assert_match "$stderr" "connection refused" "Go's error"
 	# One budget of 2 s, then the kernel's answer at once (without it: 4 x 2 s).
 	assert_between "$elapsed" 1800 2600 "ms for the four dials"
+	# Known down after the first: the later dials pass through, with no give-up of their own.
+	assert_eq "$(grep -c 'giving up' <<<"$stderr")" 1 "give-up lines: $stderr"
 }
 
 @test "a static client's 4 connects to a dead port share one 2 s budget under the supervisor" {
@@ -40,6 +42,7 @@ setup() {
 	assert_eq "$status" 1 "status"
 	assert_eq "$(grep -c 'Connection refused' <<<"$stderr")" 4 "refused connects: $stderr"
 	assert_between "$elapsed" 1800 2600 "ms for the four connects"
+	assert_eq "$(grep -c 'giving up' <<<"$stderr")" 1 "give-up lines: $stderr"
 }
 
 @test "a Go program's host list [dead, live]: after the first round the dead one fails at once" {
