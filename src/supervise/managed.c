@@ -362,6 +362,21 @@ void managed_retry(struct job *j, int err)
 	job_free(j);
 }
 
+/*
+ * The connect of the socket @st still answered for the program, or NULL (not
+ * managed, done, or its failure read).  Under managed_lock.
+ */
+static struct managed *managed_find(const struct stat *st)
+{
+	struct managed *m;
+
+	for (m = managed_list; m && !(m->dev == st->st_dev && m->ino == st->st_ino); m = m->next)
+		;
+	if (!m || m->state == MANAGED_DONE || (m->state == MANAGED_FAILED && m->collected))
+		return NULL;
+	return m;
+}
+
 bool managed_connect_again(struct job *j)
 {
 	struct managed *m;
@@ -370,9 +385,8 @@ bool managed_connect_again(struct job *j)
 	if (fstat(j->dup, &st) != 0)
 		return false;
 	pthread_mutex_lock(&managed_lock);
-	for (m = managed_list; m && !(m->dev == st.st_dev && m->ino == st.st_ino); m = m->next)
-		;
-	if (!m || m->state == MANAGED_DONE || (m->state == MANAGED_FAILED && m->collected)) {
+	m = managed_find(&st);
+	if (!m) {
 		pthread_mutex_unlock(&managed_lock);
 		return false;
 	}
@@ -425,9 +439,8 @@ void managed_getsockopt(const struct seccomp_notif *n)
 	    !notify_optlen_fits(optlen))
 		goto out_continue;
 	pthread_mutex_lock(&managed_lock);
-	for (m = managed_list; m && !(m->dev == st.st_dev && m->ino == st.st_ino); m = m->next)
-		;
-	if (!m || m->state == MANAGED_DONE || (m->state == MANAGED_FAILED && m->collected)) {
+	m = managed_find(&st);
+	if (!m) {
 		pthread_mutex_unlock(&managed_lock);
 		goto out_continue;
 	}

@@ -298,7 +298,8 @@ void log_event(enum log_level level, const struct log_event *ev)
 	errno = saved;
 }
 
-void log_config_problem(const char *variable, const char *value, const char *message)
+/* One configuration line: VARIABLE="VALUE": MESSAGE, or without a value VARIABLE: MESSAGE. */
+static void config_line(const char *variable, const char *value, const char *message)
 {
 	char buf[1024];
 	struct text t;
@@ -310,43 +311,33 @@ void log_config_problem(const char *variable, const char *value, const char *mes
 	if (json()) {
 		json_head(&t, LOG_LEVEL_WARN, "config");
 		json_str(&t, "variable", variable);
-		json_str(&t, "value", value);
+		if (value)
+			json_str(&t, "value", value);
 		json_str(&t, "message", message);
 		text_put(&t, "}", 1);
 	} else {
 		text_str(&t, "backoff: ");
 		text_str(&t, variable);
-		text_str(&t, "=\"");
-		text_str(&t, value);
-		text_str(&t, "\": ");
+		if (value) {
+			text_str(&t, "=\"");
+			text_str(&t, value);
+			text_str(&t, "\"");
+		}
+		text_str(&t, ": ");
 		text_str(&t, message);
 	}
 	emit(&t);
 	errno = saved;
 }
 
+void log_config_problem(const char *variable, const char *value, const char *message)
+{
+	config_line(variable, value, message);
+}
+
 void log_config_name(const char *variable, const char *message)
 {
-	char buf[512];
-	struct text t;
-	int saved = errno;
-
-	if (!log_enabled(LOG_LEVEL_WARN))
-		return;
-	text_init(&t, buf, sizeof(buf));
-	if (json()) {
-		json_head(&t, LOG_LEVEL_WARN, "config");
-		json_str(&t, "variable", variable);
-		json_str(&t, "message", message);
-		text_put(&t, "}", 1);
-	} else {
-		text_str(&t, "backoff: ");
-		text_str(&t, variable);
-		text_str(&t, ": ");
-		text_str(&t, message);
-	}
-	emit(&t);
-	errno = saved;
+	config_line(variable, NULL, message);
 }
 
 void log_notice(enum log_level level, const char *event, const char *message)
