@@ -34,12 +34,10 @@ struct config {
 	struct policy policy;	 /* BASE, CAP, MULTIPLIER, JITTER */
 	uint64_t retries;	 /* most retries per call, or CONFIG_INFINITE */
 	uint64_t timeout_ms;	 /* budget per call, or CONFIG_INFINITE */
-	/* BACKOFF_ATTEMPT_TIMEOUT: how long one attempt may stay unanswered; CONFIG_INFINITE: the
-	 * kernel's own (about two minutes) */
+	/* BACKOFF_ATTEMPT_TIMEOUT: longest unanswered attempt; CONFIG_INFINITE: the kernel's */
 	uint64_t attempt_timeout_ms;
 	bool attempt_until_next; /* the grpc preset: an attempt lasts until the next planned one */
-	/* Derived: how long a call's first attempt may stay unanswered, CONFIG_INFINITE: as long as
-	 * the kernel lets it (the connect hook's fast path reads this) */
+	/* Derived, for the connect hook's fast path: the bound of a call's first attempt */
 	uint64_t first_attempt_ms;
 	struct config_errset errors_inet; /* retryable connect errors, AF_INET/AF_INET6 */
 	struct config_errset errors_unix; /* retryable connect errors, AF_UNIX */

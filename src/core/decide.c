@@ -129,7 +129,6 @@ void decide_connected(const struct config *cfg, const struct target_addr *t, pid
 	/* A destination whose clock runs is up again (rare: one load otherwise). */
 	if (dest_any_clock())
 		dest_succeeded(dest_of(cfg, t, owner));
-	(void)cfg;
 }
 
 /* The event loop's connect @c as the log and the retry loop see it. */
@@ -153,11 +152,10 @@ static void charge(const struct config *cfg, struct fdconn *c, uint64_t now)
 	uint64_t left;
 
 	if (!c->dest)
-		/* Stored atomically: the event loop's release of waiters reads it without the
-		 * claim. */
+		/* Atomic: releasing the event loop's waiters reads it without the claim. */
 		__atomic_store_n(&c->dest, dest_of(cfg, &c->target, 0), __ATOMIC_RELAXED);
 	if (!c->fate.slot && cfg->shared)
-		/* A managed connect is a stream connect: fstat'ed, EINPROGRESS */
+		/* A managed connect is a stream connect (it was EINPROGRESS). */
 		fate_join(&c->fate, cfg, &c->target, SOCK_STREAM, c->fate.last_ns);
 	left = dest_budget_left(cfg, c->dest, c->progress.start_ms, now);
 	if (left != CONFIG_INFINITE && now + left < c->progress.deadline_ms)
