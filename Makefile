@@ -90,9 +90,10 @@ $(LIBRARY): $(LIB_OBJ) src/exports.map
 	$(CC) $(CFLAGS_ALL) $(LIB_CFLAGS) $(LIB_LDFLAGS) -o $@ $(LIB_OBJ) $(LIBS)
 
 # The tool reads the configuration and draws delays: the pure core only, no hooks'
-# real_* calls (some of which musl lacks).
+# real_* calls (some of which musl lacks); its log lines go through libc's calls, as the
+# supervisor's do.
 TOOL_CORE := $(patsubst %,$(BUILD)/obj/src/%.o,core/config core/policy core/target sys/errname \
-	sys/rng sys/text)
+	sys/rng sys/text sys/log sys/clock supervise/libc)
 $(TOOL): src/tool/schedule.c $(TOOL_CORE)
 	$(CC) $(CFLAGS_ALL) -o $@ $^ $(LIBS)
 

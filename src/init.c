@@ -62,8 +62,11 @@ static void warn_unknown(const struct config_unknown *u, void *ctx)
  */
 static unsigned warn_unknown_names(void)
 {
-	/* Under secure execution no variable is read, so none is unknown. */
-	if (getauxval(AT_SECURE))
+	/*
+	 * Under secure execution no variable is read, so none is unknown; under
+	 * the launcher it has said them once for the whole tree.
+	 */
+	if (getauxval(AT_SECURE) || getenv(CONFIG_NAMES_SAID_ENV))
 		return 0;
 	return config_unknown_scan(environ, warn_unknown, NULL);
 }

@@ -180,6 +180,13 @@ check_launcher_usage() {
 		assert_eq "$(grep -c 'BACKOFF_TIMOUT' <<<"$stderr")" 1 \
 			"warnings under --strict --engine $engine: $stderr"
 	done
+	# One warning for the launched tree, however many preloaded programs it runs.
+	run --separate-stderr timeout 20 env BACKOFF_TIMOUT=3s "$LAUNCHER" -- \
+		sh -c 'sh -c "echo one"; sh -c "echo two"'
+	assert_eq "$output" "one
+two" "output of a tree of three shells"
+	assert_eq "$stderr" "backoff: BACKOFF_TIMOUT: unknown variable (did you mean BACKOFF_TIMEOUT?)" \
+		"stderr of a tree of three shells"
 	run --separate-stderr timeout 20 env BACKOFF_TIMOUT=3s "$LAUNCHER" --schedule --attempts 1
 	assert_eq "$status" 0 "status of --schedule"
 	assert_eq "$stderr" "backoff: BACKOFF_TIMOUT: unknown variable (did you mean BACKOFF_TIMEOUT?)" \

@@ -109,6 +109,12 @@ enum config_dns_result {
 /* Fill @out with the name lookup results worth another attempt.  Pure. */
 void config_dns_errors(struct config_errset *out);
 
+/*
+ * Set by the launcher once it has said the unknown BACKOFF_* names of its
+ * environment: the processes of the tree it starts do not say them again.
+ */
+#define CONFIG_NAMES_SAID_ENV "LIBBACKOFF_NAMES_SAID"
+
 /* Every variable name, NULL-terminated, in the documented order. */
 extern const char *const config_variables[];
 

@@ -285,7 +285,7 @@ int main(int argc, char **argv)
 	 * So are unknown names, but without --preload no preload is there to say
 	 * them (--engine supervise): said here, before the program starts.
 	 */
-	if (!preload) {
+	if (!preload && !getenv(CONFIG_NAMES_SAID_ENV)) {
 		log_configure(cfg.log_level, cfg.log_json, cfg.log_file);
 		if (config_unknown_scan(environ, warn_unknown, NULL) > 0 && cfg.strict)
 			return 2;

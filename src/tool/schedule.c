@@ -6,6 +6,7 @@
 
 #include "core/config.h"
 #include "core/policy.h"
+#include "sys/log.h"
 #include "sys/rng.h"
 
 #ifndef BACKOFF_VERSION
@@ -28,7 +29,7 @@ static const char *lookup_env(const char *name, void *ctx)
 static void print_unknown(const struct config_unknown *u, void *ctx)
 {
 	(void)ctx;
-	fprintf(stderr, "backoff: %s: %s\n", u->name, u->message);
+	log_config_name(u->name, u->message);
 }
 
 static void print_duration(const char *label, uint64_t ms)
@@ -139,11 +140,12 @@ int main(int argc, char **argv)
 	if (problems.count > 0)
 		return 2;
 	/*
-	 * Unknown names: under --check (the launcher's) the program's preload or
-	 * supervisor says them, unless BACKOFF_STRICT stops everything here.
+	 * Unknown names, said once for the launched tree: under --check (the
+	 * launcher's) here, and the launcher marks the environment so that no
+	 * preloaded process of the tree says them again.
 	 */
-	if ((!check || cfg.strict) && config_unknown_scan(environ, print_unknown, NULL) > 0 &&
-	    cfg.strict)
+	log_configure(cfg.log_level, cfg.log_json, cfg.log_file);
+	if (config_unknown_scan(environ, print_unknown, NULL) > 0 && cfg.strict)
 		return 2;
 	if (check)
 		return 0;
