@@ -178,3 +178,86 @@ zero OK" "the outcomes (status $status)"
 	assert_eq "$output" "ETIMEDOUT" "the outcome: $stderr"
 	assert_match "$stderr" "elapsed_ms=(29[0-9][0-9]|3[0-4][0-9][0-9]) alarms=1" "when it ended"
 }
+
+# start_lifting NAME AFTER_MS: a black hole (a full accept queue) on loopback whose queue
+# gets room AFTER_MS from now (it accepts from then on and sends "hello"); prints
+# "room mono_ms=N" to $T/NAME.out when it does; sets PORT.
+start_lifting() {
+	# shellcheck disable=SC2016 # a python program
+	start_bg "$1" "$PYTHON" -c '
+import os, socket, sys, time
+srv = socket.socket()
+srv.bind(("127.0.0.1", 0))
+srv.listen(0)
+filler = socket.create_connection(srv.getsockname())
+with open(sys.argv[1] + ".tmp", "w") as f:
+    f.write(f"{srv.getsockname()[1]}\n")
+os.rename(sys.argv[1] + ".tmp", sys.argv[1])
+time.sleep(int(sys.argv[2]) / 1000)
+srv.accept()
+print("room mono_ms=%d" % (time.monotonic_ns() // 1000000), flush=True)
+while True:
+    c, _ = srv.accept()
+    c.send(b"hello")
+    c.close()
+' "$T/$1.port" "$2"
+	wait_for_file "$T/$1.port" 5 || return
+	PORT=$(<"$T/$1.port")
+}
+
+@test "a full local accept queue is down to the look: when it gets room, blocking and event-loop clients connect within 30 ms" {
+	local mode room connected
+	for mode in blocking poll epoll-et; do
+		start_lifting "lift-$mode" 1500
+		run --separate-stderr timeout 20 env LD_PRELOAD="$LIB" BACKOFF_SHARED="$T/state-$mode" \
+			BACKOFF_LOG=info BACKOFF_LOG_FORMAT=json BACKOFF_LOG_FILE="$T/$mode.json" \
+			"$HELPERS/probe" --mode "$mode" "127.0.0.1:$PORT"
+		assert_eq "$output" "OK" "the outcome ($mode): $stderr"
+		room=$(listener_mono "lift-$mode" room)
+		connected=$(json_events "$T/$mode.json" success mono_ms)
+		assert_between "$((connected - room))" 0 30 "ms from the room to the connect ($mode)"
+		# Each attempt into the full queue was cut after a loopback's 20 ms, not 5 s.
+		assert_between "$(json_events "$T/$mode.json" retry | wc -l)" 2 40 "retries ($mode)"
+	done
+}
+
+# in_silent_net SCRIPT: SCRIPT under sh in a network namespace of its own where
+# 10.9.9.2 is a host that is gone: its packets leave by a veth pair whose other end
+# has no address (a fixed neighbour entry, so no ARP), and no answer ever comes.
+in_silent_net() {
+	require_unshare -n
+	run --separate-stderr timeout 60 env HELPERS="$HELPERS" LIB="$LIB" PYTHON="$PYTHON" \
+		"${UNSHARE[@]}" sh -c "ip link add name gone0 type veth peer name gone1 &&
+			ip addr add 10.9.9.1/24 dev gone0 && ip link set gone0 up &&
+			ip link set gone1 up && ip link set lo up &&
+			ip neigh replace 10.9.9.2 lladdr 02:00:00:00:00:02 nud permanent dev gone0 ||
+			exit 9
+		$1"
+}
+
+@test "a host that is gone (remote silence): blocking python ends at the budget, attempts aborted at BACKOFF_ATTEMPT_TIMEOUT and re-planned with jitter" {
+	in_silent_net '
+start=$(date +%s%N)
+env LD_PRELOAD="$LIB" BACKOFF_TIMEOUT=3s "$PYTHON" -c "import socket; socket.create_connection((\"10.9.9.2\", 80))" 2>&1 | tail -n 1
+echo "python_ms=$((($(date +%s%N) - start) / 1000000))"
+env LD_PRELOAD="$LIB" BACKOFF_TIMEOUT=4s BACKOFF_ATTEMPT_TIMEOUT=1s BACKOFF_LOG=info "$HELPERS/probe" --mode epoll-lt 10.9.9.2:80'
+	assert_match "$output" "TimeoutError: \[Errno 110\] Connection timed out" "python's error: $output"
+	local ms
+	ms=$(sed -n 's/^python_ms=//p' <<<"$output")
+	assert_between "$ms" 2900 3600 "ms until python ended"
+	assert_match "$output" "ETIMEDOUT$" "the event loop's outcome"
+	assert_between "$(grep -c 'ETIMEDOUT (attempt [0-9]*), retrying' <<<"$stderr")" 2 4 \
+		"attempts aborted and retried: $stderr"
+}
+
+@test "a signal during an attempt with a deadline: SA_RESTART waits on to the budget, without it EINTR at once" {
+	in_silent_net '
+env LD_PRELOAD="$LIB" BACKOFF_TIMEOUT=3s "$HELPERS/probe" --alarm 500 --sa-restart 10.9.9.2:80 2>&1
+env LD_PRELOAD="$LIB" BACKOFF_TIMEOUT=3s "$HELPERS/probe" --alarm 500 10.9.9.2:80 2>&1'
+	local lines
+	lines=$(grep -v '^backoff' <<<"$output" | tr '\n' ' ')
+	assert_match "$lines" "^(elapsed_ms=(29[0-9][0-9]|3[0-3][0-9][0-9]) alarms=1 ETIMEDOUT|ETIMEDOUT elapsed_ms=(29[0-9][0-9]|3[0-3][0-9][0-9]) alarms=1) " \
+		"with SA_RESTART: the budget's ETIMEDOUT"
+	assert_match "$lines" " (elapsed_ms=(4[89][0-9]|5[0-9][0-9]|6[0-4][0-9]) alarms=1 EINTR|EINTR elapsed_ms=(4[89][0-9]|5[0-9][0-9]|6[0-4][0-9]) alarms=1) $" \
+		"without: EINTR at the signal"
+}

@@ -13,6 +13,11 @@
 
 #define CONFIG_INFINITE UINT64_MAX /* timeout_ms, retries */
 #define CONFIG_LOCAL_PROBE_MS 10   /* BACKOFF_LOCAL_PROBE's default */
+/*
+ * The longest attempt to a loopback TCP destination: its SYN is answered
+ * inside connect() or dropped (a full accept queue), never late.
+ */
+#define CONFIG_LOCAL_ATTEMPT_MS 20
 #define CONFIG_MAX_RETRIES 1000000ULL
 #define CONFIG_PROBLEMS_MAX 24
 #define CONFIG_ERRNO_MAX 192 /* errno values a set can hold */

@@ -9,12 +9,19 @@
 #include "core/events.h"
 #include "core/fdtable.h"
 #include "core/retry.h"
+#include "core/share.h"
 #include "sys/clock.h"
 #include "sys/sock.h"
 
 static const struct config_errset *retryable(const struct config *cfg, const struct target_addr *t)
 {
 	return t->family == AF_UNIX ? &cfg->errors_unix : &cfg->errors_inet;
+}
+
+uint64_t decide_attempt_cap_ms(const struct target_addr *t)
+{
+	return t->family != AF_UNIX && share_is_local(t) ? CONFIG_LOCAL_ATTEMPT_MS
+							 : CONFIG_INFINITE;
 }
 
 /*
@@ -98,6 +105,7 @@ static enum decide_verdict retry_here(const struct config *cfg, struct decide_co
 		sndtimeo = sndtimeo > spent ? sndtimeo - spent : 0;
 	}
 	call.started_ms = c->started_ms;
+	call.attempt_cap_ms = decide_attempt_cap_ms(c->target);
 	call.budget_ms = sndtimeo < budget ? sndtimeo : budget;
 	c->err = retry_blocking(cfg, &call, c->err);
 	if (c->err == 0)
@@ -252,11 +260,13 @@ bool decide_loop_final(const struct config *cfg, struct fdconn *c, int fd, uint6
 uint64_t decide_loop_attempt_deadline(const struct config *cfg, const struct fdconn *c,
 				      uint64_t now_ms)
 {
-	if (dest_down(c->dest))
-		return cfg->attempt_timeout_ms == CONFIG_INFINITE
-			       ? CONFIG_INFINITE
-			       : now_ms + cfg->attempt_timeout_ms;
-	return retry_attempt_deadline(cfg, &c->progress, now_ms);
+	uint64_t cap = decide_attempt_cap_ms(&c->target), len;
+
+	if (dest_down(c->dest)) {
+		len = cfg->attempt_timeout_ms < cap ? cfg->attempt_timeout_ms : cap;
+		return len == CONFIG_INFINITE ? CONFIG_INFINITE : now_ms + len;
+	}
+	return retry_attempt_deadline(cfg, &c->progress, cap, now_ms);
 }
 
 bool decide_loop_timed_out(const struct config *cfg, struct fdconn *c, int fd, uint64_t now_ms,

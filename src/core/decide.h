@@ -30,6 +30,12 @@ struct decide_connect {
 	void *ctx;
 };
 
+/*
+ * The longest one attempt to @t may take (CONFIG_INFINITE: no cap): a
+ * loopback TCP destination answers inside connect() or drops the SYN.
+ */
+uint64_t decide_attempt_cap_ms(const struct target_addr *t);
+
 /* What the engine is to do. */
 enum decide_verdict {
 	DECIDE_DONE,	   /* the call's outcome is ->err: 0 or the errno to return */

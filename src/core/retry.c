@@ -66,7 +66,7 @@ give_up:
 }
 
 uint64_t retry_attempt_deadline(const struct config *cfg, const struct retry_progress *p,
-				uint64_t now_ms)
+				uint64_t cap_ms, uint64_t now_ms)
 {
 	uint64_t len = cfg->attempt_timeout_ms, end;
 
@@ -76,6 +76,8 @@ uint64_t retry_attempt_deadline(const struct config *cfg, const struct retry_pro
 		if (next > len)
 			len = next;
 	}
+	if (cap_ms < len)
+		len = cap_ms;
 	end = len == CONFIG_INFINITE ? CONFIG_INFINITE : now_ms + len;
 	/* A budget of 0 retries nothing, and bounds nothing: the attempt timeout alone. */
 	if (cfg->timeout_ms == 0)
@@ -169,7 +171,8 @@ int retry_blocking(const struct config *cfg, const struct retry_call *c, int fir
 			continue;
 		}
 		if (end != WAIT_MADE)
-			err = c->attempt(c->ctx, retry_attempt_deadline(cfg, &p, clock_now_ms()));
+			err = c->attempt(c->ctx, retry_attempt_deadline(cfg, &p, c->attempt_cap_ms,
+									clock_now_ms()));
 		real = true;
 		if (c->fate) {
 			events_probed();
@@ -187,7 +190,8 @@ int retry_blocking(const struct config *cfg, const struct retry_call *c, int fir
 	fate_leave(c->fate);
 	if (!real) {
 		/* Every attempt was left to the prober: the answer is the kernel's, now. */
-		err = c->attempt(c->ctx, retry_attempt_deadline(cfg, &p, clock_now_ms()));
+		err = c->attempt(
+			c->ctx, retry_attempt_deadline(cfg, &p, c->attempt_cap_ms, clock_now_ms()));
 		fate_attempted(c->fate, err, clock_now_ns());
 	}
 	/*

@@ -43,18 +43,19 @@ static inline bool bounds_first(const struct config *cfg, const struct sockaddr 
  */
 static int first_attempt(const struct config *cfg, struct connect_ctx *c, uint64_t *started_ms)
 {
+	uint64_t bound = cfg->first_attempt_ms;
+	struct target_addr t;
 	int flags;
 
-	struct target_addr t;
-
 	if (!bounds_first(cfg, c->addr, c->len) || (flags = fcntl(c->fd, F_GETFL)) < 0 ||
-	    (flags & O_NONBLOCK) ||
+	    (flags & O_NONBLOCK) || !target_from_sockaddr(c->addr, c->len, &t) ||
 	    /* An excluded destination passes straight through, its attempt the kernel's. */
-	    (cfg->targets.count &&
-	     (!target_from_sockaddr(c->addr, c->len, &t) || !target_matches(&cfg->targets, &t))))
+	    (cfg->targets.count && !target_matches(&cfg->targets, &t)))
 		return real_connect(c->fd, c->addr, c->len) == 0 ? 0 : errno;
+	if (decide_attempt_cap_ms(&t) < bound)
+		bound = decide_attempt_cap_ms(&t);
 	*started_ms = clock_now_ms();
-	return sock_connect_until(c->fd, c->addr, c->len, *started_ms + cfg->first_attempt_ms);
+	return sock_connect_until(c->fd, c->addr, c->len, *started_ms + bound);
 }
 
 /* A second connect() on a managed fd: answered for a hidden attempt, else the kernel's. */

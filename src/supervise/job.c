@@ -51,11 +51,15 @@ void job_connected(struct job *j)
 
 uint64_t job_first_deadline(struct job *j)
 {
+	uint64_t bound = j->cfg->first_attempt_ms;
+
 	j->started_ms = clock_now_ms();
-	if (j->cfg->first_attempt_ms == CONFIG_INFINITE ||
+	if (bound == CONFIG_INFINITE ||
 	    (j->target.family != AF_INET && j->target.family != AF_INET6))
 		return CONFIG_INFINITE;
-	return j->started_ms + j->cfg->first_attempt_ms;
+	if (decide_attempt_cap_ms(&j->target) < bound)
+		bound = decide_attempt_cap_ms(&j->target);
+	return j->started_ms + bound;
 }
 
 int job_decide(struct job *j, int err, int (*attempt)(void *, uint64_t), void (*planned)(void *))

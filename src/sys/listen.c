@@ -106,6 +106,12 @@ static enum found inet_match(const struct nlmsghdr *h, const void *key)
 		return FOUND_UNKNOWN;
 	if (m->idiag_state != TCP_LISTEN || m->id.idiag_sport != k->port)
 		return FOUND_NONE;
+	/*
+	 * A full accept queue drops every SYN (the kernel's sk_acceptq_is_full:
+	 * more queued than the backlog): such a listener takes no connect now.
+	 */
+	if (m->idiag_rqueue > m->idiag_wqueue)
+		return FOUND_NONE;
 	src = (const unsigned char *)m->id.idiag_src;
 	if (m->idiag_family == AF_INET)
 		return k->family == AF_INET &&

@@ -13,11 +13,11 @@
  * TCP: a listener on the port and on the address, on the wildcard of its
  * family, or (for an IPv4 @t) on [::] without IPV6_V6ONLY or on the
  * v4-mapped address; 0.0.0.0 and [::] stand for the loopback address, as in
- * connect(2).  Unix paths: the socket bound to the file @t names, by device
- * and inode; a missing file or one that is not a socket is 0, but a socket
- * file that no socket of this namespace holds is -1 (stale, or bound in
- * another network namespace, whose listener a connect would still reach).
- * Abstract names: byte for byte, as a connect looks them up.
+ * connect(2); a listener whose accept queue is full is none (it drops
+ * every SYN until the queue has room).  Unix paths: the socket bound to the file @t names, by
+ * device and inode; a missing file or one that is not a socket is 0, but a socket file that no
+ * socket of this namespace holds is -1 (stale, or bound in another network namespace, whose
+ * listener a connect would still reach). Abstract names: byte for byte, as a connect looks them up.
  */
 int listen_probe(const struct target_addr *t);
 
