@@ -66,7 +66,7 @@ static unsigned warn_unknown_names(void)
 	 * Under secure execution no variable is read, so none is unknown; under
 	 * the launcher it has said them once for the whole tree.
 	 */
-	if (getauxval(AT_SECURE) || getenv(CONFIG_NAMES_SAID_ENV))
+	if (getauxval(AT_SECURE) || secure_getenv(CONFIG_NAMES_SAID_ENV))
 		return 0;
 	return config_unknown_scan(environ, warn_unknown, NULL);
 }
