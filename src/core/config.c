@@ -674,9 +674,9 @@ static const char *known_name(size_t i)
 	return i < n ? config_variables[i] : i - n < N(other_names) ? other_names[i - n] : NULL;
 }
 
-static char fold(char c)
+static int fold(char c)
 {
-	return c >= 'a' && c <= 'z' ? (char)(c - 'a' + 'A') : c;
+	return c >= 'a' && c <= 'z' ? c - 'a' + 'A' : c;
 }
 
 /*
@@ -755,7 +755,7 @@ static const char *closest_name(const char *suffix, size_t len)
 
 bool config_unknown_entry(const char *entry, struct config_unknown *out)
 {
-	const char *eq, *closest;
+	const char *eq, *closest, *known;
 	char name[128];
 	size_t len, i;
 
@@ -763,8 +763,8 @@ bool config_unknown_entry(const char *entry, struct config_unknown *out)
 		return false;
 	eq = strchr(entry, '=');
 	len = eq ? (size_t)(eq - entry) : strlen(entry);
-	for (i = 0; known_name(i) != NULL; i++)
-		if (strlen(known_name(i)) == len && strncmp(known_name(i), entry, len) == 0)
+	for (i = 0; (known = known_name(i)) != NULL; i++)
+		if (strlen(known) == len && strncmp(known, entry, len) == 0)
 			return false;
 	/* Cut to the buffer: excerpt() marks a name longer than its output. */
 	snprintf(name, sizeof(name), "%.*s", (int)(len < sizeof(name) ? len : sizeof(name) - 1),

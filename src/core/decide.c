@@ -260,10 +260,11 @@ bool decide_loop_final(const struct config *cfg, struct fdconn *c, int fd, uint6
 uint64_t decide_loop_attempt_deadline(const struct config *cfg, const struct fdconn *c,
 				      uint64_t now_ms)
 {
-	uint64_t cap = decide_attempt_cap_ms(&c->target), len;
+	uint64_t cap = decide_attempt_cap_ms(&c->target);
 
 	if (dest_down(c->dest)) {
-		len = cfg->attempt_timeout_ms < cap ? cfg->attempt_timeout_ms : cap;
+		uint64_t len = cfg->attempt_timeout_ms < cap ? cfg->attempt_timeout_ms : cap;
+
 		return len == CONFIG_INFINITE ? CONFIG_INFINITE : now_ms + len;
 	}
 	return retry_attempt_deadline(cfg, &c->progress, cap, now_ms);

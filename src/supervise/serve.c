@@ -81,7 +81,7 @@ static int attempt_while_valid(void *ctx, uint64_t deadline_ms)
 
 static void blocking_retry(struct job *j)
 {
-	struct blocking self = { .j = j }, **p;
+	struct blocking self = { .j = j };
 	struct stat st;
 	bool listed = fstat(j->dup, &st) == 0;
 	int err;
@@ -105,6 +105,8 @@ static void blocking_retry(struct job *j)
 	else
 		err = job_decide(j, err, attempt_while_valid, NULL);
 	if (listed) {
+		struct blocking **p;
+
 		/* Off the list first: a restart from now on starts a job of its own. */
 		pthread_mutex_lock(&blocking_lock);
 		for (p = &blocking_list; *p && *p != &self; p = &(*p)->next)
