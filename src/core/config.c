@@ -652,8 +652,7 @@ void config_parse(config_lookup_fn *lookup, void *ctx, struct config *cfg,
 	cfg->first_attempt_ms = cfg->attempt_timeout_ms;
 	if (cfg->attempt_until_next && cfg->first_attempt_ms < policy_window_ms(&cfg->policy, 1))
 		cfg->first_attempt_ms = policy_window_ms(&cfg->policy, 1);
-	/* The budget bounds the call, its first attempt included (a budget of 0 retries nothing).
-	 */
+	/* The budget bounds the call, its first attempt included; a budget of 0 retries nothing. */
 	if (cfg->timeout_ms != 0 && cfg->timeout_ms < cfg->first_attempt_ms)
 		cfg->first_attempt_ms = cfg->timeout_ms;
 	if (!cfg->enabled)

@@ -126,6 +126,8 @@ static void test_attempt_timeout(void)
 	const char *no_budget[] = { "BACKOFF_TIMEOUT=0", NULL };
 	const char *inf[] = { "BACKOFF_ATTEMPT_TIMEOUT=inf", "BACKOFF_TIMEOUT=inf", NULL };
 	const char *grpc[] = { "BACKOFF_POLICY=grpc", NULL };
+	/* gRPC's rule: no sooner than the next planned attempt, here 30 s away. */
+	const char *grpc_slow[] = { "BACKOFF_POLICY=grpc", "BACKOFF_BASE=30s", NULL };
 	const char *google[] = { "BACKOFF_POLICY=google", NULL };
 	const char *off[] = { "BACKOFF=off", NULL };
 	const char *bad[] = { "BACKOFF_ATTEMPT_TIMEOUT=0", NULL };
@@ -146,6 +148,9 @@ static void test_attempt_timeout(void)
 	CHECK_U64(parse(&cfg, grpc), 0);
 	CHECK_U64(cfg.attempt_timeout_ms, 20000);
 	CHECK(cfg.attempt_until_next);
+	CHECK_U64(cfg.first_attempt_ms, 20000);
+	CHECK_U64(parse(&cfg, grpc_slow), 0);
+	CHECK_U64(cfg.first_attempt_ms, 30000);
 	CHECK_U64(parse(&cfg, google), 0);
 	CHECK_U64(cfg.attempt_timeout_ms, 10000);
 	CHECK_U64(parse(&cfg, off), 0);
