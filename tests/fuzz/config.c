@@ -15,12 +15,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 			abort(); \
 	} while (0)
 
-#define NVARS 22 /* config_variables, without its NULL */
+#define NVARS 23 /* config_variables, without its NULL */
 #define MAX_VALUE 70000
 
 /*
  * The environment the input describes: records separated by '\n', each a
- * selector byte (variable = (byte - '<') % 23, so that '<' is BACKOFF; 22 is
+ * selector byte (variable = (byte - '<') % 24, so that '<' is BACKOFF; 23 is
  * a name the parser never asks for) and the value; a later record of a
  * variable wins.  As in a real environment a value ends at its first NUL byte.
  */
