@@ -141,11 +141,9 @@ static unsigned schedule(struct fdslot *s, int fd, uint64_t due)
 	return FDS_HIDDEN;
 }
 
-/* @s (claimed) has an attempt under way from @now: due at its deadline. */
-static unsigned connecting(const struct config *cfg, struct fdslot *s, uint64_t now)
+/* @s (claimed) has an attempt under way: due at its deadline @due. */
+static unsigned connecting(struct fdslot *s, uint64_t due)
 {
-	uint64_t due = decide_loop_attempt_deadline(cfg, &s->conn, now);
-
 	atomic_store_explicit(&s->conn.due_ms, due, memory_order_relaxed);
 	if (due != CONFIG_INFINITE)
 		due_lower(due);
@@ -246,7 +244,7 @@ bool pending_manage(const struct config *cfg, int fd, const struct sockaddr *add
 	s->conn.last_err = sync_err;
 	now = clock_now_ms();
 	known_down = decide_loop_begin(cfg, &s->conn, now);
-	state = connecting(cfg, s, now);
+	state = connecting(s, decide_loop_attempt_deadline(cfg, &s->conn, now));
 	if (known_down) {
 		if (sync_err)
 			state = FDS_FREE; /* known down: the kernel's answer */
@@ -330,7 +328,7 @@ static int attempt_real(void *ctx, uint64_t deadline_ms)
 static unsigned attempt_again(const struct config *cfg, struct fdslot *s, int fd, uint64_t now_ms)
 {
 	struct wake_attempt w = { s, fd };
-	uint64_t due;
+	uint64_t due, deadline;
 	bool made = false;
 	int err = 0;
 
@@ -348,6 +346,8 @@ static unsigned attempt_again(const struct config *cfg, struct fdslot *s, int fd
 	s->conn.progress.attempt++;
 	if (s->conn.fate.slot)
 		events_probed();
+	/* Before the attempt: once it is made, another thread may see the fd ready. */
+	deadline = decide_loop_attempt_deadline(cfg, &s->conn, now_ms);
 	if (!made)
 		err = real_connect(fd, (const struct sockaddr *)&s->conn.addr, s->conn.addrlen) == 0
 			      ? 0
@@ -359,7 +359,7 @@ static unsigned attempt_again(const struct config *cfg, struct fdslot *s, int fd
 	}
 	if (err == EINPROGRESS) {
 		epollreg_replay(s, fd);
-		return connecting(cfg, s, now_ms);
+		return connecting(s, deadline);
 	}
 	if (decide_loop_failed(cfg, &s->conn, fd, err, now_ms, &due))
 		return hide(s, fd, due);

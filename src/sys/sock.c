@@ -66,7 +66,7 @@ static int set_sndtimeo(int fd, uint64_t ms)
 int sock_connect_until(int fd, const struct sockaddr *addr, socklen_t len, uint64_t deadline_ms)
 {
 	uint64_t now = deadline_ms == UINT64_MAX ? 0 : clock_now_ms(),
-		 left = deadline_ms > now ? deadline_ms - now : 0, own_ms;
+		 left = deadline_ms > now ? deadline_ms - now : 0;
 	struct timeval own = { 0, 0 };
 	socklen_t own_len = sizeof(own);
 	int err;
@@ -74,11 +74,12 @@ int sock_connect_until(int fd, const struct sockaddr *addr, socklen_t len, uint6
 	if (deadline_ms == UINT64_MAX ||
 	    real_getsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &own, &own_len) != 0)
 		return real_connect(fd, addr, len) == 0 ? 0 : errno;
-	own_ms = own.tv_sec == 0 && own.tv_usec == 0
-			 ? UINT64_MAX
-			 : (uint64_t)own.tv_sec * 1000 + (uint64_t)own.tv_usec / 1000;
-	/* The program's own send timeout ends it first: the kernel answers as without us. */
-	if (own_ms <= left)
+	/*
+	 * The program bounds its connects with a send timeout of its own: the
+	 * kernel answers as without us (EINPROGRESS at its end), and the retry
+	 * loop's budget counts it.
+	 */
+	if (own.tv_sec != 0 || own.tv_usec != 0)
 		return real_connect(fd, addr, len) == 0 ? 0 : errno;
 	if (left == 0)
 		left = 1; /* the budget's end: one attempt still, for an answer that comes at once

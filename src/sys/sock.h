@@ -31,8 +31,8 @@ uint64_t sock_sndtimeo_ms(int fd);
  * bounded with SO_SNDTIMEO, set to the time left and then restored to the
  * program's own value, exactly, and at the deadline aborted with
  * sock_abort_connect, never abandoned (the kernel would complete it later by
- * itself).  A send timeout of the program's that ends first is its own
- * bound: then the kernel answers as without libbackoff.  A signal that
+ * itself).  A send timeout the program set is its own bound: then the
+ * kernel answers as without libbackoff (EINPROGRESS at its end).  A signal that
  * would have restarted the call (every handler SA_RESTART) goes on waiting.
  * Returns 0, the errno of the attempt, or ETIMEDOUT.  errno may change.
  */
