@@ -18,10 +18,12 @@ static const struct config_errset *retryable(const struct config *cfg, const str
 	return t->family == AF_UNIX ? &cfg->errors_unix : &cfg->errors_inet;
 }
 
-uint64_t decide_attempt_cap_ms(const struct target_addr *t)
+uint64_t decide_first_cap_ms(const struct config *cfg, const struct target_addr *t)
 {
-	return t->family != AF_UNIX && share_is_local(t) ? CONFIG_LOCAL_ATTEMPT_MS
-							 : CONFIG_INFINITE;
+	bool retried = cfg->timeout_ms != 0 && cfg->retries != 0;
+
+	return retried && t->family != AF_UNIX && share_is_local(t) ? CONFIG_LOCAL_ATTEMPT_MS
+								    : CONFIG_INFINITE;
 }
 
 /*
@@ -105,7 +107,6 @@ static enum decide_verdict retry_here(const struct config *cfg, struct decide_co
 		sndtimeo = sndtimeo > spent ? sndtimeo - spent : 0;
 	}
 	call.started_ms = c->started_ms;
-	call.attempt_cap_ms = decide_attempt_cap_ms(c->target);
 	call.budget_ms = sndtimeo < budget ? sndtimeo : budget;
 	c->err = retry_blocking(cfg, &call, c->err);
 	if (c->err == 0)
@@ -176,7 +177,7 @@ bool decide_loop_begin(const struct config *cfg, struct fdconn *c, uint64_t now_
 	__atomic_store_n(&c->dest, dest_any_down() ? dest_of(cfg, &c->target, 0) : NULL,
 			 __ATOMIC_RELAXED);
 	c->fate.slot = NULL; /* joined at a first failure */
-	c->fate.looking = c->fate.seen_listener = false;
+	c->fate.looking = c->fate.seen_listener = c->fate.full = false;
 	c->fate.last_ns = clock_now_ns();
 	retry_begin(cfg, &c->progress, CONFIG_INFINITE, now_ms);
 	if (!dest_down(c->dest))
@@ -260,7 +261,9 @@ bool decide_loop_final(const struct config *cfg, struct fdconn *c, int fd, uint6
 uint64_t decide_loop_attempt_deadline(const struct config *cfg, const struct fdconn *c,
 				      uint64_t now_ms)
 {
-	uint64_t cap = decide_attempt_cap_ms(&c->target);
+	uint64_t cap = c->fate.full		  ? CONFIG_LOCAL_ATTEMPT_MS
+		       : c->progress.attempt == 1 ? decide_first_cap_ms(cfg, &c->target)
+						  : CONFIG_INFINITE;
 
 	if (dest_down(c->dest)) {
 		uint64_t len = cfg->attempt_timeout_ms < cap ? cfg->attempt_timeout_ms : cap;

@@ -31,10 +31,14 @@ struct decide_connect {
 };
 
 /*
- * The longest one attempt to @t may take (CONFIG_INFINITE: no cap): a
- * loopback TCP destination answers inside connect() or drops the SYN.
+ * The longest the first attempt of a call to @t may take (CONFIG_INFINITE:
+ * no cap of its own): a loopback TCP destination answers inside connect() or
+ * drops the SYN (a full accept queue), so its first attempt is cut after
+ * CONFIG_LOCAL_ATTEMPT_MS when a retry can follow; later attempts are cut so
+ * only while the look finds the queue full (a shaped loopback is answered
+ * late, not never).
  */
-uint64_t decide_attempt_cap_ms(const struct target_addr *t);
+uint64_t decide_first_cap_ms(const struct config *cfg, const struct target_addr *t);
 
 /* What the engine is to do. */
 enum decide_verdict {

@@ -14,7 +14,7 @@ void fate_join(struct fate *f, const struct config *cfg, const struct target_add
 	f->slot = NULL;
 	f->last_ns = now_ns;
 	f->look_ns = 0;
-	f->looking = f->seen_listener = false;
+	f->looking = f->seen_listener = f->full = false;
 	f->seq = 0;
 	if (!cfg->shared || type != SOCK_STREAM)
 		return;
@@ -59,6 +59,11 @@ enum fate_step fate_wake(struct fate *f, const struct target_addr *t,
 		return FATE_DUE;
 	if (f->looking && share_lead(s, now_ns, now_ns + 5 * f->look_ns)) {
 		int found = listen_probe(t);
+
+		/* A full accept queue drops SYNs: an attempt into it is silence, cut short. */
+		f->full = found == 2;
+		if (found == 2)
+			found = 0;
 
 		if (found == 1 && !f->seen_listener) {
 			f->seen_listener = true;

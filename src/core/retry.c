@@ -123,6 +123,12 @@ static enum wait_end wait_for(const struct retry_call *c, uint64_t until_ns, int
 	}
 }
 
+/* An attempt into a listener whose accept queue the look found full is silence: cut short. */
+static uint64_t attempt_cap(const struct retry_call *c)
+{
+	return c->fate && c->fate->full ? CONFIG_LOCAL_ATTEMPT_MS : CONFIG_INFINITE;
+}
+
 int retry_blocking(const struct config *cfg, const struct retry_call *c, int first_err)
 {
 	struct retry_progress p;
@@ -171,7 +177,7 @@ int retry_blocking(const struct config *cfg, const struct retry_call *c, int fir
 			continue;
 		}
 		if (end != WAIT_MADE)
-			err = c->attempt(c->ctx, retry_attempt_deadline(cfg, &p, c->attempt_cap_ms,
+			err = c->attempt(c->ctx, retry_attempt_deadline(cfg, &p, attempt_cap(c),
 									clock_now_ms()));
 		real = true;
 		if (c->fate) {
@@ -190,8 +196,8 @@ int retry_blocking(const struct config *cfg, const struct retry_call *c, int fir
 	fate_leave(c->fate);
 	if (!real) {
 		/* Every attempt was left to the prober: the answer is the kernel's, now. */
-		err = c->attempt(
-			c->ctx, retry_attempt_deadline(cfg, &p, c->attempt_cap_ms, clock_now_ms()));
+		err = c->attempt(c->ctx,
+				 retry_attempt_deadline(cfg, &p, attempt_cap(c), clock_now_ms()));
 		fate_attempted(c->fate, err, clock_now_ns());
 	}
 	/*

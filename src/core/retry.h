@@ -32,8 +32,7 @@ struct retry_call {
 	 */
 	struct fate *fate;
 	bool first_waited;
-	uint64_t started_ms;	 /* when the call's first attempt began; 0: at its failure */
-	uint64_t attempt_cap_ms; /* the longest attempt (retry_attempt_deadline) */
+	uint64_t started_ms; /* when the call's first attempt began; 0: at its failure */
 };
 
 /* Start counting after the first attempt failed; @budget_ms as in retry_call. */
@@ -63,8 +62,8 @@ bool retry_plan(const struct config *cfg, const struct retry_call *c, struct ret
  * When attempt p->attempt, made at @now_ms, is to be aborted if still
  * unanswered: BACKOFF_ATTEMPT_TIMEOUT after it (the grpc preset: no sooner
  * than the next planned attempt would be), and at most @cap_ms (a loopback
- * destination's CONFIG_LOCAL_ATTEMPT_MS, else CONFIG_INFINITE), never past the
- * call's deadline.
+ * listener's full queue: CONFIG_LOCAL_ATTEMPT_MS, else CONFIG_INFINITE), never
+ * past the call's deadline.
  * CONFIG_INFINITE: the kernel's own end.  Pure.
  */
 uint64_t retry_attempt_deadline(const struct config *cfg, const struct retry_progress *p,

@@ -52,8 +52,8 @@ static int first_attempt(const struct config *cfg, struct connect_ctx *c, uint64
 	    /* An excluded destination passes straight through, its attempt the kernel's. */
 	    (cfg->targets.count && !target_matches(&cfg->targets, &t)))
 		return real_connect(c->fd, c->addr, c->len) == 0 ? 0 : errno;
-	if (decide_attempt_cap_ms(&t) < bound)
-		bound = decide_attempt_cap_ms(&t);
+	if (decide_first_cap_ms(cfg, &t) < bound)
+		bound = decide_first_cap_ms(cfg, &t);
 	*started_ms = clock_now_ms();
 	return sock_connect_until(c->fd, c->addr, c->len, *started_ms + bound);
 }

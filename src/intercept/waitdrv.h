@@ -34,6 +34,8 @@ struct waitdrv {
  * epoll set is then made at most this late.
  */
 #define WAITDRV_MAX_SLEEP_NS 1000000000ULL
+/* The wait when the earliest due time is already past: another thread runs it. */
+#define WAITDRV_PAST_DUE_NS 1000000ULL
 
 /* Timeouts as the program gave them, in ns; -1: for ever (as is anything past 2^62 ns). */
 static inline int64_t waitdrv_ms_to_ns(int ms)
@@ -138,7 +140,12 @@ static inline int64_t waitdrv_timeout(struct waitdrv *w, uint64_t due_ms)
 		left = end > now ? end - now : 0;
 	}
 	if (due_ms != CONFIG_INFINITE) {
-		uint64_t due_ns = due_ms * 1000000ULL, until = due_ns > now ? due_ns - now : 0;
+		/*
+		 * A due time already past is another thread's scan to run: sleep a
+		 * moment rather than spin on a zero timeout until it has.
+		 */
+		uint64_t due_ns = due_ms * 1000000ULL,
+			 until = due_ns > now ? due_ns - now : WAITDRV_PAST_DUE_NS;
 
 		if (until < left)
 			left = until;

@@ -57,8 +57,8 @@ uint64_t job_first_deadline(struct job *j)
 	if (bound == CONFIG_INFINITE ||
 	    (j->target.family != AF_INET && j->target.family != AF_INET6))
 		return CONFIG_INFINITE;
-	if (decide_attempt_cap_ms(&j->target) < bound)
-		bound = decide_attempt_cap_ms(&j->target);
+	if (decide_first_cap_ms(j->cfg, &j->target) < bound)
+		bound = decide_first_cap_ms(j->cfg, &j->target);
 	return j->started_ms + bound;
 }
 

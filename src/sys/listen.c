@@ -41,6 +41,7 @@ struct inet_key {
 	int family;    /* of the destination: AF_INET or AF_INET6 */
 	uint16_t port; /* network byte order, as inet_diag reports it */
 	unsigned char ip[16];
+	bool *full; /* set when a listener was found whose accept queue is full */
 };
 
 struct vfs_key {
@@ -110,8 +111,10 @@ static enum found inet_match(const struct nlmsghdr *h, const void *key)
 	 * A full accept queue drops every SYN (the kernel's sk_acceptq_is_full:
 	 * more queued than the backlog): such a listener takes no connect now.
 	 */
-	if (m->idiag_rqueue > m->idiag_wqueue)
-		return FOUND_NONE;
+	if (m->idiag_rqueue > m->idiag_wqueue) {
+		*k->full = true;
+		return FOUND_NONE; /* another listener of the port may have room */
+	}
 	src = (const unsigned char *)m->id.idiag_src;
 	if (m->idiag_family == AF_INET)
 		return k->family == AF_INET &&
@@ -312,7 +315,8 @@ static enum found tcp_dump(int family, const struct inet_key *k)
 
 static int probe_tcp(const struct target_addr *t)
 {
-	struct inet_key k = { .family = t->family, .port = htons(t->port) };
+	bool full = false;
+	struct inet_key k = { .family = t->family, .port = htons(t->port), .full = &full };
 	size_t n = t->family == AF_INET ? 4 : 16;
 	enum found f;
 
@@ -327,6 +331,8 @@ static int probe_tcp(const struct target_addr *t)
 	f = tcp_dump(t->family, &k);
 	if (f == FOUND_NONE && t->family == AF_INET)
 		f = tcp_dump(AF_INET6, &k);
+	if (f == FOUND_NONE && full)
+		return 2;
 	return f == FOUND_LISTEN ? 1 : f == FOUND_NONE ? 0 : -1;
 }
 

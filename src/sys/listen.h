@@ -6,15 +6,15 @@
 
 /*
  * Whether a socket in LISTEN state in this network namespace would take a
- * connect to @t: 1 yes, 0 no, -1 cannot tell (netlink refused, out of
- * memory, a reply that does not parse).  Makes no connection attempt.
- * errno untouched.  Async-signal-safe, no allocation, no locks.
+ * connect to @t: 1 yes, 0 no, 2 not now (its queue is full), -1 cannot tell (netlink refused, out
+ * of memory, a reply that does not parse).  Makes no connection attempt. errno untouched.
+ * Async-signal-safe, no allocation, no locks.
  *
  * TCP: a listener on the port and on the address, on the wildcard of its
  * family, or (for an IPv4 @t) on [::] without IPV6_V6ONLY or on the
  * v4-mapped address; 0.0.0.0 and [::] stand for the loopback address, as in
- * connect(2); a listener whose accept queue is full is none (it drops
- * every SYN until the queue has room).  Unix paths: the socket bound to the file @t names, by
+ * connect(2); only listeners whose accept queue is full: 2 (they drop every
+ * SYN until the queue has room).  Unix paths: the socket bound to the file @t names, by
  * device and inode; a missing file or one that is not a socket is 0, but a socket file that no
  * socket of this namespace holds is -1 (stale, or bound in another network namespace, whose
  * listener a connect would still reach). Abstract names: byte for byte, as a connect looks them up.
