@@ -180,6 +180,12 @@ check_launcher_usage() {
 		assert_eq "$(grep -c 'BACKOFF_TIMOUT' <<<"$stderr")" 1 \
 			"warnings under --strict --engine $engine: $stderr"
 	done
+	# The supervisor run by itself (not by the launcher) says it, once.
+	run --separate-stderr timeout 20 env BACKOFF_TIMOUT=3s "$BUILD/backoff-supervise" -- \
+		sh -c 'echo ran'
+	assert_eq "$output" ran "output of the supervisor run by itself"
+	assert_eq "$stderr" "backoff: BACKOFF_TIMOUT: unknown variable (did you mean BACKOFF_TIMEOUT?)" \
+		"stderr of the supervisor run by itself"
 	# One warning for the launched tree, however many preloaded programs it runs.
 	run --separate-stderr timeout 20 env BACKOFF_TIMOUT=3s "$LAUNCHER" -- \
 		sh -c 'sh -c "echo one"; sh -c "echo two"'
