@@ -9,6 +9,8 @@ load helper
 CAP_MS=300
 
 setup() {
+	# The musl build is no sanitizer build: make sanitize runs the glibc one alone.
+	[[ -z ${TEST_PRELOAD_FIRST:-} ]] || skip "not under make sanitize"
 	require_program musl-gcc musl-tools
 	require_build
 	MUSL=$BUILD/musl
