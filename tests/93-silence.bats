@@ -173,36 +173,10 @@ zero OK" "the outcomes (status $status)"
 }
 
 
-# start_lifting NAME AFTER_MS: a black hole (a full accept queue) on loopback whose queue
-# gets room AFTER_MS from now (it accepts from then on and sends "hello"); prints
-# "room mono_ms=N" to $T/NAME.out when it does; sets PORT.
-start_lifting() {
-	# shellcheck disable=SC2016 # a python program
-	start_bg "$1" "$PYTHON" -c '
-import os, socket, sys, time
-srv = socket.socket()
-srv.bind(("127.0.0.1", 0))
-srv.listen(0)
-filler = socket.create_connection(srv.getsockname())
-with open(sys.argv[1] + ".tmp", "w") as f:
-    f.write(f"{srv.getsockname()[1]}\n")
-os.rename(sys.argv[1] + ".tmp", sys.argv[1])
-time.sleep(int(sys.argv[2]) / 1000)
-srv.accept()
-print("room mono_ms=%d" % (time.monotonic_ns() // 1000000), flush=True)
-while True:
-    c, _ = srv.accept()
-    c.send(b"hello")
-    c.close()
-' "$T/$1.port" "$2"
-	wait_for_file "$T/$1.port" 5 || return
-	PORT=$(<"$T/$1.port")
-}
-
 @test "a full local accept queue is down to the look: when it gets room, blocking and event-loop clients connect within 30 ms" {
 	local mode room connected
 	for mode in blocking poll epoll-et; do
-		start_lifting "lift-$mode" 1500
+		start_blackhole "lift-$mode" 1500
 		run --separate-stderr timeout 20 env LD_PRELOAD="$LIB" BACKOFF_SHARED="$T/state-$mode" \
 			BACKOFF_LOG=info BACKOFF_LOG_FORMAT=json BACKOFF_LOG_FILE="$T/$mode.json" \
 			"$HELPERS/probe" --mode "$mode" "127.0.0.1:$PORT"

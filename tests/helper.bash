@@ -347,9 +347,11 @@ record_matrix() {
 		"${CONNECT_AFTER_LISTEN_MS:-?}" >>"$TEST_MATRIX_FILE"
 }
 
-# start_blackhole NAME: a TCP listener on 127.0.0.1 whose accept queue is kept
-# full, so that every new SYN is dropped and a client's connect() hangs until
+# start_blackhole NAME [LIFT_MS]: a TCP listener on 127.0.0.1 whose accept queue is
+# kept full, so that every new SYN is dropped and a client's connect() hangs until
 # its own timeout (a server that never answers, without the library); sets PORT.
+# With LIFT_MS the queue gets room LIFT_MS from now: it prints "room mono_ms=N" to
+# $T/NAME.out, then accepts everything, sending "hello".
 start_blackhole() {
 	# shellcheck disable=SC2016 # a python program
 	start_bg "$1" "$PYTHON" -c '
@@ -362,8 +364,17 @@ filler = socket.create_connection(srv.getsockname())
 with open(sys.argv[1] + ".tmp", "w") as f:
     f.write(f"{srv.getsockname()[1]}\n")
 os.rename(sys.argv[1] + ".tmp", sys.argv[1])
-time.sleep(120)
-' "$T/$1.port"
+if len(sys.argv) < 3:
+    time.sleep(120)
+    sys.exit(0)
+time.sleep(int(sys.argv[2]) / 1000)
+srv.accept()
+print("room mono_ms=%d" % (time.monotonic_ns() // 1000000), flush=True)
+while True:
+    c, _ = srv.accept()
+    c.send(b"hello")
+    c.close()
+' "$T/$1.port" "${@:2}"
 	wait_for_file "$T/$1.port" 5 || return
 	PORT=$(<"$T/$1.port")
 }
