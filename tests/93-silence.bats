@@ -189,6 +189,22 @@ zero OK" "the outcomes (status $status)"
 	done
 }
 
+@test "a retry due sooner than the next look, into a full local accept queue, is cut short too" {
+	local mode room connected
+	# Retries 1 ms apart: each is due before a look could tell the queue is full.
+	for mode in blocking epoll-et; do
+		start_blackhole "soon-$mode" 300
+		run --separate-stderr timeout 20 env LD_PRELOAD="$LIB" BACKOFF_SHARED="$T/state-$mode" \
+			BACKOFF_BASE=1ms BACKOFF_MULTIPLIER=1 BACKOFF_JITTER=none \
+			BACKOFF_LOG=info BACKOFF_LOG_FORMAT=json BACKOFF_LOG_FILE="$T/$mode.json" \
+			"$HELPERS/probe" --mode "$mode" "127.0.0.1:$PORT"
+		assert_eq "$output" "OK" "the outcome ($mode): $stderr"
+		room=$(listener_mono "soon-$mode" room)
+		connected=$(json_events "$T/$mode.json" success mono_ms)
+		assert_between "$((connected - room))" 0 30 "ms from the room to the connect ($mode)"
+	done
+}
+
 # in_silent_net SCRIPT: SCRIPT under sh in a network namespace of its own where
 # 10.9.9.2 is a host that is gone: its packets leave by a veth pair whose other end
 # has no address (a fixed neighbour entry, so no ARP), and no answer ever comes.

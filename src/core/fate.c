@@ -55,15 +55,21 @@ enum fate_step fate_wake(struct fate *f, const struct target_addr *t,
 	*next_ns = planned_ns;
 	if (share_seq(s) != f->seq)
 		return FATE_NOW; /* someone connected since our last attempt */
-	if (now_ns >= planned_ns)
+	if (now_ns >= planned_ns) {
+		/*
+		 * An attempt into a full accept queue is silence, cut short: a
+		 * look just before it tells (a delay shorter than the prober's
+		 * look leaves no other look to tell).
+		 */
+		if (f->looking)
+			f->full = listen_probe(t) == 2;
 		return FATE_DUE;
+	}
 	if (f->looking && share_lead(s, now_ns, now_ns + 5 * f->look_ns)) {
 		int found = listen_probe(t);
 
-		/* A full accept queue drops SYNs: an attempt into it is silence, cut short. */
-		f->full = found == 2;
 		if (found == 2)
-			found = 0;
+			found = 0; /* a full accept queue drops SYNs: no listener for now */
 
 		if (found == 1 && !f->seen_listener) {
 			f->seen_listener = true;

@@ -18,7 +18,7 @@ struct fate {
 	uint32_t seq;		 /* the slot's success count then */
 	bool looking;		 /* look for a local listener between attempts */
 	bool seen_listener;	 /* one was seen and its attempt failed: not again until it goes */
-	bool full;		 /* the last look found its listener's accept queue full */
+	bool full;		 /* the look before the attempt found the accept queue full */
 };
 
 /*
