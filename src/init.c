@@ -116,7 +116,8 @@ __attribute__((destructor)) static void init_destructor(void)
 		return;
 	events_stats_read(&s);
 	/* Processes of a tree that retried nothing stay quiet. */
-	if (s.calls == 0 && s.unmanaged == 0)
+	if (s.calls == 0 && s.unmanaged == 0 && s.early == 0)
 		return;
-	log_stats(s.calls, s.retries, s.giveups, s.waited_ms, s.unmanaged, s.probed, s.waited);
+	log_stats(s.calls, s.retries, s.giveups, s.waited_ms, s.unmanaged, s.probed, s.waited,
+		  s.early);
 }

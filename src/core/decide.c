@@ -11,6 +11,7 @@
 #include "core/retry.h"
 #include "core/share.h"
 #include "sys/clock.h"
+#include "sys/rng.h"
 #include "sys/sock.h"
 
 static const struct config_errset *retryable(const struct config *cfg, const struct target_addr *t)
@@ -338,4 +339,74 @@ enum decide_wake decide_loop_wake(const struct config *cfg, struct fdconn *c, ui
 	events_left(&rc.what, c->last_err, p->attempt, now_ms - p->start_ms,
 		    (uint64_t)fate_prober(&c->fate));
 	return DECIDE_WAKE_SLEEP;
+}
+
+bool decide_early_close(const struct config *cfg, const struct target_addr *t, bool sent,
+			bool blocking, bool timed)
+{
+	struct share_slot *s = share_get(cfg, t);
+	struct events_subject what = { .call = "connect", .target = t };
+	uint64_t now = clock_now_ns(), since, prev, delay, cap = cfg->policy.cap_ms;
+	const char *why = NULL;
+	uint32_t n;
+
+	if (!s)
+		return false; /* no shared state: nothing to count it in */
+	/* A streak whose last early close is further back than two of the longest delays is over.
+	 */
+	n = share_note_early(s, now, 2 * (cap + 1000) * 1000000, &since, &prev);
+	delay = policy_next_delay(&cfg->policy, n, prev, rng_next());
+	share_damp(s, now + delay * 1000000, delay);
+	if (sent)
+		why = "sent";
+	else if (!blocking && !cfg->nonblock)
+		why = "nonblocking";
+	else if (timed)
+		why = "own-timeout";
+	else if (cfg->retries != CONFIG_INFINITE && n > cfg->retries)
+		why = "retries";
+	else if (cfg->timeout_ms != CONFIG_INFINITE &&
+		 (now - since) / 1000000 + delay >= cfg->timeout_ms)
+		why = "budget";
+	events_early(&what, n, delay, why);
+	return why == NULL;
+}
+
+void decide_first_byte(const struct config *cfg, const struct target_addr *t)
+{
+	struct share_slot *s = cfg->shared ? share_find(t) : NULL;
+
+	if (s)
+		share_note_first_byte(s);
+}
+
+int decide_damp(const struct config *cfg, int fd, const struct target_addr *t, uint64_t *until_ms)
+{
+	struct share_slot *s;
+	struct events_subject what = { .call = "connect", .target = t };
+	uint64_t now = clock_now_ns(), until, sndtimeo;
+	uint32_t streak;
+	int rc = 0;
+
+	if (!cfg->enabled || !cfg->shared || t->family == AF_UNIX ||
+	    !target_matches(&cfg->targets, t))
+		return 0;
+	s = share_find(t);
+	if (!s || !(until = share_damped_until(s, now, cfg->policy.cap_ms * 1000000, &streak)))
+		return 0;
+	if (!sock_is_blocking(fd)) {
+		if (!cfg->nonblock)
+			return 0;
+		*until_ms = until / 1000000;
+		events_damped(&what, streak, (until - now) / 1000000);
+		return EINPROGRESS;
+	}
+	/* The program's own send timeout bounds the connect, the wait in it too. */
+	sndtimeo = sock_sndtimeo_ms(fd);
+	if (sndtimeo != CONFIG_INFINITE && now + sndtimeo * 1000000 < until)
+		until = now + sndtimeo * 1000000;
+	events_damped(&what, streak, (until - now) / 1000000);
+	while (rc == 0 && clock_now_ns() < until)
+		rc = share_wait(s, share_seq(s), until);
+	return rc;
 }

@@ -63,6 +63,32 @@ enum decide_verdict decide_connect(const struct config *cfg, struct decide_conne
 void decide_connected(const struct config *cfg, const struct target_addr *t, pid_t owner);
 
 /*
+ * Early close: a connection to @t that its peer ended (FIN or RST) before
+ * sending a byte is a failed attempt of its destination, host-wide through
+ * the shared state: its streak grows, and new connects to it wait for the
+ * policy's delay for the streak (damping).  Whether the caller is to connect
+ * the same socket again: only if the program has @sent nothing on it, it is
+ * @blocking (or BACKOFF_NONBLOCK is on), and the streak is within
+ * BACKOFF_RETRIES and BACKOFF_TIMEOUT (counted from the streak's first early
+ * close), and the read has no timeout of its own (@timed: SO_RCVTIMEO).
+ * Said at info; counted.
+ */
+bool decide_early_close(const struct config *cfg, const struct target_addr *t, bool sent,
+			bool blocking, bool timed);
+
+/* A connection to @t received its first byte: the streak of early closes ends. */
+void decide_first_byte(const struct config *cfg, const struct target_addr *t);
+
+/*
+ * Before a first attempt to @t on @fd (the connect hook's gate is open): if
+ * its destination is damped, a blocking socket waits here (within its own
+ * SO_SNDTIMEO) and 0 is returned, or EINTR if a signal that may not restart
+ * the call cut the wait; a non-blocking one gets EINPROGRESS with *until_ms,
+ * when its attempt may go (the event loop's to make).  0 when not damped.
+ */
+int decide_damp(const struct config *cfg, int fd, const struct target_addr *t, uint64_t *until_ms);
+
+/*
  * The event loop's part: a connect retried in the program's event loop, its
  * state in its fd table entry @c, claimed by the caller.
  */

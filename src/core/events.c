@@ -8,7 +8,7 @@
 #include "sys/text.h"
 
 static atomic_uint_fast64_t stat_calls, stat_retries, stat_giveups, stat_waited_ms, stat_unmanaged;
-static atomic_uint_fast64_t stat_probed, stat_waited;
+static atomic_uint_fast64_t stat_probed, stat_waited, stat_early;
 
 static void count(atomic_uint_fast64_t *counter, uint64_t n)
 {
@@ -24,6 +24,7 @@ void events_stats_read(struct events_stats *out)
 	out->unmanaged = atomic_load_explicit(&stat_unmanaged, memory_order_relaxed);
 	out->probed = atomic_load_explicit(&stat_probed, memory_order_relaxed);
 	out->waited = atomic_load_explicit(&stat_waited, memory_order_relaxed);
+	out->early = atomic_load_explicit(&stat_early, memory_order_relaxed);
 }
 
 void events_probed(void)
@@ -162,4 +163,18 @@ void events_down(const char *call, const struct target_addr *target, uint64_t el
 
 	line(LOG_LEVEL_INFO, "down", &s, 0, 0, LOG_NONE, LOG_NONE, (int64_t)elapsed_ms,
 	     "budget-spent");
+}
+
+void events_early(const struct events_subject *s, uint64_t streak, uint64_t delay_ms,
+		  const char *why_not)
+{
+	count(&stat_early, 1);
+	line(LOG_LEVEL_INFO, "early", s, 0, streak, (int64_t)delay_ms, LOG_NONE, LOG_NONE,
+	     why_not ? why_not : "reconnect");
+}
+
+void events_damped(const struct events_subject *s, uint64_t streak, uint64_t wait_ms)
+{
+	count(&stat_waited_ms, wait_ms);
+	line(LOG_LEVEL_INFO, "damped", s, 0, streak, LOG_NONE, (int64_t)wait_ms, LOG_NONE, NULL);
 }

@@ -21,6 +21,7 @@ struct events_stats {
 	uint64_t calls, retries, giveups, waited_ms;
 	uint64_t probed, waited; /* shared fate: attempts made (by a prober), left to another */
 	uint64_t unmanaged;	 /* connects passed through for want of memory */
+	uint64_t early;		 /* connections closed by the peer before their first byte */
 };
 
 void events_stats_read(struct events_stats *out);
@@ -75,6 +76,18 @@ void events_unmanaged(void);
  * once per process at info; local destinations wait for planned attempts.
  */
 void events_no_look(void);
+
+/*
+ * A connection to s->target closed before its first byte, the @streak-th in a
+ * row: new connects wait @delay_ms; @why_not NULL: it is connected again
+ * (nothing was sent), else why not ("sent", "nonblocking", "retries",
+ * "budget").  Counted; said at info.
+ */
+void events_early(const struct events_subject *s, uint64_t streak, uint64_t delay_ms,
+		  const char *why_not);
+
+/* A connect waits @wait_ms before its attempt: @streak early closes in a row.  At info. */
+void events_damped(const struct events_subject *s, uint64_t streak, uint64_t wait_ms);
 
 /* Log a failed call that is passed through unretried, at debug level. */
 void events_pass(const char *call, const struct target_addr *target, int err, const char *reason);

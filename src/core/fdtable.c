@@ -32,6 +32,7 @@ static atomic_uint top_fd; /* the highest fd with a slot: scans stop there */
 
 atomic_uint fdtable_managed;
 atomic_uint fdtable_hidden;
+atomic_uint fdtable_first;
 
 /*
  * The slots this thread holds or is taking, innermost last: a signal handler
@@ -254,6 +255,8 @@ unsigned fdtable_release(struct fdslot *s, unsigned state)
 	} while (!atomic_compare_exchange_weak_explicit(&s->word, &w, next, memory_order_release,
 							memory_order_relaxed));
 	fdtable_count(w & FDS_STATE, next & FDS_STATE);
+	if ((w & FDS_FIRST) && !(next & FDS_FIRST))
+		atomic_fetch_sub_explicit(&fdtable_first, 1, memory_order_relaxed);
 	held_pop(s);
 	return next & FDS_STATE;
 }
@@ -291,8 +294,25 @@ void fdtable_forget(int fd)
 		}
 	} while (!atomic_compare_exchange_weak_explicit(&s->word, &w, next, memory_order_acq_rel,
 							memory_order_relaxed));
-	if (!(w & FDS_CLAIMED))
+	if (!(w & FDS_CLAIMED)) {
 		fdtable_count(w & FDS_STATE, FDS_FREE);
+		if (w & FDS_FIRST)
+			atomic_fetch_sub_explicit(&fdtable_first, 1, memory_order_relaxed);
+	}
+}
+
+bool fdtable_set_first(struct fdslot *s, bool on)
+{
+	uint32_t w = on ? atomic_fetch_or_explicit(&s->word, FDS_FIRST, memory_order_relaxed)
+			: atomic_fetch_and_explicit(&s->word, ~FDS_FIRST, memory_order_relaxed);
+
+	if (!(w & FDS_FIRST) == !on)
+		return false;
+	if (on)
+		atomic_fetch_add_explicit(&fdtable_first, 1, memory_order_relaxed);
+	else
+		atomic_fetch_sub_explicit(&fdtable_first, 1, memory_order_relaxed);
+	return true;
 }
 
 void fdtable_forget_range(unsigned lo, unsigned hi)
@@ -337,5 +357,6 @@ void fdtable_after_fork(void)
 	}
 	atomic_store_explicit(&fdtable_managed, 0, memory_order_relaxed);
 	atomic_store_explicit(&fdtable_hidden, 0, memory_order_relaxed);
+	atomic_store_explicit(&fdtable_first, 0, memory_order_relaxed);
 	atomic_store_explicit(&owner_pid, (int)getpid(), memory_order_relaxed);
 }

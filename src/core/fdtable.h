@@ -37,6 +37,7 @@ enum fdtable_state {
 #define FDS_REGS 0x20U	  /* the fd's epoll registrations are recorded */
 #define FDS_CLOSED 0x40U  /* closed while claimed: the claimer clears it on release */
 #define FDS_UNKNOWN 0x80U /* an epoll_ctl on the fd could not be recorded: ask /proc */
+#define FDS_FIRST 0x100U  /* connected through the library, no byte from the peer yet */
 
 /* One registration of the fd in an epoll set; atomics, read while it may change. */
 struct fdreg {
@@ -87,6 +88,21 @@ static inline bool fdtable_any(void)
 {
 	return atomic_load_explicit(&fdtable_managed, memory_order_relaxed) != 0;
 }
+
+/* Connections that have not yet received their first byte (FDS_FIRST). */
+extern atomic_uint fdtable_first;
+
+/* Whether any connection awaits its first byte: one relaxed load, for the I/O hooks. */
+static inline bool fdtable_any_first(void)
+{
+	return atomic_load_explicit(&fdtable_first, memory_order_relaxed) != 0;
+}
+
+/*
+ * Set FDS_FIRST on @s (@on) or clear it; returns whether it changed.  The
+ * counter follows.  Lock-free, async-signal-safe.
+ */
+bool fdtable_set_first(struct fdslot *s, bool on);
 
 /* Whether any fd needs an emulated answer: one relaxed load, for the I/O hooks. */
 static inline bool fdtable_any_hidden(void)

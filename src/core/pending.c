@@ -215,8 +215,9 @@ static bool registrations_from_proc(struct fdslot *s, int fd)
 	return true;
 }
 
-bool pending_manage(const struct config *cfg, int fd, const struct sockaddr *addr, socklen_t len,
-		    const struct target_addr *t, int sync_err)
+/* pending_manage, or with @later_ms (not 0) pending_manage_later. */
+static bool manage(const struct config *cfg, int fd, const struct sockaddr *addr, socklen_t len,
+		   const struct target_addr *t, int sync_err, uint64_t later_ms)
 {
 	struct fdslot *s = fdtable_get(fd);
 	unsigned state = FDS_FREE;
@@ -244,6 +245,12 @@ bool pending_manage(const struct config *cfg, int fd, const struct sockaddr *add
 	s->conn.last_err = sync_err;
 	now = clock_now_ms();
 	known_down = decide_loop_begin(cfg, &s->conn, now);
+	if (later_ms) {
+		/* No attempt yet: the first is made when due, as a retry is. */
+		s->conn.progress.attempt = 0;
+		state = hide(s, fd, later_ms);
+		goto out_release;
+	}
 	state = connecting(s, decide_loop_attempt_deadline(cfg, &s->conn, now));
 	if (known_down) {
 		if (sync_err)
@@ -262,6 +269,18 @@ out_release:
 out:
 	errno = saved;
 	return state != FDS_FREE;
+}
+
+bool pending_manage(const struct config *cfg, int fd, const struct sockaddr *addr, socklen_t len,
+		    const struct target_addr *t, int sync_err)
+{
+	return manage(cfg, fd, addr, len, t, sync_err, 0);
+}
+
+bool pending_manage_later(const struct config *cfg, int fd, const struct sockaddr *addr,
+			  socklen_t len, const struct target_addr *t, uint64_t due_ms)
+{
+	return manage(cfg, fd, addr, len, t, 0, due_ms ? due_ms : 1);
 }
 
 /*

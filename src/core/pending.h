@@ -33,6 +33,15 @@ static inline bool pending_any_masked(void)
 bool pending_manage(const struct config *cfg, int fd, const struct sockaddr *addr, socklen_t len,
 		    const struct target_addr *t, int sync_err);
 
+/*
+ * Start managing @fd, whose non-blocking connect to @addr is not to be made
+ * before @due_ms (its destination is damped): hidden until then, when the
+ * event loop makes its first attempt.  Returns true if managed, as
+ * pending_manage.  errno untouched.
+ */
+bool pending_manage_later(const struct config *cfg, int fd, const struct sockaddr *addr,
+			  socklen_t len, const struct target_addr *t, uint64_t due_ms);
+
 /* The answer a managed fd gives instead of the kernel's. */
 enum pending_answer {
 	PENDING_PASS,	     /* not masked: ask the kernel */

@@ -389,7 +389,8 @@ static bool stale(struct share_slot *s, uint64_t now)
 		 last = probed > looked ? probed : looked;
 
 	if (atomic_load_explicit(&s->lease_ns, memory_order_relaxed) > now ||
-	    atomic_load_explicit(&s->deputy_ns, memory_order_relaxed) > now)
+	    atomic_load_explicit(&s->deputy_ns, memory_order_relaxed) > now ||
+	    atomic_load_explicit(&s->damp_ns, memory_order_relaxed) > now)
 		return false;
 	if (atomic_load_explicit(&s->waiters, memory_order_relaxed) != 0)
 		return older_than(last, now, SHARE_SLEEPERS_NS);
@@ -429,6 +430,9 @@ static struct share_slot *lookup(struct share_head *h, uint64_t key, const struc
 				atomic_store_explicit(&s->attempts, 0, memory_order_relaxed);
 				atomic_store_explicit(&s->saved, 0, memory_order_relaxed);
 				atomic_store_explicit(&s->prober_pid, 0, memory_order_relaxed);
+				atomic_store_explicit(&s->early, 0, memory_order_relaxed);
+				atomic_store_explicit(&s->damp_ns, 0, memory_order_relaxed);
+				atomic_store_explicit(&s->early_ns, 0, memory_order_relaxed);
 			}
 			write_dest(&s->dest, make);
 			return s;
@@ -542,6 +546,62 @@ void share_note(struct share_slot *s, int err, uint64_t now_ns)
 		futex(&s->seq, FUTEX_WAKE_BITSET, SHARE_RAMP, NULL);
 		errno = saved;
 	}
+}
+
+uint32_t share_note_early(struct share_slot *s, uint64_t now_ns, uint64_t stale_ns,
+			  uint64_t *since_ns, uint64_t *prev_ms)
+{
+	uint64_t last = atomic_exchange_explicit(&s->early_ns, now_ns, memory_order_relaxed);
+	uint32_t n;
+
+	atomic_fetch_add_explicit(&s->attempts, 1, memory_order_relaxed);
+	if (last == 0 || !older_than(last, now_ns, 0) || older_than(last, now_ns, stale_ns)) {
+		/* A new streak (a time in the future is a hostile one: restarted too). */
+		atomic_store_explicit(&s->early, 1, memory_order_relaxed);
+		atomic_store_explicit(&s->streak_ns, now_ns, memory_order_relaxed);
+		atomic_store_explicit(&s->damp_ms, 0, memory_order_relaxed);
+		n = 1;
+	} else {
+		n = atomic_fetch_add_explicit(&s->early, 1, memory_order_relaxed) + 1;
+		if (n == 0)
+			n = 1;
+	}
+	*since_ns = atomic_load_explicit(&s->streak_ns, memory_order_relaxed);
+	if (*since_ns > now_ns)
+		*since_ns = now_ns;
+	*prev_ms = atomic_load_explicit(&s->damp_ms, memory_order_relaxed);
+	return n;
+}
+
+void share_damp(struct share_slot *s, uint64_t until_ns, uint64_t delay_ms)
+{
+	struct share_head *h = atomic_load_explicit(&share_map, memory_order_relaxed);
+
+	atomic_store_explicit(&s->damp_ms, delay_ms, memory_order_relaxed);
+	atomic_store_explicit(&s->damp_ns, until_ns, memory_order_relaxed);
+	if (h)
+		probing_until(h, atomic_load_explicit(&s->key, memory_order_relaxed), until_ns);
+}
+
+uint64_t share_damped_until(struct share_slot *s, uint64_t now_ns, uint64_t max_ns,
+			    uint32_t *streak)
+{
+	uint64_t until = atomic_load_explicit(&s->damp_ns, memory_order_relaxed);
+
+	*streak = atomic_load_explicit(&s->early, memory_order_relaxed);
+	if (until <= now_ns)
+		return 0;
+	return until - now_ns > max_ns ? now_ns + max_ns : until;
+}
+
+void share_note_first_byte(struct share_slot *s)
+{
+	if (atomic_load_explicit(&s->early, memory_order_relaxed) == 0 &&
+	    atomic_load_explicit(&s->damp_ns, memory_order_relaxed) == 0)
+		return; /* nothing to end: a load, no write to a line others read */
+	atomic_store_explicit(&s->early, 0, memory_order_relaxed);
+	atomic_store_explicit(&s->damp_ns, 0, memory_order_relaxed);
+	atomic_store_explicit(&s->early_ns, 0, memory_order_relaxed);
 }
 
 void share_note_looked(struct share_slot *s, uint64_t now_ns)

@@ -62,8 +62,15 @@ struct share_slot {
 	_Atomic uint64_t attempts;  /* real attempts noted since the slot was claimed */
 	_Atomic uint64_t saved;	    /* planned attempts left to another's result */
 	_Atomic int32_t prober_pid; /* the process of the prober's thread id, 0: none */
-	uint32_t spare;
-	uint64_t spare2[4];
+	/*
+	 * Early closes: connections the peer ended before their first byte.  A
+	 * streak ends at a first byte, or when its last one is long past.
+	 */
+	_Atomic uint32_t early;	    /* the streak's length */
+	_Atomic uint64_t damp_ns;   /* a new connect waits until then */
+	_Atomic uint64_t early_ns;  /* the streak's last early close */
+	_Atomic uint64_t streak_ns; /* its first */
+	_Atomic uint64_t damp_ms;   /* the delay drawn at the last one */
 	struct share_dest dest;
 };
 
@@ -189,6 +196,30 @@ bool share_deputy(struct share_slot *s, uint64_t now_ns, uint64_t until_ns);
  * attempt stood for it.  Counted for `backoff status`.
  */
 void share_note_saved(struct share_slot *s);
+
+/*
+ * An early close of @s at @now_ns: the streak grows (a new one begins when
+ * its last was more than @stale_ns ago).  Returns its length; *since_ns when
+ * it began, *prev_ms the delay drawn at its previous one.
+ */
+uint32_t share_note_early(struct share_slot *s, uint64_t now_ns, uint64_t stale_ns,
+			  uint64_t *since_ns, uint64_t *prev_ms);
+
+/*
+ * New connects to @s wait until @until_ns (the delay @delay_ms drawn for the
+ * streak): the connect hook's gate is open until then.
+ */
+void share_damp(struct share_slot *s, uint64_t until_ns, uint64_t delay_ms);
+
+/*
+ * When a new connect to @s may be made, if later than @now_ns (else 0), and
+ * never more than @max_ns from now (a hostile value); *streak: the streak.
+ */
+uint64_t share_damped_until(struct share_slot *s, uint64_t now_ns, uint64_t max_ns,
+			    uint32_t *streak);
+
+/* A connection to @s received its first byte: its streak of early closes ends. */
+void share_note_first_byte(struct share_slot *s);
 
 /* The thread id of @s's prober (0: none), a hint for the log. */
 int share_prober(struct share_slot *s);

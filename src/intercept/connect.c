@@ -5,6 +5,7 @@
 
 #include "core/decide.h"
 #include "core/dest.h"
+#include "core/early.h"
 #include "core/events.h"
 #include "core/pending.h"
 #include "core/share.h"
@@ -153,6 +154,20 @@ static __attribute__((noinline)) int connect_slow(int fd, const struct sockaddr 
 		c.err = errno;
 	}
 	if (!attempted && __builtin_expect(share_probing(addr, len), 0)) {
+		uint64_t until = 0;
+
+		/* Its destination closed connections before their first byte: wait first. */
+		rc = target_from_sockaddr(addr, len, &target)
+			     ? decide_damp(cfg, fd, &target, &until)
+			     : 0;
+		if (rc == EINTR) {
+			errno = EINTR;
+			return -1;
+		}
+		if (rc == EINPROGRESS && pending_manage_later(cfg, fd, addr, len, &target, until)) {
+			errno = EINPROGRESS;
+			return -1;
+		}
 		c.err = left_to_prober(cfg, fd, addr, len, &target);
 		c.waited = attempted = c.err != 0;
 	}
@@ -225,17 +240,10 @@ static __attribute__((noinline)) int connect_bounded(const struct config *cfg, i
 	return connect_slow(fd, addr, len, saved, true, started);
 }
 
-/*
- * The fast path: nothing managed in the process, no prober of this user in
- * the destination's bucket, no destination's clock running: one attempt,
- * errno as it was on success; anything else is connect_slow's.  A first
- * attempt to an internet destination has a bound (connect_bounded).
- */
-EXPORT int connect(int fd, COMPAT_CONST_SOCKADDR_ARG arg, socklen_t len)
+/* connect() but the watch for a first byte. */
+static inline int connect_hooked(const struct config *cfg, int fd, const struct sockaddr *addr,
+				 socklen_t len)
 {
-	/* glibc declares a transparent union under _GNU_SOURCE; the hook must match. */
-	const struct sockaddr *addr = COMPAT_SOCKADDR(arg);
-	const struct config *cfg = init_config_get();
 	int saved;
 
 	saved = errno;
@@ -248,4 +256,23 @@ EXPORT int connect(int fd, COMPAT_CONST_SOCKADDR_ARG arg, socklen_t len)
 		return 0;
 	}
 	return connect_slow(fd, addr, len, saved, true, 0);
+}
+
+/*
+ * The fast path: nothing managed in the process, no prober of this user in
+ * the destination's bucket, no destination's clock running: one attempt,
+ * errno as it was on success; anything else is connect_slow's.  A first
+ * attempt to an internet destination has a bound (connect_bounded).  A
+ * connection made or under way is watched until its first byte (early_watch).
+ */
+EXPORT int connect(int fd, COMPAT_CONST_SOCKADDR_ARG arg, socklen_t len)
+{
+	/* glibc declares a transparent union under _GNU_SOURCE; the hook must match. */
+	const struct sockaddr *addr = COMPAT_SOCKADDR(arg);
+	const struct config *cfg = init_config_get();
+	int rc = connect_hooked(cfg, fd, addr, len);
+
+	if (rc == 0 || errno == EINPROGRESS)
+		early_watch(cfg, fd, addr, len);
+	return rc;
 }

@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <sys/socket.h>
 
+#include "core/early.h"
 #include "core/pending.h"
 #include "core/retry.h"
 #include "init.h"
@@ -111,7 +112,11 @@ SLOW_PATH static ssize_t send_failed(struct send_op *op, int (*again)(void *, ui
 	struct config_errset retryable;
 	struct target_addr target = { .family = 0 };
 	int err = errno;
-	const char *reason = why_not(cfg, op, err, &retryable, &target);
+	const char *reason;
+
+	if (early_any())
+		early_sent(cfg, op->fd, err);
+	reason = why_not(cfg, op, err, &retryable, &target);
 
 	if (reason) {
 		if (*reason)

@@ -146,7 +146,7 @@ static _Noreturn void supervisor(int sock, const struct config *cfg, pid_t progr
 	if (stats_fd >= 0 && s.calls > 0) {
 		log_set_thread_task(stats_fd, program, program);
 		log_stats(s.calls, s.retries, s.giveups, s.waited_ms, s.unmanaged, s.probed,
-			  s.waited);
+			  s.waited, s.early);
 	}
 	_exit(0);
 }

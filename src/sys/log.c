@@ -190,6 +190,24 @@ static const char *reason_text(const char *reason)
 	return reason;
 }
 
+/* What follows an early close, by its reason. */
+static const char *early_text(const char *reason)
+{
+	if (strcmp(reason, "reconnect") == 0)
+		return "connecting again (nothing was sent)";
+	if (strcmp(reason, "sent") == 0)
+		return "the program sees it (it had sent data)";
+	if (strcmp(reason, "nonblocking") == 0)
+		return "the program sees it (a non-blocking socket)";
+	if (strcmp(reason, "retries") == 0)
+		return "the program sees it (retries exhausted)";
+	if (strcmp(reason, "budget") == 0)
+		return "the program sees it (time budget spent)";
+	if (strcmp(reason, "own-timeout") == 0)
+		return "the program sees it (its read has a timeout of its own)";
+	return reason;
+}
+
 /* The name of ev->err: a resolver's own code, or an errno value. */
 static const char *err_text(const struct log_event *ev)
 {
@@ -262,6 +280,20 @@ static void format_text(struct text *t, const struct log_event *ev)
 		text_str(t, ev->attempt == 1 ? " attempt in " : " attempts in ");
 		text_u64(t, (uint64_t)ev->elapsed_ms);
 		text_str(t, "ms");
+	} else if (strcmp(ev->event, "early") == 0) {
+		text_str(t, "closed by the peer before its first byte (early close ");
+		text_u64(t, ev->attempt);
+		text_str(t, " in a row); ");
+		text_str(t, early_text(ev->reason ? ev->reason : "?"));
+		text_str(t, ", new connects wait ");
+		text_u64(t, (uint64_t)ev->delay_ms);
+		text_str(t, "ms");
+	} else if (strcmp(ev->event, "damped") == 0) {
+		text_str(t, "waiting ");
+		text_u64(t, (uint64_t)ev->wait_ms);
+		text_str(t, "ms before connecting: ");
+		text_u64(t, ev->attempt);
+		text_str(t, ev->attempt == 1 ? " early close" : " early closes in a row");
 	} else if (strcmp(ev->event, "down") == 0) {
 		text_str(t, "known down: no success in ");
 		text_u64(t, (uint64_t)ev->elapsed_ms);
@@ -362,7 +394,7 @@ void log_notice(enum log_level level, const char *event, const char *message)
 }
 
 void log_stats(uint64_t calls, uint64_t retries, uint64_t giveups, uint64_t waited_ms,
-	       uint64_t unmanaged, uint64_t probed, uint64_t waited)
+	       uint64_t unmanaged, uint64_t probed, uint64_t waited, uint64_t early)
 {
 	char buf[512];
 	struct text t;
@@ -377,6 +409,8 @@ void log_stats(uint64_t calls, uint64_t retries, uint64_t giveups, uint64_t wait
 		json_u64(&t, "waited_ms", waited_ms);
 		if (unmanaged)
 			json_u64(&t, "unmanaged", unmanaged);
+		if (early)
+			json_u64(&t, "early", early);
 		if (probed || waited) {
 			json_u64(&t, "probed", probed);
 			json_u64(&t, "waited", waited);
@@ -397,6 +431,10 @@ void log_stats(uint64_t calls, uint64_t retries, uint64_t giveups, uint64_t wait
 			text_u64(&t, probed);
 			text_str(&t, " waited=");
 			text_u64(&t, waited);
+		}
+		if (early) {
+			text_str(&t, " early=");
+			text_u64(&t, early);
 		}
 		if (unmanaged) {
 			text_str(&t, " unmanaged=");

@@ -67,9 +67,10 @@ void log_notice(enum log_level level, const char *event, const char *message);
  * Write the BACKOFF_STATS summary line; @unmanaged (connects that could not
  * be managed for want of memory) only when not 0, and the shared-fate
  * counts (@probed: retries made while sharing; @waited: left to another
- * prober) only when either is.  errno preserved.
+ * prober) only when either is, @early (connections closed before their
+ * first byte) only when not 0.  errno preserved.
  */
 void log_stats(uint64_t calls, uint64_t retries, uint64_t giveups, uint64_t waited_ms,
-	       uint64_t unmanaged, uint64_t probed, uint64_t waited);
+	       uint64_t unmanaged, uint64_t probed, uint64_t waited, uint64_t early);
 
 #endif

@@ -3,6 +3,9 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <stddef.h>
 #include <sys/socket.h>
 #include <sys/time.h>
 
@@ -34,15 +37,26 @@ bool sock_kind(int fd, int *family, int *type)
 	return *type >= 0;
 }
 
-uint64_t sock_sndtimeo_ms(int fd)
+/* The timeout @opt (SO_SNDTIMEO, SO_RCVTIMEO) of @fd in ms, UINT64_MAX when unset. */
+static uint64_t timeo_ms(int fd, int opt)
 {
 	struct timeval tv = { 0, 0 };
 	socklen_t len = sizeof(tv);
 
-	if (real_getsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, &len) != 0 ||
+	if (real_getsockopt(fd, SOL_SOCKET, opt, &tv, &len) != 0 ||
 	    (tv.tv_sec == 0 && tv.tv_usec == 0))
 		return UINT64_MAX; /* CONFIG_INFINITE: no timeout */
 	return (uint64_t)tv.tv_sec * 1000 + (uint64_t)tv.tv_usec / 1000;
+}
+
+uint64_t sock_sndtimeo_ms(int fd)
+{
+	return timeo_ms(fd, SO_SNDTIMEO);
+}
+
+uint64_t sock_rcvtimeo_ms(int fd)
+{
+	return timeo_ms(fd, SO_RCVTIMEO);
 }
 
 void sock_abort_connect(int fd)
@@ -105,4 +119,32 @@ int sock_connect_until(int fd, const struct sockaddr *addr, socklen_t len, uint6
 		return ETIMEDOUT;
 	}
 	return err == EISCONN ? 0 : err;
+}
+
+/*
+ * The kernel's struct tcp_info up to the data segment counts (Linux 4.6);
+ * libc headers stop before them.
+ */
+struct kernel_tcp_info {
+	uint8_t state, ca_state, retransmits, probes, backoff, options, wscale, flags;
+	uint32_t rto, ato, snd_mss, rcv_mss, unacked, sacked, lost, retrans, fackets;
+	uint32_t last_data_sent, last_ack_sent, last_data_recv, last_ack_recv;
+	uint32_t pmtu, rcv_ssthresh, rtt, rttvar, snd_ssthresh, snd_cwnd, advmss, reordering;
+	uint32_t rcv_rtt, rcv_space, total_retrans;
+	uint64_t pacing_rate, max_pacing_rate, bytes_acked, bytes_received;
+	uint32_t segs_out, segs_in, notsent_bytes, min_rtt, data_segs_in, data_segs_out;
+};
+
+bool sock_first(int fd, struct sock_first *f)
+{
+	struct kernel_tcp_info ti = { 0 };
+	socklen_t len = sizeof(ti);
+
+	if (real_getsockopt(fd, IPPROTO_TCP, TCP_INFO, &ti, &len) != 0 ||
+	    len < offsetof(struct kernel_tcp_info, data_segs_out) + sizeof(ti.data_segs_out))
+		return false;
+	f->state = ti.state;
+	f->segs_in = ti.data_segs_in;
+	f->segs_out = ti.data_segs_out;
+	return true;
 }

@@ -25,6 +25,9 @@ bool sock_kind(int fd, int *family, int *type);
  */
 uint64_t sock_sndtimeo_ms(int fd);
 
+/* The program's SO_RCVTIMEO on @fd, as sock_sndtimeo_ms. */
+uint64_t sock_rcvtimeo_ms(int fd);
+
 /*
  * connect() @fd (blocking) to @addr, ended at @deadline_ms (monotonic;
  * UINT64_MAX: the kernel's own end) if still unanswered: the attempt is
@@ -44,5 +47,19 @@ int sock_connect_until(int fd, const struct sockaddr *addr, socklen_t len, uint6
  * again), and consume the reset it leaves pending.  errno may change.
  */
 void sock_abort_connect(int fd);
+
+/* What TCP_INFO tells of a connection that may have ended before its first byte. */
+struct sock_first {
+	int state;	   /* TCP_ESTABLISHED, TCP_CLOSE_WAIT, TCP_CLOSE... */
+	uint32_t segs_in;  /* segments with data received from the peer */
+	uint32_t segs_out; /* segments with data sent */
+};
+
+/*
+ * Fill *f for TCP socket @fd from one TCP_INFO (which consumes no pending
+ * error, as SO_ERROR would).  Returns false if it is not TCP or the kernel
+ * is too old to count data segments.  errno may change.
+ */
+bool sock_first(int fd, struct sock_first *f);
 
 #endif

@@ -1,0 +1,223 @@
+#!/usr/bin/env bats
+# Early close: a connection that its peer ends before sending a byte (a front
+# that accepts for a backend that is down) is a failed attempt of its
+# destination.  A program that has sent nothing is connected again with
+# backoff; one that has sent gets the end as without the library, and the next
+# connect to that destination, from any process of the user, waits (damping).
+# shellcheck disable=SC2154 # status, output, stderr: set by bats run
+
+load helper
+
+setup() {
+	require_build
+	SHARED=(BACKOFF_SHARED="$T/state" BACKOFF_LOG=info BACKOFF_LOG_FORMAT=json
+		BACKOFF_LOG_FILE="$T/log.json")
+}
+
+# start_front NAME MODE COUNT: a TCP server on 127.0.0.1 (sets PORT) whose first
+# COUNT connections are ended before a byte: MODE fin (closed at once), rst
+# (reset at once) or read (closed after reading what the client sent); every
+# later one gets "hello" and is closed.  COUNT -1: every connection is ended;
+# a list (1,2,4): those connections are ended, the others greeted.
+# It appends "conn N bytes=B" for each connection to $T/NAME.out, B the bytes
+# the client had sent when it was ended or greeted.
+start_front() {
+	# shellcheck disable=SC2016 # a python program
+	start_bg "$1" "$PYTHON" -c '
+import os, socket, struct, sys, time
+path, mode = sys.argv[1], sys.argv[2]
+ended = [int(x) for x in sys.argv[3].split(",")] if "," in sys.argv[3] else []
+count = int(sys.argv[3]) if not ended else -2
+srv = socket.socket()
+srv.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+srv.bind(("127.0.0.1", 0))
+srv.listen(128)
+with open(path + ".tmp", "w") as f:
+    f.write(f"{srv.getsockname()[1]}\n")
+os.rename(path + ".tmp", path)
+n = 0
+while True:
+    c, _ = srv.accept()
+    n += 1
+    got = b""
+    if count == -1 or (count >= 0 and n <= count) or n in ended:
+        if mode == "read":
+            c.settimeout(2)
+            try:
+                got = c.recv(4096)
+            except OSError:
+                pass
+        elif mode == "rst":
+            c.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+    else:
+        c.settimeout(0.2)
+        try:
+            got = c.recv(4096)
+        except OSError:
+            pass
+        c.sendall(b"hello\n")
+    print(f"conn {n} bytes={len(got)}", flush=True)
+    c.close()
+' "$T/$1.port" "$2" "$3"
+	wait_for_file "$T/$1.port" 5 || return
+	PORT=$(<"$T/$1.port")
+}
+
+# Python clients: "reads" reads first (a server-first protocol), "sends" sends
+# PING first (a client-first one), "timed" reads first with an SO_RCVTIMEO of
+# 5 s; each prints what it received, or the error.
+client() {
+	local first=$1
+	shift
+	"$@" "$PYTHON" -c '
+import socket, struct, sys
+s = socket.create_connection(("127.0.0.1", int(sys.argv[2])))
+if sys.argv[1] == "sends":
+    s.sendall(b"PING\n")
+if sys.argv[1] == "timed":
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVTIMEO, struct.pack("ll", 5, 0))
+try:
+    data = s.recv(100)
+    print(repr(data))
+except OSError as e:
+    print(type(e).__name__)
+' "$first" "$PORT"
+}
+
+@test "a server-first client whose connections end before a byte is connected again: python (blocking), FIN and RST" {
+	local mode
+	for mode in fin rst; do
+		start_front "front-$mode" "$mode" 3
+		run --separate-stderr client reads timeout 20 env LD_PRELOAD="$LIB" "${SHARED[@]}"
+		assert_eq "$output" "b'hello\\n'" "what the client read ($mode): $stderr"
+		assert_eq "$(json_events "$T/log.json" early attempt reason | tail -n 3 | tr '\n' ' ')" \
+			"1 reconnect 2 reconnect 3 reconnect " "the early closes ($mode)"
+		rm -f "$T/log.json" "$T/state"
+	done
+	# Without the library, the first end is the client's.
+	start_front plain fin 3
+	run --separate-stderr client reads timeout 20 env
+	assert_eq "$output" "b''" "without the library: an end of file"
+}
+
+# start_socat_front BACKEND_PORT: socat forwarding a free port (sets FRONT) to
+# BACKEND_PORT on 127.0.0.1, once it listens.
+start_socat_front() {
+	require_socat
+	FRONT=$("$PYTHON" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+	start_bg socat socat "TCP-LISTEN:$FRONT,fork,reuseaddr,bind=127.0.0.1" "TCP:127.0.0.1:$1"
+	"$PYTHON" - "$FRONT" <<'EOF' || fail "socat does not listen on $FRONT"
+import socket, sys, time
+deadline = time.monotonic() + 5
+while time.monotonic() < deadline:
+    try:
+        socket.create_connection(("127.0.0.1", int(sys.argv[1]))).close()
+        sys.exit(0)
+    except OSError:
+        time.sleep(0.02)
+sys.exit(1)
+EOF
+}
+
+@test "nc behind a socat front whose backend starts 1.5 s late gets the banner; without the library nothing" {
+	require_command nc
+	start_listener back 1500 --send banner
+	start_socat_front "$PORT"
+	run --separate-stderr timeout 5 nc -d 127.0.0.1 "$FRONT"
+	assert_eq "$output" "" "without the library: nothing ($stderr)"
+	run --separate-stderr timeout 20 env LD_PRELOAD="$LIB" "${SHARED[@]}" nc -d 127.0.0.1 "$FRONT"
+	assert_eq "$output" "banner" "what nc read: $stderr"
+	assert_between "$(json_events "$T/log.json" early | wc -l)" 1 20 "early closes met"
+}
+
+@test "a client that sent its request is never connected again: one connection, the request received once, the end its own" {
+	start_front front read 1
+	run --separate-stderr client sends timeout 20 env LD_PRELOAD="$LIB" "${SHARED[@]}"
+	assert_eq "$output" "b''" "the client's end of file: $stderr"
+	assert_eq "$(cat "$T/front.out")" "conn 1 bytes=5" "the connections the server saw"
+	assert_eq "$(json_events "$T/log.json" early attempt reason)" "1 sent" "the early close"
+}
+
+@test "curl behind an accept-then-close front: exit 52 as without the library, and the next curl waits" {
+	require_command curl
+	start_front front read -1
+	run --separate-stderr timeout 20 env LD_PRELOAD="$LIB" "${SHARED[@]}" curl -sS "http://127.0.0.1:$PORT/"
+	assert_eq "$status" 52 "curl's status: $stderr"
+	run --separate-stderr timeout 20 env LD_PRELOAD="$LIB" "${SHARED[@]}" curl -sS "http://127.0.0.1:$PORT/"
+	assert_eq "$status" 52 "the second curl's status: $stderr"
+	assert_eq "$(json_events "$T/log.json" damped attempt)" "1" "the second curl waited after one early close"
+	assert_eq "$(json_events "$T/log.json" early attempt reason | tr '\n' ' ')" "1 sent 2 sent " \
+		"the early closes, each counted host-wide"
+	assert_eq "$(grep -c 'bytes=[1-9]' "$T/front.out")" 2 "one request per curl, none replayed"
+}
+
+@test "a reconnect loop against an accept-then-close front: at most 15 connections in 3 s (over 100 without)" {
+	require_command nc
+	local n
+	start_front front fin -1
+	timeout 3 sh -c "while :; do nc -N 127.0.0.1 $PORT </dev/null; done" >/dev/null 2>&1 || true
+	n=$(wc -l <"$T/front.out")
+	assert_between "$n" 100 1000000 "connections without the library"
+	: >"$T/front.out"
+	timeout 3 env LD_PRELOAD="$LIB" "${SHARED[@]}" \
+		sh -c "while :; do nc -N 127.0.0.1 $PORT </dev/null; done" >/dev/null 2>&1 || true
+	n=$(wc -l <"$T/front.out")
+	assert_between "$n" 2 15 "connections with the library"
+}
+
+@test "a healthy server that answers and closes: no early close, no wait, every answer" {
+	require_command nc
+	local i
+	start_front front fin 0
+	for i in 1 2 3 4 5 6 7 8 9 10; do
+		run --separate-stderr timeout 10 env LD_PRELOAD="$LIB" "${SHARED[@]}" BACKOFF_STATS=1 \
+			nc -N 127.0.0.1 "$PORT" </dev/null
+		assert_eq "$output" "hello" "answer $i: $stderr"
+	done
+	assert_eq "$(json_events "$T/log.json" early)$(json_events "$T/log.json" damped)" "" \
+		"early closes and waits"
+}
+
+@test "the streak ends at a first byte: the next early close starts a new one" {
+	start_front front fin 1,2,4
+	run --separate-stderr client reads timeout 20 env LD_PRELOAD="$LIB" "${SHARED[@]}"
+	assert_eq "$output" "b'hello\\n'" "the first client: $stderr"
+	run --separate-stderr client reads timeout 20 env LD_PRELOAD="$LIB" "${SHARED[@]}"
+	assert_eq "$output" "b'hello\\n'" "the second client: $stderr"
+	assert_eq "$(json_events "$T/log.json" early attempt | tr '\n' ' ')" "1 2 1 " \
+		"early closes: a streak of two, ended by connection 3's greeting, then a new one"
+}
+
+@test "a server that answered and closed, met by a failing send: not an early close" {
+	start_front front fin 0
+	run --separate-stderr timeout 20 env LD_PRELOAD="$LIB" "${SHARED[@]}" "$PYTHON" -c '
+import socket, sys, time
+s = socket.create_connection(("127.0.0.1", int(sys.argv[1])))
+time.sleep(0.5)
+try:
+    for _ in range(5):
+        s.send(b"PING\n")
+        time.sleep(0.1)
+except OSError as e:
+    print(type(e).__name__)
+' "$PORT"
+	assert_match "$output" "BrokenPipeError|ConnectionResetError" "the sends' end: $stderr"
+	assert_eq "$(json_events "$T/log.json" early)" "" "early closes"
+}
+
+@test "BACKOFF_RETRIES bounds the reconnects; the program then sees the end" {
+	start_front front fin -1
+	run --separate-stderr client reads timeout 20 env LD_PRELOAD="$LIB" "${SHARED[@]}" BACKOFF_RETRIES=2
+	assert_eq "$output" "b''" "the client's end of file: $stderr"
+	assert_eq "$(json_events "$T/log.json" early attempt reason | tr '\n' ' ')" \
+		"1 reconnect 2 reconnect 3 retries " "the early closes"
+	assert_eq "$(wc -l <"$T/front.out")" 3 "connections"
+}
+
+@test "a blocking read with a timeout of its own (SO_RCVTIMEO) is not made to wait: it sees the end" {
+	start_front front fin 1
+	run --separate-stderr client timed timeout 20 env LD_PRELOAD="$LIB" "${SHARED[@]}"
+	assert_eq "$output" "b''" "the client's end of file: $stderr"
+	assert_eq "$(json_events "$T/log.json" early attempt reason)" "1 own-timeout" "the early close"
+	assert_eq "$(wc -l <"$T/front.out")" 1 "connections"
+}
