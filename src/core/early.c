@@ -9,29 +9,24 @@
 #include "core/target.h"
 #include "sys/sock.h"
 
-void early_watch(const struct config *cfg, int fd, const struct sockaddr *addr, socklen_t len)
+void early_watch_inet(const struct config *cfg, int fd, const struct sockaddr *addr, socklen_t len)
 {
-	struct target_addr t;
 	struct fdslot *s;
-	int saved = errno;
+	int saved;
 
-	if (!cfg->enabled || !cfg->shared || !addr || len < sizeof(sa_family_t) ||
-	    (addr->sa_family != AF_INET && addr->sa_family != AF_INET6) ||
-	    len > sizeof(struct sockaddr_storage) || !target_from_sockaddr(addr, len, &t) ||
-	    !target_matches(&cfg->targets, &t))
-		goto out;
+	if (!cfg->enabled || !cfg->shared || len > sizeof(struct sockaddr_storage))
+		return;
+	saved = errno;
 	s = fdtable_get(fd);
 	/* Another thread works on the fd (a managed connect): it holds the address already. */
-	if (!s || !fdtable_claim(s, false))
-		goto out;
-	if (fdtable_state_of(s) == FDS_FREE) {
-		memcpy(&s->conn.addr, addr, len);
-		s->conn.addrlen = len;
-		s->conn.target = t;
+	if (s && fdtable_claim(s, false)) {
+		if (fdtable_state_of(s) == FDS_FREE) {
+			memcpy(&s->conn.addr, addr, len);
+			s->conn.addrlen = len;
+		}
+		fdtable_release(s, fdtable_state_of(s));
+		fdtable_set_first(s, true);
 	}
-	fdtable_release(s, fdtable_state_of(s));
-	fdtable_set_first(s, true);
-out:
 	errno = saved;
 }
 
@@ -60,12 +55,15 @@ bool early_seen(const struct config *cfg, int fd, ssize_t rc, int err, bool send
 	}
 	if (!fdtable_claim(s, true))
 		return false;
-	t = s->conn.target;
 	*len = s->conn.addrlen;
 	memcpy(addr, &s->conn.addr, *len);
 	fdtable_release(s, fdtable_state_of(s));
 	if (!fdtable_set_first(s, false))
 		return false; /* another thread saw it first */
+	/* Only a destination of the library's has a streak. */
+	if (!target_from_sockaddr((const struct sockaddr *)addr, *len, &t) ||
+	    !target_matches(&cfg->targets, &t))
+		return false;
 	if (f.segs_in != 0) {
 		decide_first_byte(cfg, &t);
 		return false;

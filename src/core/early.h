@@ -10,11 +10,22 @@
 #include "core/fdtable.h"
 
 /*
- * @fd's connect to @addr returned 0 or EINPROGRESS: if it is a destination
- * of the library's over IP, watch for its first byte.  A few loads and two
- * atomic operations, no system call.  Async-signal-safe; errno untouched.
+ * @fd's connect to @addr (early_watched) returned 0 or EINPROGRESS: watch
+ * for its first byte (whether the destination is one of the library's is
+ * asked at its end).  A few loads and atomic operations, no system call.
+ * Async-signal-safe; errno untouched.
  */
-void early_watch(const struct config *cfg, int fd, const struct sockaddr *addr, socklen_t len);
+void early_watch_inet(const struct config *cfg, int fd, const struct sockaddr *addr, socklen_t len);
+
+/*
+ * Whether a connect to @addr that succeeds or is under way is watched for
+ * its first byte (early_watch_inet): over IP.  A few loads.
+ */
+static inline bool early_watched(const struct sockaddr *addr, socklen_t len)
+{
+	return addr && len >= sizeof(sa_family_t) &&
+	       (addr->sa_family == AF_INET || addr->sa_family == AF_INET6);
+}
 
 /* Whether any connection is watched: one relaxed load, for every read and send. */
 static inline bool early_any(void)

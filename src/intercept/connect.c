@@ -213,16 +213,22 @@ out_connected:
 	if (dest_any_clock() && cfg->enabled && target_from_sockaddr(addr, len, &target))
 		decide_connected(cfg, &target, 0);
 out_ok:
+	if (early_watched(addr, len))
+		early_watch_inet(cfg, fd, addr, len);
 	errno = saved;
 	return 0;
 out_fail:
+	/* A connection under way is watched too: its end may come before its first byte. */
+	if (c.err == EINPROGRESS && early_watched(addr, len))
+		early_watch_inet(cfg, fd, addr, len);
 	errno = c.err;
 	return -1;
 }
 
 /*
- * A first attempt with a bound of its own: @started_ms when it began, the
- * errno of a failure left for connect_slow.
+ * The first attempt of a connect over IP, with a bound of its own
+ * (first_attempt): @started_ms when it began, the errno of a failure left
+ * for connect_slow; a connection made is watched for its first byte.
  */
 static __attribute__((noinline)) int connect_bounded(const struct config *cfg, int fd,
 						     const struct sockaddr *addr, socklen_t len,
@@ -233,6 +239,7 @@ static __attribute__((noinline)) int connect_bounded(const struct config *cfg, i
 	int err = first_attempt(cfg, &ctx, &started);
 
 	if (err == 0) {
+		early_watch_inet(cfg, fd, addr, len);
 		errno = saved;
 		return 0;
 	}
@@ -240,39 +247,29 @@ static __attribute__((noinline)) int connect_bounded(const struct config *cfg, i
 	return connect_slow(fd, addr, len, saved, true, started);
 }
 
-/* connect() but the watch for a first byte. */
-static inline int connect_hooked(const struct config *cfg, int fd, const struct sockaddr *addr,
-				 socklen_t len)
-{
-	int saved;
-
-	saved = errno;
-	if (__builtin_expect(pending_any() || share_probing(addr, len) || dest_any_clock(), 0))
-		return connect_slow(fd, addr, len, saved, false, 0);
-	if (bounds_first(cfg, addr, len))
-		return connect_bounded(cfg, fd, addr, len, saved);
-	if (__builtin_expect(real_connect(fd, addr, len) == 0, 1)) {
-		errno = saved;
-		return 0;
-	}
-	return connect_slow(fd, addr, len, saved, true, 0);
-}
-
 /*
  * The fast path: nothing managed in the process, no prober of this user in
  * the destination's bucket, no destination's clock running: one attempt,
- * errno as it was on success; anything else is connect_slow's.  A first
- * attempt to an internet destination has a bound (connect_bounded).  A
- * connection made or under way is watched until its first byte (early_watch).
+ * errno as it was on success; anything else is connect_slow's.  A connect
+ * over IP is connect_bounded's: its first attempt has a bound, and a
+ * connection made or under way is watched until its first byte.
  */
 EXPORT int connect(int fd, COMPAT_CONST_SOCKADDR_ARG arg, socklen_t len)
 {
 	/* glibc declares a transparent union under _GNU_SOURCE; the hook must match. */
 	const struct sockaddr *addr = COMPAT_SOCKADDR(arg);
 	const struct config *cfg = init_config_get();
-	int rc = connect_hooked(cfg, fd, addr, len);
+	int saved;
 
-	if (rc == 0 || errno == EINPROGRESS)
-		early_watch(cfg, fd, addr, len);
-	return rc;
+	saved = errno;
+	if (__builtin_expect(pending_any() || share_probing(addr, len) || dest_any_clock(), 0))
+		return connect_slow(fd, addr, len, saved, false, 0);
+	/* Over IP: the first attempt's bound, and the watch for the first byte. */
+	if (early_watched(addr, len))
+		return connect_bounded(cfg, fd, addr, len, saved);
+	if (__builtin_expect(real_connect(fd, addr, len) == 0, 1)) {
+		errno = saved;
+		return 0;
+	}
+	return connect_slow(fd, addr, len, saved, true, 0);
 }
