@@ -165,8 +165,8 @@ static __attribute__((noinline)) int connect_slow(int fd, const struct sockaddr 
 			return -1;
 		}
 		if (rc == EINPROGRESS && pending_manage_later(cfg, fd, addr, len, &target, until)) {
-			errno = EINPROGRESS;
-			return -1;
+			c.err = EINPROGRESS;
+			goto out_fail;
 		}
 		c.err = left_to_prober(cfg, fd, addr, len, &target);
 		c.waited = attempted = c.err != 0;
