@@ -164,8 +164,10 @@ wait
 EOF2
 	)
 	run --separate-stderr timeout 60 env HELPERS="$HELPERS" LIB="$LIB" "${UNSHARE[@]}" sh -c "$run"
-	assert_eq "$(grep -c 'giving up after .*: ECONNREFUSED (time budget spent)' <<<"$stderr")" 3 \
-		"give-up lines naming the kernel's answer: $stderr"
+	# An event loop's last refusal that comes after the budget's end is left in the
+	# socket for the program, unread: its line cannot name it.
+	assert_eq "$(grep -cE 'giving up after .*: (ECONNREFUSED|connection failed) \(time budget spent\)' <<<"$stderr")" 3 \
+		"give-up lines, none naming our deadline's ETIMEDOUT: $stderr"
 	assert_eq "$output" "blocking ECONNREFUSED
 poll ECONNREFUSED
 epoll-et ECONNREFUSED

@@ -224,3 +224,22 @@ except OSError as e:
 	assert_eq "$(json_events "$T/log.json" early attempt reason)" "1 own-timeout" "the early close"
 	assert_eq "$(wc -l <"$T/front.out")" 1 "connections"
 }
+
+@test "a program's own timeout holds while its non-blocking read waits for a new connection: python settimeout(2)" {
+	local start elapsed
+	start_front front fin -1
+	start=$(now_ms)
+	run --separate-stderr timeout 20 env LD_PRELOAD="$LIB" "${SHARED[@]}" "$PYTHON" -c '
+import socket, sys
+s = socket.create_connection(("127.0.0.1", int(sys.argv[1])))
+s.settimeout(2)
+try:
+    print(repr(s.recv(100)))
+except OSError as e:
+    print(type(e).__name__)
+' "$PORT"
+	elapsed=$(($(now_ms) - start))
+	assert_eq "$output" "TimeoutError" "the client's own timeout: $stderr"
+	assert_between "$elapsed" 1900 4000 "ms until it ended"
+	assert_between "$(wc -l <"$T/front.out")" 2 20 "connections made meanwhile"
+}
