@@ -243,3 +243,33 @@ except OSError as e:
 	assert_between "$elapsed" 1900 4000 "ms until it ended"
 	assert_between "$(wc -l <"$T/front.out")" 2 20 "connections made meanwhile"
 }
+
+@test "nc behind HAProxy (mode tcp, retries 3) whose backend starts 5 s late gets the banner; without the library nothing" {
+	require_program haproxy
+	require_command nc
+	local front
+	start_listener back 5000 --send banner
+	front=$("$PYTHON" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+	cat >"$T/haproxy.cfg" <<CFG
+global
+	maxconn 100
+defaults
+	mode tcp
+	timeout connect 1s
+	timeout client 20s
+	timeout server 20s
+	retries 3
+frontend front
+	bind 127.0.0.1:$front
+	default_backend back
+backend back
+	server back 127.0.0.1:$PORT
+CFG
+	start_bg haproxy haproxy -db -f "$T/haproxy.cfg"
+	# HAProxy ends a client's connection after its own retries fail: about 3 s.
+	run --separate-stderr timeout 10 nc -d 127.0.0.1 "$front"
+	assert_eq "$output" "" "without the library: nothing ($stderr)"
+	run --separate-stderr timeout 30 env LD_PRELOAD="$LIB" "${SHARED[@]}" nc -d 127.0.0.1 "$front"
+	assert_eq "$output" "banner" "what nc read: $stderr"
+	assert_between "$(json_events "$T/log.json" early | wc -l)" 1 10 "early closes met"
+}
