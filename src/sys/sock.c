@@ -122,18 +122,17 @@ int sock_connect_until(int fd, const struct sockaddr *addr, socklen_t len, uint6
 }
 
 /*
- * The kernel's struct tcp_info up to the data segment counts (Linux 4.6);
- * libc headers stop before them.
+ * The kernel's struct tcp_info (include/uapi/linux/tcp.h) up to the data
+ * segment counts (Linux 4.6): its state first, the counts at byte 152, after
+ * 8 one-byte fields, 24 u32 and 4 u64 and 4 u32 (libc headers stop before
+ * them).
  */
 struct kernel_tcp_info {
-	uint8_t state, ca_state, retransmits, probes, backoff, options, wscale, flags;
-	uint32_t rto, ato, snd_mss, rcv_mss, unacked, sacked, lost, retrans, fackets;
-	uint32_t last_data_sent, last_ack_sent, last_data_recv, last_ack_recv;
-	uint32_t pmtu, rcv_ssthresh, rtt, rttvar, snd_ssthresh, snd_cwnd, advmss, reordering;
-	uint32_t rcv_rtt, rcv_space, total_retrans;
-	uint64_t pacing_rate, max_pacing_rate, bytes_acked, bytes_received;
-	uint32_t segs_out, segs_in, notsent_bytes, min_rtt, data_segs_in, data_segs_out;
+	uint8_t state;
+	uint8_t before[151];
+	uint32_t data_segs_in, data_segs_out;
 };
+_Static_assert(offsetof(struct kernel_tcp_info, data_segs_in) == 152, "tcpi_data_segs_in");
 
 bool sock_first(int fd, struct sock_first *f)
 {
