@@ -166,6 +166,10 @@ EOF
 		sh -c "while :; do nc -N 127.0.0.1 $PORT </dev/null; done" >/dev/null 2>&1 || true
 	n=$(wc -l <"$T/front.out")
 	assert_between "$n" 2 15 "connections with the library"
+	# backoff status names the destination and its streak.
+	run --separate-stderr "$BUILD/backoff-status" --file "$T/state" --json
+	assert_match "$output" "^\\{\"destination\":\"127.0.0.1:$PORT\",\"state\":\"early\",.*\"early_closes\":[2-9][0-9]*\\}\$" \
+		"backoff status: $stderr"
 }
 
 @test "a healthy server that answers and closes: no early close, no wait, every answer" {

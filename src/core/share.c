@@ -709,7 +709,7 @@ int share_wait(struct share_slot *s, uint32_t seq, uint64_t until_ns)
 bool share_view_slot(const struct share_head *h, unsigned i, uint64_t now_ns, struct share_view *v)
 {
 	const struct share_slot *s;
-	uint64_t key, probed, looked;
+	uint64_t key, probed, looked, early;
 	unsigned state;
 	int tid, pid;
 	uint32_t err;
@@ -745,6 +745,9 @@ bool share_view_slot(const struct share_head *h, unsigned i, uint64_t now_ns, st
 		v->waiters = 0;
 	v->attempts = atomic_load_explicit(&s->attempts, memory_order_relaxed);
 	v->saved = atomic_load_explicit(&s->saved, memory_order_relaxed);
+	early = atomic_load_explicit(&s->early_ns, memory_order_relaxed);
+	if (early != 0 && early <= now_ns && !older_than(early, now_ns, SHARE_IDLE_NS))
+		v->early = atomic_load_explicit(&s->early, memory_order_relaxed);
 	v->named = read_dest(&s->dest, key, &v->target);
 	return true;
 }

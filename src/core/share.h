@@ -273,6 +273,7 @@ struct share_view {
 	int err;		    /* errno of the last failed attempt, 0: none or out of range */
 	uint32_t waiters;	    /* threads asleep on the slot, as the library believes them */
 	uint64_t attempts, saved;
+	uint32_t early; /* early closes in a row, the last within a minute; 0: none */
 	struct target_addr target;
 };
 

@@ -143,7 +143,12 @@ static const char *state_name(const struct share_view *v)
 {
 	if (is_waiting(v))
 		return "waiting";
-	return v->state == SHARE_DOWN ? "down" : v->state == SHARE_UP ? "up" : "unknown";
+	if (v->state == SHARE_DOWN)
+		return "down";
+	/* Up to TCP, but its connections end before their first byte. */
+	if (v->early > 0)
+		return "early";
+	return v->state == SHARE_UP ? "up" : "unknown";
 }
 
 static int by_destination(const void *a, const void *b)
@@ -162,7 +167,7 @@ static unsigned collect(uint64_t now_ns, bool all)
 
 		if (!share_view_slot(h, i, now_ns, &r->v))
 			continue;
-		if (!all && !is_waiting(&r->v) && r->v.state != SHARE_DOWN)
+		if (!all && !is_waiting(&r->v) && r->v.state != SHARE_DOWN && r->v.early == 0)
 			continue;
 		if (r->v.named)
 			target_format(&r->v.target, r->dest, sizeof(r->dest));
@@ -295,6 +300,7 @@ static void print_json(unsigned n, uint64_t wall_ms)
 		json_u64(&t, "waiters", r->v.waiters, true);
 		json_u64(&t, "attempts", r->v.attempts, true);
 		json_u64(&t, "attempts_saved", r->v.saved, true);
+		json_u64(&t, "early_closes", r->v.early, true);
 		text_str(&t, "}");
 		puts(line);
 	}
@@ -388,6 +394,13 @@ static bool get_attempts(const struct row *r, uint64_t wall_ms, char *value, siz
 	return true;
 }
 
+static bool get_early(const struct row *r, uint64_t wall_ms, char *value, size_t size)
+{
+	(void)wall_ms;
+	snprintf(value, size, "%u", r->v.early);
+	return true;
+}
+
 static bool get_saved(const struct row *r, uint64_t wall_ms, char *value, size_t size)
 {
 	(void)wall_ms;
@@ -417,6 +430,9 @@ static void print_openmetrics(unsigned n, uint64_t wall_ms)
 	      false, wall_ms);
 	gauge(n, "backoff_destination_attempts_saved",
 	      "Planned attempts left to another client's result.", get_saved, false, wall_ms);
+	gauge(n, "backoff_destination_early_closes",
+	      "Connections in a row the destination ended before their first byte.", get_early,
+	      false, wall_ms);
 	printf("# EOF\n");
 }
 
