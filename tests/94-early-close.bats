@@ -277,3 +277,22 @@ CFG
 	assert_eq "$output" "banner" "what nc read: $stderr"
 	assert_between "$(json_events "$T/log.json" early | wc -l)" 1 10 "early closes met"
 }
+
+@test "while a destination is damped, a datagram socket connected to the same port does not wait" {
+	local start elapsed
+	start_front front fin -1
+	SHARED+=(BACKOFF_BASE=2s BACKOFF_JITTER=none)
+	run --separate-stderr client reads timeout 20 env LD_PRELOAD="$LIB" "${SHARED[@]}" BACKOFF_RETRIES=0
+	assert_eq "$output" "b''" "the client's end of file: $stderr"
+	start=$(now_ms)
+	run --separate-stderr timeout 20 env LD_PRELOAD="$LIB" "${SHARED[@]}" "$PYTHON" -c '
+import socket, sys
+u = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+u.connect(("127.0.0.1", int(sys.argv[1])))
+print("connected")
+' "$PORT"
+	elapsed=$(($(now_ms) - start))
+	assert_eq "$output" "connected" "the datagram connect: $stderr"
+	assert_between "$elapsed" 0 1500 "ms it took (the TCP streak's wait is 2 s)"
+	assert_eq "$(json_events "$T/log.json" damped)" "" "waits"
+}

@@ -394,6 +394,9 @@ int decide_damp(const struct config *cfg, int fd, const struct target_addr *t, u
 	s = share_find(t);
 	if (!s || !(until = share_damped_until(s, now, cfg->policy.cap_ms * 1000000, &streak)))
 		return 0;
+	/* A streak is of TCP connections: a datagram socket to the same port does not wait. */
+	if (sock_type(fd) != SOCK_STREAM)
+		return 0;
 	if (!sock_is_blocking(fd)) {
 		if (!cfg->nonblock)
 			return 0;
