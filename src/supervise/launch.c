@@ -4,7 +4,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,24 +28,20 @@ struct build {
 	char supervisor[PATH_MAX];
 };
 
-static void die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
+/* "backoff: " and the parts that are not NULL, on one line; exit 2. */
+static void die(const char *p1, const char *p2, const char *p3, const char *p4)
+	__attribute__((noreturn));
 
-static void die(const char *fmt, ...)
+static void die(const char *p1, const char *p2, const char *p3, const char *p4)
 {
-	va_list ap;
-
-	fputs("backoff: ", stderr);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
+	fprintf(stderr, "backoff: %s%s%s%s\n", p1, p2 ? p2 : "", p3 ? p3 : "", p4 ? p4 : "");
 	exit(2);
 }
 
 static void join(char *buf, const char *dir, const char *name)
 {
 	if ((size_t)snprintf(buf, PATH_MAX, "%s/%s", dir, name) >= PATH_MAX)
-		die("%s/%s: path too long", dir, name);
+		die(dir, "/", name, ": path too long");
 }
 
 /* Point @b at the build in @dir (already absolute and physical) for library @name. */
@@ -126,7 +121,7 @@ static bool is_loader(const char *w, size_t n)
  */
 static const char *c_library(const char *file)
 {
-	char page[4097], interp[PATH_MAX];
+	char page[4097];
 	ssize_t n;
 	size_t i, start;
 	int fd = open(file, O_RDONLY | O_CLOEXEC);
@@ -136,6 +131,8 @@ static const char *c_library(const char *file)
 	n = read(fd, page, 4096);
 	close(fd);
 	if (n >= 2 && page[0] == '#' && page[1] == '!') {
+		char interp[PATH_MAX];
+
 		page[n] = '\0';
 		for (i = 2; page[i] == ' ' || page[i] == '\t'; i++)
 			;
@@ -209,8 +206,11 @@ static void pick_c_library(struct build *b, const char *command)
 			b->lib);
 	return;
 out_none:
-	die("%s is linked against %s, %s against %s: no %s build next to it (make musl)", command,
-	    want, b->lib, have, want);
+	fprintf(stderr,
+		"backoff: %s is linked against %s, %s against %s: no %s build next to it "
+		"(make musl)\n",
+		command, want, b->lib, have, want);
+	exit(2);
 }
 
 static const char *lookup_env(const char *name, void *ctx)
@@ -271,7 +271,7 @@ static const char *preload_value(const char *lib, char *buf, size_t size)
 	if (!current || !*current)
 		return lib;
 	if ((size_t)snprintf(buf, size, "%s:%s", lib, current) >= size)
-		die("LD_PRELOAD too long");
+		die("LD_PRELOAD too long", NULL, NULL, NULL);
 	return buf;
 }
 
@@ -318,7 +318,7 @@ static int run_supervisor(const struct build *b, const char *here, const char *p
 		n++;
 	argv = calloc(n + 5, sizeof(*argv));
 	if (!argv)
-		die("%s", strerror(errno));
+		die(strerror(errno), NULL, NULL, NULL);
 	argv[i++] = (char *)b->supervisor;
 	if (preload) {
 		argv[i++] = "--preload";
@@ -327,7 +327,7 @@ static int run_supervisor(const struct build *b, const char *here, const char *p
 	argv[i++] = "--";
 	memcpy(argv + i, command, (n + 1) * sizeof(*argv));
 	execv(b->supervisor, argv);
-	die("%s: %s", b->supervisor, strerror(errno));
+	die(b->supervisor, ": ", strerror(errno), NULL);
 }
 
 int launch(const char *candidate, char **command, launch_supervise_fn *supervise)
@@ -337,6 +337,7 @@ int launch(const char *candidate, char **command, launch_supervise_fn *supervise
 	const char *preload;
 	struct build b;
 
+	memset(&b, 0, sizeof(b));
 	/* The directory made absolute and physical, so that it keeps working after a chdir. */
 	if (!name)
 		snprintf(dir, sizeof(dir), ".");
@@ -345,12 +346,12 @@ int launch(const char *candidate, char **command, launch_supervise_fn *supervise
 			 candidate);
 	name = name ? name + 1 : candidate;
 	if (!realpath(dir, real))
-		die("cannot enter the directory of %s", candidate);
+		die("cannot enter the directory of ", candidate, NULL, NULL);
 	build_at(&b, strcmp(real, "/") == 0 ? "" : real, name);
 	if (strpbrk(b.lib, " :"))
-		die("%s: LD_PRELOAD cannot hold a path with a space or a colon", b.lib);
+		die(b.lib, ": LD_PRELOAD cannot hold a path with a space or a colon", NULL, NULL);
 	if (access(b.tool, X_OK) != 0)
-		die("cannot find backoff-schedule next to %s", b.lib);
+		die("cannot find backoff-schedule next to ", b.lib, NULL, NULL);
 	pick_c_library(&b, command[0]);
 	validate();
 	preload = preload_value(b.lib, buf, sizeof(buf));
@@ -359,7 +360,7 @@ int launch(const char *candidate, char **command, launch_supervise_fn *supervise
 		return run_preload(preload, command);
 	if (access(b.supervisor, X_OK) != 0) {
 		if (engine && strcmp(engine, "supervise") == 0)
-			die("cannot find backoff-supervise next to %s", b.lib);
+			die("cannot find backoff-supervise next to ", b.lib, NULL, NULL);
 		fprintf(stderr,
 			"backoff: cannot find backoff-supervise next to %s: the preload alone "
 			"retries\n",
