@@ -76,6 +76,7 @@ static void init_run(void)
 	struct config_problems problems;
 	unsigned i, unknown;
 
+	real_resolve_signal_safe();
 	/* Under the supervisor engine (a seccomp filter is in place): one engine per connect. */
 	if (secure_getenv(COOKIE_ENV) && prctl(PR_GET_SECCOMP, 0, 0, 0, 0) == 2) {
 		real_mark_connects();

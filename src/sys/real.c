@@ -230,6 +230,17 @@ static void die(const char *name, const char *why)
 	abort();
 }
 
+void real_resolve_signal_safe(void)
+{
+	resolve_connect();
+	resolve_write();
+	resolve_close();
+	resolve_send();
+	resolve_sendto();
+	resolve_sendmsg();
+	resolve_poll();
+}
+
 /* connect(2) with the supervisor engine's cookie in the arguments it ignores. */
 static int marked_connect(int fd, const struct sockaddr *a, socklen_t l)
 {

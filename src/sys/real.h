@@ -67,6 +67,14 @@ int __ppoll_chk(struct pollfd *fds, nfds_t nfds, const struct timespec *timeout,
 		size_t fdslen);
 
 /*
+ * Resolve, at load, the calls that a signal handler may make while its
+ * thread is inside another hook (connect, write, close, send, sendto,
+ * sendmsg, poll): dlsym is no call for a handler.  Aborts as a first call
+ * does.
+ */
+void real_resolve_signal_safe(void);
+
+/*
  * Make real_connect a direct system call carrying the cookie of
  * sys/cookie.h, so that the supervisor engine leaves the preload's connects
  * alone.  Call once, at load.
