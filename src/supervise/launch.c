@@ -1,6 +1,7 @@
 /* The launcher's work after its options: the build for the command, the checks, the engine. */
 #include "supervise/launch.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -134,10 +135,10 @@ static const char *c_library(const char *file)
 		char interp[PATH_MAX];
 
 		page[n] = '\0';
-		for (i = 2; page[i] == ' ' || page[i] == '\t'; i++)
+		/* The first line's first word after "#!" and blanks, as [[:space:]] splits it. */
+		for (i = 2; page[i] != '\n' && isspace((unsigned char)page[i]); i++)
 			;
-		for (start = i; page[i] && page[i] != ' ' && page[i] != '\t' && page[i] != '\n';
-		     i++)
+		for (start = i; page[i] && !isspace((unsigned char)page[i]); i++)
 			;
 		if (i == start || i - start >= sizeof(interp))
 			return NULL;
