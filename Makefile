@@ -14,7 +14,7 @@ WARN := -std=c11 -D_GNU_SOURCE -Wall -Wextra -Wpedantic -Wshadow -Wconversion \
 	-Wstrict-prototypes -Wmissing-prototypes -Wformat=2 -Wvla -Werror
 CFLAGS_ALL = $(WARN) $(OPT) -Isrc -DBACKOFF_VERSION='"$(VERSION)"' $(EXTRA_CFLAGS)
 LIB_CFLAGS = -fPIC -fvisibility=hidden
-LIB_LDFLAGS = -shared -Wl,--version-script=src/exports.map -Wl,-z,relro -Wl,-z,now \
+LIB_LDFLAGS = -shared -Wl,--version-script=src/exports.map -Wl,-z,relro -Wl,-z,now -Wl,-Bsymbolic-functions \
 	-Wl,--no-undefined $(EXTRA_LDFLAGS)
 LIBS = -ldl -lpthread
 
@@ -229,11 +229,13 @@ $(BENCH_SHIMS): $(BUILD)/bench/%.so: tests/bench/%.c Makefile
 	$(CC) $(WARN) $(OPT) -fPIC -fvisibility=hidden -shared -o $@ $< -ldl
 
 .PHONY: bench bench-quick
-## bench: measure cost, recovery, herd, timing, size, shared fate, silence, early close (about 9 min); writes tests/bench/report.md
+## bench: measure cost, recovery, herd, timing, size, shared fate, start-up, early close
+## (about 9 min); writes tests/bench/report.md, supervise.md, silence.md, startup.md, earlyclose.md
 bench: $(BENCH_DEPS)
 	python3 tests/bench/run.py --build $(BUILD) --out tests/bench
 	python3 tests/bench/supervise.py --build $(BUILD) --out tests/bench
 	python3 tests/bench/silence.py --build $(BUILD) --out tests/bench
+	python3 tests/bench/startup.py --build $(BUILD) --out tests/bench
 	python3 tests/bench/earlyclose.py --build $(BUILD) --out tests/bench
 
 ## bench-quick: the benchmark's reduced set (under a minute), to prove it still runs
@@ -241,6 +243,7 @@ bench-quick: $(BENCH_DEPS)
 	python3 tests/bench/run.py --quick --build $(BUILD) --out $(BUILD)/bench-quick
 	python3 tests/bench/supervise.py --quick --build $(BUILD) --out $(BUILD)/bench-quick
 	python3 tests/bench/silence.py --quick --build $(BUILD) --out $(BUILD)/bench-quick
+	python3 tests/bench/startup.py --quick --build $(BUILD) --out $(BUILD)/bench-quick
 	python3 tests/bench/earlyclose.py --quick --build $(BUILD) --out $(BUILD)/bench-quick
 
 # Hardening (tests/hardening/, tests/fuzz/): each gate builds into a directory of its

@@ -3,6 +3,7 @@
 
 #include <pthread.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/auxv.h>
 #include <sys/prctl.h>
 #include <unistd.h>
@@ -20,11 +21,52 @@ struct config init_config;
 
 static pthread_once_t init_once = PTHREAD_ONCE_INIT;
 
-/* secure_getenv: under AT_SECURE (setuid, setgid, capabilities) nothing is read. */
+/*
+ * The environment's BACKOFF* entries, found in one pass at load: 23 names
+ * looked up one by one, each a walk over the whole environment, cost a
+ * process that sets none of them more than the parse itself.  More than
+ * ENV_SEEN_MAX of them: each name is looked up in the environment itself.
+ */
+#define ENV_SEEN_MAX 64
+static char *env_seen[ENV_SEEN_MAX];
+static size_t env_seen_count;
+static bool env_seen_all = true;
+
+static void env_scan(void)
+{
+	char **e;
+
+	/* Under secure execution secure_getenv answers, with nothing. */
+	if (getauxval(AT_SECURE)) {
+		env_seen_all = false;
+		return;
+	}
+	for (e = environ; e && *e; e++) {
+		if (strncmp(*e, "BACKOFF", 7) != 0)
+			continue;
+		if (env_seen_count == ENV_SEEN_MAX) {
+			env_seen_all = false;
+			return;
+		}
+		env_seen[env_seen_count++] = *e;
+	}
+}
+
+/*
+ * secure_getenv, over the entries of env_scan: under AT_SECURE (setuid,
+ * setgid, capabilities) nothing is read; else the first entry of @name.
+ */
 static const char *lookup_env(const char *name, void *ctx)
 {
+	size_t i, n = strlen(name);
+
 	(void)ctx;
-	return secure_getenv(name);
+	if (!env_seen_all)
+		return secure_getenv(name);
+	for (i = 0; i < env_seen_count; i++)
+		if (strncmp(env_seen[i], name, n) == 0 && env_seen[i][n] == '=')
+			return env_seen[i] + n + 1;
+	return NULL;
 }
 
 /* Under the supervisor engine: its PID, from the environment; 0 otherwise. */
@@ -76,13 +118,14 @@ static void init_run(void)
 	struct config_problems problems;
 	unsigned i, unknown;
 
-	real_resolve();
+	real_resolve_signal_safe();
 	/* Under the supervisor engine (a seccomp filter is in place): one engine per connect. */
 	if (secure_getenv(COOKIE_ENV) && prctl(PR_GET_SECCOMP, 0, 0, 0, 0) == 2) {
 		real_mark_connects();
 		supervisor_pid = strtoul(secure_getenv(COOKIE_ENV), NULL, 10);
 		name_supervisor_as_tracer();
 	}
+	env_scan();
 	config_parse(lookup_env, NULL, &init_config, &problems);
 	log_configure(init_config.log_level, init_config.log_json, init_config.log_file);
 	for (i = 0; i < problems.count; i++)

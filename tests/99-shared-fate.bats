@@ -278,3 +278,26 @@ PY
 	assert_between "$(sum_stat r waited)" 9 100000 "attempts left to the prober"
 	assert_between "$(max_elapsed r)" 900 1300 "ms until the last probe connected"
 }
+
+@test "a process loaded before the destination's first failure still leaves its first attempt to the prober" {
+	require_strace
+	start_listener srv 2500 --count 2
+	# Loaded while nothing had failed; it connects 700 ms later, while another probes.  Its
+	# own planned attempt comes after the listen: only a first attempt can be refused.
+	env LD_PRELOAD="$LIB" BACKOFF_SHARED="$STATE" BACKOFF_BASE=5s BACKOFF_CAP=5s \
+		BACKOFF_JITTER=none strace -f -qq -e trace=connect -e signal=none \
+		-o "$T/late.strace" "$PYTHON" -c '
+import socket, sys, time
+time.sleep(0.7)
+socket.create_connection(("127.0.0.1", int(sys.argv[1]))).close()
+print("OK")
+' "$PORT" >"$T/late.out" 2>"$T/late.err" 3>&- &
+	PROBES+=("$!")
+	sleep 0.3
+	probes 1 "127.0.0.1:$PORT" p
+	wait_probes || fail "a client failed: $(cat "$T"/late.out "$T"/late.err)"
+	assert_eq "$(<"$T/late.out")" "OK" "outcome of the late client"
+	# Its only real attempt is the one that connected: the first was left to the prober.
+	assert_eq "$(strace_connects "$T/late.strace" "htons($PORT)")" 1 \
+		"real attempts of the late client: $(cat "$T/late.strace")"
+}

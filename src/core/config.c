@@ -597,7 +597,7 @@ void config_parse(config_lookup_fn *lookup, void *ctx, struct config *cfg,
 	size_t i;
 
 	memset(cfg, 0, sizeof(*cfg));
-	memset(problems, 0, sizeof(*problems));
+	problems->count = 0; /* each item is written whole when it is added */
 	cfg->enabled = true;
 	cfg->nonblock = cfg->send = cfg->dns = cfg->shared = true;
 	cfg->local_probe_ms = CONFIG_LOCAL_PROBE_MS;

@@ -20,10 +20,18 @@
 
 struct share_head *_Atomic share_map;
 
-/* Made once: the first thread to need the file maps it, the others find it. */
-static atomic_int share_tried; /* 0 not yet, 1 being made, 2 done */
+/*
+ * Made once: the first thread to need the file maps it, the others find it.
+ * SHARE_UNTRIED until a connect needs it; SHARE_QUIET after a first try that
+ * could not say why (a connect's look); SHARE_SETTLED when there is nothing
+ * more to try (mapped, said unusable, or sharing off).
+ */
+atomic_int share_tried;
 static atomic_bool share_warned;
-static uint64_t share_netns;
+static const struct config *share_cfg;
+/* The network namespace's inode, read at the first key made (0: unknown). */
+static _Atomic uint64_t share_netns;
+static atomic_bool share_netns_read;
 
 /* Slots looked at from a destination's hash; a full neighbourhood means no sharing for it. */
 #define SHARE_PROBES 16
@@ -88,7 +96,7 @@ const char *share_check(const void *image, size_t len)
 void share_use(void *image)
 {
 	atomic_store_explicit(&share_map, image, memory_order_release);
-	atomic_store_explicit(&share_tried, 2, memory_order_release);
+	atomic_store_explicit(&share_tried, SHARE_SETTLED, memory_order_release);
 }
 
 static void warn_unusable(const struct config *cfg, const char *path, const char *why, int err)
@@ -118,12 +126,12 @@ void share_default_path(unsigned uid, const char *dir, char *buf, size_t size)
 	snprintf(buf, size, "%s/libbackoff-%u.v%u", dir, uid, (unsigned)SHARE_VERSION);
 }
 
-static void path_of(const struct config *cfg, const char *dir, char *buf, size_t size)
+static void path_of(const struct config *cfg, unsigned uid, const char *dir, char *buf, size_t size)
 {
 	if (cfg->shared_path[0])
 		snprintf(buf, size, "%s", cfg->shared_path);
 	else
-		share_default_path((unsigned)geteuid(), dir, buf, size);
+		share_default_path(uid, dir, buf, size);
 }
 
 const char *share_check_file(const struct stat *st, unsigned owner, bool empty_ok)
@@ -152,7 +160,8 @@ static int open_state(const char *path, bool create)
  * Map @path: it must be a regular file of ours, private to us, of the right
  * size (an empty one is given it) and layout.  NULL with *why otherwise.
  */
-static struct share_head *map_state(const char *path, bool create, const char **why, int *err)
+static struct share_head *map_state(const char *path, unsigned uid, bool create, const char **why,
+				    int *err)
 {
 	struct share_head *h;
 	struct stat st;
@@ -169,7 +178,7 @@ static struct share_head *map_state(const char *path, bool create, const char **
 	if (fstat(fd, &st) != 0) {
 		*err = errno;
 		*why = "cannot stat";
-	} else if ((*why = share_check_file(&st, (unsigned)geteuid(), true)) != NULL) {
+	} else if ((*why = share_check_file(&st, uid, true)) != NULL) {
 		/* *why said */
 	} else if (st.st_size == 0 && ftruncate(fd, (off_t)SHARE_FILE_SIZE) != 0) {
 		*err = errno;
@@ -204,13 +213,21 @@ static struct share_head *map_state(const char *path, bool create, const char **
 	return h;
 }
 
-static void read_netns(void)
+/*
+ * Loopback and unix paths of another network namespace are another
+ * destination.  Read when the first key is made, not at start-up: a process
+ * that never waits for a destination never needs it.
+ */
+static uint64_t netns(void)
 {
 	struct stat st;
 
-	/* Loopback and unix paths of another network namespace are another destination. */
+	if (atomic_load_explicit(&share_netns_read, memory_order_acquire))
+		return atomic_load_explicit(&share_netns, memory_order_relaxed);
 	if (stat("/proc/self/ns/net", &st) == 0)
-		share_netns = (uint64_t)st.st_ino;
+		atomic_store_explicit(&share_netns, (uint64_t)st.st_ino, memory_order_relaxed);
+	atomic_store_explicit(&share_netns_read, true, memory_order_release);
+	return atomic_load_explicit(&share_netns, memory_order_relaxed);
 }
 
 /* Map the file (made if @create); said once if it is unusable and @warn. */
@@ -219,14 +236,14 @@ static void attach(const struct config *cfg, bool create, bool warn)
 	char path[PATH_MAX];
 	const char *why = NULL;
 	struct share_head *h;
+	unsigned uid = (unsigned)geteuid();
 	int err = 0;
 
-	read_netns();
-	path_of(cfg, "/dev/shm", path, sizeof(path));
-	h = map_state(path, create, &why, &err);
+	path_of(cfg, uid, "/dev/shm", path, sizeof(path));
+	h = map_state(path, uid, create, &why, &err);
 	if (!h && !cfg->shared_path[0] && err == ENOENT && create) {
-		path_of(cfg, "/tmp", path, sizeof(path)); /* no /dev/shm */
-		h = map_state(path, create, &why, &err);
+		path_of(cfg, uid, "/tmp", path, sizeof(path)); /* no /dev/shm */
+		h = map_state(path, uid, create, &why, &err);
 	}
 	if (h)
 		atomic_store_explicit(&share_map, h, memory_order_release);
@@ -236,27 +253,40 @@ static void attach(const struct config *cfg, bool create, bool warn)
 
 void share_init(const struct config *cfg)
 {
-	int zero = 0;
-
+	share_cfg = cfg;
 	/*
 	 * A set-user-ID program shares nothing: its file would be its owner's,
 	 * written to by whoever runs it.
 	 */
-	if (getauxval(AT_SECURE)) {
-		atomic_store_explicit(&share_tried, 2, memory_order_relaxed);
-		return;
-	}
-	if (!cfg->enabled || !cfg->shared)
-		return;
+	if (getauxval(AT_SECURE) || !cfg->enabled || !cfg->shared)
+		atomic_store_explicit(&share_tried, SHARE_SETTLED, memory_order_relaxed);
+}
+
+/* Whether the calling thread makes the file, which was in state @from. */
+static bool make_turn(int from)
+{
+	return atomic_compare_exchange_strong_explicit(&share_tried, &from, SHARE_MAKING,
+						       memory_order_acquire, memory_order_relaxed);
+}
+
+struct share_head *share_first_look(const struct sockaddr *addr)
+{
+	/* Only a destination that can be retried needs the file; glibc's netlink does not. */
+	if (!share_cfg || (addr->sa_family != AF_INET && addr->sa_family != AF_INET6 &&
+			   addr->sa_family != AF_UNIX))
+		return NULL;
 	/*
-	 * Mapped (made if need be) before the first connect, so that a process
-	 * started during an outage leaves its first attempt to the prober.
-	 * Silently: a file that cannot be used is said at the first failure.
+	 * Mapped (made if need be) before the process's first attempt, so that a
+	 * process started before an outage leaves its first attempt to the
+	 * prober.  Silently: a file that cannot be used is said at the first
+	 * failure.  A thread that finds the file being made attempts at once.
 	 */
-	if (atomic_compare_exchange_strong_explicit(&share_tried, &zero, 1, memory_order_acquire,
-						    memory_order_relaxed))
-		attach(cfg, true, false);
-	atomic_store_explicit(&share_tried, share_map ? 2 : 0, memory_order_release);
+	if (!make_turn(SHARE_UNTRIED))
+		return atomic_load_explicit(&share_map, memory_order_acquire);
+	attach(share_cfg, true, false);
+	atomic_store_explicit(&share_tried, share_map ? SHARE_SETTLED : SHARE_QUIET,
+			      memory_order_release);
+	return atomic_load_explicit(&share_map, memory_order_acquire);
 }
 
 /* FNV-1a: its multiplications wrap by design (the fuzzers' integer checks are told so). */
@@ -290,7 +320,7 @@ WRAPS static uint64_t key_of(const struct target_addr *t, uint64_t netns)
 
 static uint64_t hash_of(const struct target_addr *t)
 {
-	return key_of(t, share_netns);
+	return key_of(t, netns());
 }
 
 #define DEST_WORDS (sizeof(((struct share_dest *)0)->bytes) / sizeof(uint64_t))
@@ -309,7 +339,7 @@ static void write_dest(struct share_dest *d, const struct target_addr *t)
 	if (n > TARGET_PATH_MAX)
 		n = TARGET_PATH_MAX;
 	memcpy(w, t->family == AF_UNIX ? (const void *)t->path : (const void *)t->ip, n);
-	atomic_store_explicit(&d->netns, share_netns, memory_order_relaxed);
+	atomic_store_explicit(&d->netns, netns(), memory_order_relaxed);
 	atomic_store_explicit(&d->family, (uint16_t)t->family, memory_order_relaxed);
 	atomic_store_explicit(&d->port, t->port, memory_order_relaxed);
 	atomic_store_explicit(&d->len, (uint16_t)(t->family == AF_UNIX ? n : 0),
@@ -453,14 +483,13 @@ struct share_slot *share_find(const struct target_addr *t)
 struct share_slot *share_get(const struct config *cfg, const struct target_addr *t)
 {
 	struct share_head *h = atomic_load_explicit(&share_map, memory_order_acquire);
-	int zero = 0;
 
 	if (!cfg->enabled || !cfg->shared)
 		return NULL;
-	if (!h && atomic_compare_exchange_strong_explicit(
-			  &share_tried, &zero, 1, memory_order_acquire, memory_order_relaxed)) {
+	/* Not tried yet, or tried by a connect's look that could not say why. */
+	if (!h && (make_turn(SHARE_UNTRIED) || make_turn(SHARE_QUIET))) {
 		attach(cfg, true, true);
-		atomic_store_explicit(&share_tried, 2, memory_order_release);
+		atomic_store_explicit(&share_tried, SHARE_SETTLED, memory_order_release);
 		h = atomic_load_explicit(&share_map, memory_order_acquire);
 	}
 	return h ? lookup(h, hash_of(t), t) : NULL;

@@ -97,6 +97,18 @@ struct share_head {
 /* The mapped file, or NULL: sharing is off, not yet needed, or the file is unusable. */
 extern struct share_head *_Atomic share_map;
 
+/* Whether the file has been looked for: a process that never connects never opens it. */
+enum share_tried { SHARE_UNTRIED, SHARE_MAKING, SHARE_QUIET, SHARE_SETTLED };
+extern atomic_int share_tried;
+
+/*
+ * The first connect's look: map the file (made if it is missing) for a
+ * destination of a family that is retried, so that this first attempt can be
+ * left to a prober.  The map, or NULL.  Silent: a file that cannot be used is
+ * said at the first failure.
+ */
+struct share_head *share_first_look(const struct sockaddr *addr);
+
 /* The rare case of share_probing: a lease is on record; whether it is still running. */
 bool share_probing_until(struct share_head *h, unsigned bucket, uint64_t until);
 
@@ -106,11 +118,17 @@ bool share_probing_until(struct share_head *h, unsigned bucket, uint64_t until);
  */
 static inline bool share_probing(const struct sockaddr *addr, socklen_t len)
 {
-	struct share_head *h = atomic_load_explicit(&share_map, memory_order_relaxed);
+	/* Acquire: another thread's first connect may have mapped it a moment ago. */
+	struct share_head *h = atomic_load_explicit(&share_map, memory_order_acquire);
 	unsigned b;
 	uint64_t until;
 
-	if (!h || len < 4)
+	if (__builtin_expect(!h, 0)) {
+		if (atomic_load_explicit(&share_tried, memory_order_relaxed) != SHARE_UNTRIED ||
+		    len < 4 || !(h = share_first_look(addr)))
+			return false;
+	}
+	if (len < 4)
 		return false;
 	/*
 	 * sin_port and sin6_port are at the same place; another family's bytes
@@ -125,9 +143,9 @@ static inline bool share_probing(const struct sockaddr *addr, socklen_t len)
 }
 
 /*
- * At start-up: map the state file (made if it is missing), so that the first
- * connect can see what others found.  Silent: a file that cannot be used is
- * said at the first failure.
+ * At start-up: note @cfg for the first connect's look (share_first_look),
+ * which maps the file; no system call.  Sharing off, or a set-user-ID
+ * program: no file is ever looked for.
  */
 void share_init(const struct config *cfg);
 

@@ -28,7 +28,7 @@ static int libc_connect(int fd, const struct sockaddr *addr, socklen_t len)
 	return connect(fd, addr, len);
 }
 
-ssize_t (*real_write)(int, const void *, size_t) = libc_write;
-int (*real_connect)(int, const struct sockaddr *, socklen_t) = libc_connect;
-int (*real_getsockopt)(int, int, int, void *, socklen_t *) = libc_getsockopt;
-int (*real_close)(int) = libc_close;
+ssize_t (*_Atomic real_write)(int, const void *, size_t) = libc_write;
+int (*_Atomic real_connect)(int, const struct sockaddr *, socklen_t) = libc_connect;
+int (*_Atomic real_getsockopt)(int, int, int, void *, socklen_t *) = libc_getsockopt;
+int (*_Atomic real_close)(int) = libc_close;

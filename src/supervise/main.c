@@ -19,6 +19,7 @@
 #include "core/events.h"
 #include "supervise/elf.h"
 #include "supervise/filter.h"
+#include "supervise/launch.h"
 #include "supervise/serve.h"
 #include "sys/cookie.h"
 #include "sys/log.h"
@@ -27,10 +28,12 @@
 static const char usage[] =
 	"usage: backoff-supervise [--preload VALUE] [--] command [args...]\n"
 	"       backoff-supervise --inspect FILE\n"
+	"       backoff-supervise --launch LIBRARY -- command [args...]\n"
 	"Runs the command under libbackoff's supervisor engine: its connect() calls, the\n"
 	"system calls of Go and static programs included, are retried as BACKOFF_* says.\n"
 	"The command keeps this process's PID.  --preload sets LD_PRELOAD for it as well.\n"
-	"--inspect prints what FILE is: script, dynamic, static, go, setuid or unknown.\n";
+	"--inspect prints what FILE is: script, dynamic, static, go, setuid or unknown.\n"
+	"--launch does what scripts/backoff does after its options, LIBRARY as it found it.\n";
 
 static const char *lookup_env(const char *name, void *ctx)
 {
@@ -258,27 +261,15 @@ static int start(const struct config *cfg, const char **why, pid_t *supervisor_p
 	return 0;
 }
 
-int main(int argc, char **argv)
+/* Run @command under the supervisor engine (LD_PRELOAD=@preload too, if not NULL). */
+static int supervise(const char *preload, char **command)
 {
 	struct config_problems problems;
 	struct config cfg;
-	const char *preload = NULL, *why = NULL;
+	const char *why = NULL;
 	char pid_text[16];
 	pid_t sup = 0;
-	int i = 1;
 
-	if (argc == 3 && strcmp(argv[1], "--inspect") == 0)
-		return inspect(argv[2]);
-	if (i + 1 < argc && strcmp(argv[i], "--preload") == 0) {
-		preload = argv[i + 1];
-		i += 2;
-	}
-	if (i < argc && strcmp(argv[i], "--") == 0)
-		i++;
-	if (i >= argc || (argv[i][0] == '-' && argv[i][1] != '\0')) {
-		fputs(usage, stderr);
-		return 2;
-	}
 	/* The launcher has reported the problems already; the program's preload reports them. */
 	config_parse(lookup_env, NULL, &cfg, &problems);
 	/*
@@ -305,7 +296,30 @@ int main(int argc, char **argv)
 	}
 	if (preload)
 		setenv("LD_PRELOAD", preload, 1);
-	execvp(argv[i], argv + i);
-	fprintf(stderr, "backoff: %s: %s\n", argv[i], strerror(errno));
+	execvp(command[0], command);
+	fprintf(stderr, "backoff: %s: %s\n", command[0], strerror(errno));
 	return errno == ENOENT ? 127 : 126;
+}
+
+int main(int argc, char **argv)
+{
+	const char *preload = NULL;
+	int i = 1;
+
+	if (argc == 3 && strcmp(argv[1], "--inspect") == 0)
+		return inspect(argv[2]);
+	/* scripts/backoff, its options read: everything else it did, without a fork. */
+	if (argc >= 5 && strcmp(argv[1], "--launch") == 0 && strcmp(argv[3], "--") == 0)
+		return launch(argv[2], argv + 4, supervise);
+	if (i + 1 < argc && strcmp(argv[i], "--preload") == 0) {
+		preload = argv[i + 1];
+		i += 2;
+	}
+	if (i < argc && strcmp(argv[i], "--") == 0)
+		i++;
+	if (i >= argc || (argv[i][0] == '-' && argv[i][1] != '\0')) {
+		fputs(usage, stderr);
+		return 2;
+	}
+	return supervise(preload, argv + i);
 }

@@ -149,6 +149,14 @@ static bool receiver_start(void)
 	return rc == 0;
 }
 
+/* Whether no task is left under the filter (POLLHUP on the listener). */
+static bool listener_hung_up(void)
+{
+	struct pollfd p = { listener, 0, 0 };
+
+	return poll(&p, 1, 0) == 1 && (p.revents & (POLLHUP | POLLERR | POLLNVAL));
+}
+
 static void *receiver(void *arg)
 {
 	(void)arg;
@@ -159,9 +167,18 @@ static void *receiver(void *arg)
 		memset(&n, 0, sizeof(n));
 		atomic_fetch_add(&receivers_idle, 1);
 		rc = ioctl(listener, SECCOMP_IOCTL_NOTIF_RECV, &n);
+		/*
+		 * ENOENT: the task went away meanwhile, or none is left under the
+		 * filter: then every receive fails at once, and the receiver ends
+		 * instead of starting others in a loop until the supervisor exits.
+		 * EINTR: nothing was taken.
+		 */
+		if (rc != 0 && errno == ENOENT && listener_hung_up()) {
+			atomic_fetch_sub(&receivers_idle, 1);
+			return NULL;
+		}
 		if (atomic_fetch_sub(&receivers_idle, 1) <= RECEIVERS_SPARE)
 			(void)receiver_start();
-		/* ENOENT: the task went away meanwhile; EINTR: nothing was taken. */
 		if (rc == 0)
 			dispatch(&n);
 		if (atomic_load(&receivers_idle) >= RECEIVERS_IDLE_MAX)

@@ -4,7 +4,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,21 +14,30 @@
 #include "sys/cookie.h"
 
 /*
- * Until the real symbols are resolved each pointer holds a stub that resolves
- * them first: a hook may run before libbackoff's constructor (another
- * library's constructor, a C++ static initialiser).  A call made from inside
- * the resolution itself (an allocator reading a file while dlsym runs) cannot
- * wait for it: it goes to the kernel directly, or fails with ENOSYS where no
- * single system call does the job.
+ * Each pointer holds a stub until its first call, which resolves that symbol
+ * alone (dlsym RTLD_NEXT) and publishes it: a process pays only for the calls
+ * it makes, and a hook may run before libbackoff's constructor (another
+ * library's constructor, a C++ static initialiser).  Two threads resolving
+ * the same symbol publish the same value.  A call made from inside a
+ * resolution (an allocator reading a file while dlsym runs) cannot wait for
+ * it: it goes to the kernel directly, or fails with ENOSYS where no single
+ * system call does the job.
  */
 static __thread bool resolving __attribute__((tls_model("initial-exec")));
-static pthread_once_t resolve_once = PTHREAD_ONCE_INIT;
 
-static void resolve_all(void);
+static void die(const char *name, const char *why);
 
-static void resolve_now(void)
+/* The next definition of @name after libbackoff, or NULL.  errno preserved. */
+static void *next_symbol(const char *name)
 {
-	pthread_once(&resolve_once, resolve_all);
+	int saved = errno;
+	void *found;
+
+	resolving = true;
+	found = dlsym(RTLD_NEXT, name);
+	resolving = false;
+	errno = saved;
+	return found;
 }
 
 static long no_syscall(void)
@@ -58,95 +67,41 @@ static int raw_poll(struct pollfd *fds, nfds_t n, int ms)
 	return raw_ppoll(fds, n, ms < 0 ? NULL : &ts, NULL);
 }
 
-#define STUB(ret, name, params, args, fallback) \
-	static ret first_##name params          \
-	{                                       \
-		if (resolving)                  \
-			return (ret)(fallback); \
-		resolve_now();                  \
-		return real_##name args;        \
-	}                                       \
-	ret(*real_##name) params = first_##name;
-
-STUB(int, connect, (int fd, const struct sockaddr *a, socklen_t l), (fd, a, l),
-     syscall(SYS_connect, fd, a, l))
-STUB(int, getaddrinfo,
-     (const char *node, const char *service, const struct addrinfo *hints, struct addrinfo **res),
-     (node, service, hints, res), (errno = ENOSYS, EAI_SYSTEM))
-STUB(struct hostent *, gethostbyname, (const char *name), (name),
-     (h_errno = NETDB_INTERNAL, errno = ENOSYS, NULL))
-STUB(struct hostent *, gethostbyname2, (const char *name, int af), (name, af),
-     (h_errno = NETDB_INTERNAL, errno = ENOSYS, NULL))
-STUB(int, gethostbyname_r,
-     (const char *name, struct hostent *h, char *buf, size_t n, struct hostent **res, int *herr),
-     (name, h, buf, n, res, herr), (*res = NULL, *herr = NETDB_INTERNAL, ENOSYS))
-STUB(int, gethostbyname2_r,
-     (const char *name, int af, struct hostent *h, char *buf, size_t n, struct hostent **res,
-      int *herr),
-     (name, af, h, buf, n, res, herr), (*res = NULL, *herr = NETDB_INTERNAL, ENOSYS))
-STUB(int, getsockopt, (int fd, int level, int name, void *v, socklen_t *l), (fd, level, name, v, l),
-     syscall(SYS_getsockopt, fd, level, name, v, l))
-STUB(int, poll, (struct pollfd * fds, nfds_t n, int ms), (fds, n, ms), raw_poll(fds, n, ms))
-STUB(int, ppoll, (struct pollfd * fds, nfds_t n, const struct timespec *ts, const sigset_t *ss),
-     (fds, n, ts, ss), raw_ppoll(fds, n, ts, ss))
-STUB(int, __poll_chk, (struct pollfd * fds, nfds_t n, int ms, size_t len), (fds, n, ms, len),
-     raw_poll(fds, n, ms))
-STUB(int, __ppoll_chk,
-     (struct pollfd * fds, nfds_t n, const struct timespec *ts, const sigset_t *ss, size_t len),
-     (fds, n, ts, ss, len), raw_ppoll(fds, n, ts, ss))
-STUB(int, select, (int n, fd_set *r, fd_set *w, fd_set *e, struct timeval *tv), (n, r, w, e, tv),
-     no_syscall())
-STUB(int, pselect,
-     (int n, fd_set *r, fd_set *w, fd_set *e, const struct timespec *ts, const sigset_t *ss),
-     (n, r, w, e, ts, ss), no_syscall())
-STUB(int, epoll_ctl, (int epfd, int op, int fd, struct epoll_event *ev), (epfd, op, fd, ev),
-     syscall(SYS_epoll_ctl, epfd, op, fd, ev))
-STUB(int, epoll_wait, (int epfd, struct epoll_event *ev, int max, int ms), (epfd, ev, max, ms),
-     syscall(SYS_epoll_pwait, epfd, ev, max, ms, NULL, KSIGSET))
-STUB(int, epoll_pwait, (int epfd, struct epoll_event *ev, int max, int ms, const sigset_t *ss),
-     (epfd, ev, max, ms, ss), syscall(SYS_epoll_pwait, epfd, ev, max, ms, ss, KSIGSET))
-STUB(int, epoll_pwait2,
-     (int epfd, struct epoll_event *ev, int max, const struct timespec *ts, const sigset_t *ss),
-     (epfd, ev, max, ts, ss), syscall(SYS_epoll_pwait2, epfd, ev, max, ts, ss, KSIGSET))
-STUB(ssize_t, read, (int fd, void *b, size_t n), (fd, b, n), syscall(SYS_read, fd, b, n))
-STUB(ssize_t, readv, (int fd, const struct iovec *v, int n), (fd, v, n),
-     syscall(SYS_readv, fd, v, n))
-STUB(ssize_t, recv, (int fd, void *b, size_t n, int f), (fd, b, n, f),
-     syscall(SYS_recvfrom, fd, b, n, f, NULL, NULL))
-STUB(ssize_t, recvfrom, (int fd, void *b, size_t n, int f, struct sockaddr *a, socklen_t *l),
-     (fd, b, n, f, a, l), syscall(SYS_recvfrom, fd, b, n, f, a, l))
-STUB(ssize_t, recvmsg, (int fd, struct msghdr *m, int f), (fd, m, f),
-     syscall(SYS_recvmsg, fd, m, f))
-STUB(ssize_t, write, (int fd, const void *b, size_t n), (fd, b, n), syscall(SYS_write, fd, b, n))
-STUB(ssize_t, writev, (int fd, const struct iovec *v, int n), (fd, v, n),
-     syscall(SYS_writev, fd, v, n))
-STUB(ssize_t, send, (int fd, const void *b, size_t n, int f), (fd, b, n, f),
-     syscall(SYS_sendto, fd, b, n, f, NULL, 0))
-STUB(ssize_t, sendto,
-     (int fd, const void *b, size_t n, int f, const struct sockaddr *a, socklen_t l),
-     (fd, b, n, f, a, l), syscall(SYS_sendto, fd, b, n, f, a, l))
-STUB(ssize_t, sendmsg, (int fd, const struct msghdr *m, int f), (fd, m, f),
-     syscall(SYS_sendmsg, fd, m, f))
-STUB(int, sendmmsg, (int fd, struct mmsghdr *v, unsigned n, compat_mmsg_flags f), (fd, v, n, f),
-     syscall(SYS_sendmmsg, fd, v, n, f))
-STUB(int, close, (int fd), (fd), syscall(SYS_close, fd))
-STUB(int, close_range, (unsigned lo, unsigned hi, int f), (lo, hi, f),
-     syscall(SYS_close_range, lo, hi, f))
-STUB(int, dup2, (int old, int new), (old, new),
-     old == new ? fcntl(old, F_GETFD) < 0 ? -1 : new : syscall(SYS_dup3, old, new, 0))
-STUB(int, dup3, (int old, int new, int f), (old, new, f), syscall(SYS_dup3, old, new, f))
-
-static void first_closefrom(int lo)
-{
-	if (resolving) {
-		syscall(SYS_close_range, (unsigned)lo, ~0U, 0);
-		return;
+/*
+ * real_<name>, its stub first_<name> and its resolver: @raw serves calls made
+ * during a resolution; @missing (NULL: required) stands in for a symbol that
+ * an older C library lacks.  memcpy converts between object and function
+ * pointers, which ISO C leaves undefined.  The compare-and-swap leaves a
+ * pointer that was set meanwhile (real_mark_connects) as it is.
+ */
+#define RESOLVER(name, missing)                                                  \
+	static void resolve_##name(void)                                         \
+	{                                                                        \
+		__typeof__(first_##name) *hook_ = name, *fb_ = (missing), *use_, \
+					 *stub_ = first_##name;                  \
+		void *found_ = next_symbol(#name), *self_;                       \
+		memcpy(&self_, &hook_, sizeof(self_));                           \
+		if (!found_ && !fb_)                                             \
+			die(#name, ": not found after libbackoff\n");            \
+		if (found_ && found_ == self_)                                   \
+			die(#name, ": resolves to libbackoff itself\n");         \
+		use_ = fb_;                                                      \
+		if (found_)                                                      \
+			memcpy(&use_, &found_, sizeof(found_));                  \
+		atomic_compare_exchange_strong(&real_##name, &stub_, use_);      \
 	}
-	resolve_now();
-	real_closefrom(lo);
-}
-
-void (*real_closefrom)(int) = first_closefrom;
+#define STUB_AS(ret, name, params, args, raw, missing)   \
+	static ret first_##name params;                  \
+	ret(*_Atomic real_##name) params = first_##name; \
+	RESOLVER(name, missing)                          \
+	static ret first_##name params                   \
+	{                                                \
+		if (resolving)                           \
+			return (ret)(raw);               \
+		resolve_##name();                        \
+		return real_##name args;                 \
+	}
+#define STUB(ret, name, params, args, raw) STUB_AS(ret, name, params, args, raw, NULL)
 
 /* For the optional symbols of older C libraries: the same through the kernel. */
 static int fallback_poll_chk(struct pollfd *fds, nfds_t n, int ms, size_t len)
@@ -178,6 +133,90 @@ static void fallback_closefrom(int lo)
 	syscall(SYS_close_range, (unsigned)lo, ~0U, 0);
 }
 
+STUB(int, connect, (int fd, const struct sockaddr *a, socklen_t l), (fd, a, l),
+     syscall(SYS_connect, fd, a, l))
+STUB(int, getaddrinfo,
+     (const char *node, const char *service, const struct addrinfo *hints, struct addrinfo **res),
+     (node, service, hints, res), (errno = ENOSYS, EAI_SYSTEM))
+STUB(struct hostent *, gethostbyname, (const char *name), (name),
+     (h_errno = NETDB_INTERNAL, errno = ENOSYS, NULL))
+STUB(struct hostent *, gethostbyname2, (const char *name, int af), (name, af),
+     (h_errno = NETDB_INTERNAL, errno = ENOSYS, NULL))
+STUB(int, gethostbyname_r,
+     (const char *name, struct hostent *h, char *buf, size_t n, struct hostent **res, int *herr),
+     (name, h, buf, n, res, herr), (*res = NULL, *herr = NETDB_INTERNAL, ENOSYS))
+STUB(int, gethostbyname2_r,
+     (const char *name, int af, struct hostent *h, char *buf, size_t n, struct hostent **res,
+      int *herr),
+     (name, af, h, buf, n, res, herr), (*res = NULL, *herr = NETDB_INTERNAL, ENOSYS))
+STUB(int, getsockopt, (int fd, int level, int name, void *v, socklen_t *l), (fd, level, name, v, l),
+     syscall(SYS_getsockopt, fd, level, name, v, l))
+STUB(int, poll, (struct pollfd * fds, nfds_t n, int ms), (fds, n, ms), raw_poll(fds, n, ms))
+STUB(int, ppoll, (struct pollfd * fds, nfds_t n, const struct timespec *ts, const sigset_t *ss),
+     (fds, n, ts, ss), raw_ppoll(fds, n, ts, ss))
+STUB_AS(int, __poll_chk, (struct pollfd * fds, nfds_t n, int ms, size_t len), (fds, n, ms, len),
+	raw_poll(fds, n, ms), fallback_poll_chk)
+STUB_AS(int, __ppoll_chk,
+	(struct pollfd * fds, nfds_t n, const struct timespec *ts, const sigset_t *ss, size_t len),
+	(fds, n, ts, ss, len), raw_ppoll(fds, n, ts, ss), fallback_ppoll_chk)
+STUB(int, select, (int n, fd_set *r, fd_set *w, fd_set *e, struct timeval *tv), (n, r, w, e, tv),
+     no_syscall())
+STUB(int, pselect,
+     (int n, fd_set *r, fd_set *w, fd_set *e, const struct timespec *ts, const sigset_t *ss),
+     (n, r, w, e, ts, ss), no_syscall())
+STUB(int, epoll_ctl, (int epfd, int op, int fd, struct epoll_event *ev), (epfd, op, fd, ev),
+     syscall(SYS_epoll_ctl, epfd, op, fd, ev))
+STUB(int, epoll_wait, (int epfd, struct epoll_event *ev, int max, int ms), (epfd, ev, max, ms),
+     syscall(SYS_epoll_pwait, epfd, ev, max, ms, NULL, KSIGSET))
+STUB(int, epoll_pwait, (int epfd, struct epoll_event *ev, int max, int ms, const sigset_t *ss),
+     (epfd, ev, max, ms, ss), syscall(SYS_epoll_pwait, epfd, ev, max, ms, ss, KSIGSET))
+STUB_AS(int, epoll_pwait2,
+	(int epfd, struct epoll_event *ev, int max, const struct timespec *ts, const sigset_t *ss),
+	(epfd, ev, max, ts, ss), syscall(SYS_epoll_pwait2, epfd, ev, max, ts, ss, KSIGSET),
+	fallback_epoll_pwait2)
+STUB(ssize_t, read, (int fd, void *b, size_t n), (fd, b, n), syscall(SYS_read, fd, b, n))
+STUB(ssize_t, readv, (int fd, const struct iovec *v, int n), (fd, v, n),
+     syscall(SYS_readv, fd, v, n))
+STUB(ssize_t, recv, (int fd, void *b, size_t n, int f), (fd, b, n, f),
+     syscall(SYS_recvfrom, fd, b, n, f, NULL, NULL))
+STUB(ssize_t, recvfrom, (int fd, void *b, size_t n, int f, struct sockaddr *a, socklen_t *l),
+     (fd, b, n, f, a, l), syscall(SYS_recvfrom, fd, b, n, f, a, l))
+STUB(ssize_t, recvmsg, (int fd, struct msghdr *m, int f), (fd, m, f),
+     syscall(SYS_recvmsg, fd, m, f))
+STUB(ssize_t, write, (int fd, const void *b, size_t n), (fd, b, n), syscall(SYS_write, fd, b, n))
+STUB(ssize_t, writev, (int fd, const struct iovec *v, int n), (fd, v, n),
+     syscall(SYS_writev, fd, v, n))
+STUB(ssize_t, send, (int fd, const void *b, size_t n, int f), (fd, b, n, f),
+     syscall(SYS_sendto, fd, b, n, f, NULL, 0))
+STUB(ssize_t, sendto,
+     (int fd, const void *b, size_t n, int f, const struct sockaddr *a, socklen_t l),
+     (fd, b, n, f, a, l), syscall(SYS_sendto, fd, b, n, f, a, l))
+STUB(ssize_t, sendmsg, (int fd, const struct msghdr *m, int f), (fd, m, f),
+     syscall(SYS_sendmsg, fd, m, f))
+STUB(int, sendmmsg, (int fd, struct mmsghdr *v, unsigned n, compat_mmsg_flags f), (fd, v, n, f),
+     syscall(SYS_sendmmsg, fd, v, n, f))
+STUB(int, close, (int fd), (fd), syscall(SYS_close, fd))
+STUB_AS(int, close_range, (unsigned lo, unsigned hi, int f), (lo, hi, f),
+	syscall(SYS_close_range, lo, hi, f), fallback_close_range)
+STUB(int, dup2, (int old, int new), (old, new),
+     old == new ? fcntl(old, F_GETFD) < 0 ? -1 : new : syscall(SYS_dup3, old, new, 0))
+STUB(int, dup3, (int old, int new, int f), (old, new, f), syscall(SYS_dup3, old, new, f))
+
+/* closefrom returns nothing: its stub is written out. */
+static void first_closefrom(int lo);
+void (*_Atomic real_closefrom)(int) = first_closefrom;
+RESOLVER(closefrom, fallback_closefrom)
+
+static void first_closefrom(int lo)
+{
+	if (resolving) {
+		syscall(SYS_close_range, (unsigned)lo, ~0U, 0);
+		return;
+	}
+	resolve_closefrom();
+	real_closefrom(lo);
+}
+
 static void die(const char *name, const char *why)
 {
 	static const char prefix[] = "backoff: cannot resolve ";
@@ -191,71 +230,15 @@ static void die(const char *name, const char *why)
 	abort();
 }
 
-/*
- * memcpy converts between object and function pointers, which ISO C leaves
- * undefined.  A symbol absent from an older C library gets @fallback.
- */
-#define RESOLVE_AS(name, fallback)                                       \
-	do {                                                             \
-		void *found_ = dlsym(RTLD_NEXT, #name), *self_;          \
-		__typeof__(real_##name) hook_ = name, fb_ = (fallback);  \
-		memcpy(&self_, &hook_, sizeof(self_));                   \
-		if (!found_ && !fb_)                                     \
-			die(#name, ": not found after libbackoff\n");    \
-		if (found_ && found_ == self_)                           \
-			die(#name, ": resolves to libbackoff itself\n"); \
-		if (found_)                                              \
-			memcpy(&real_##name, &found_, sizeof(found_));   \
-		else                                                     \
-			real_##name = fb_;                               \
-	} while (0)
-#define RESOLVE(name) RESOLVE_AS(name, NULL)
-
-static void resolve_all(void)
+void real_resolve_signal_safe(void)
 {
-	int saved = errno;
-
-	resolving = true;
-	RESOLVE(connect);
-	RESOLVE(getaddrinfo);
-	RESOLVE(gethostbyname);
-	RESOLVE(gethostbyname2);
-	RESOLVE(gethostbyname_r);
-	RESOLVE(gethostbyname2_r);
-	RESOLVE(getsockopt);
-	RESOLVE(poll);
-	RESOLVE(ppoll);
-	RESOLVE_AS(__poll_chk, fallback_poll_chk);
-	RESOLVE_AS(__ppoll_chk, fallback_ppoll_chk);
-	RESOLVE(select);
-	RESOLVE(pselect);
-	RESOLVE(epoll_ctl);
-	RESOLVE(epoll_wait);
-	RESOLVE(epoll_pwait);
-	RESOLVE_AS(epoll_pwait2, fallback_epoll_pwait2);
-	RESOLVE(read);
-	RESOLVE(readv);
-	RESOLVE(recv);
-	RESOLVE(recvfrom);
-	RESOLVE(recvmsg);
-	RESOLVE(write);
-	RESOLVE(writev);
-	RESOLVE(send);
-	RESOLVE(sendto);
-	RESOLVE(sendmsg);
-	RESOLVE(sendmmsg);
-	RESOLVE(close);
-	RESOLVE_AS(close_range, fallback_close_range);
-	RESOLVE_AS(closefrom, fallback_closefrom);
-	RESOLVE(dup2);
-	RESOLVE(dup3);
-	resolving = false;
-	errno = saved;
-}
-
-void real_resolve(void)
-{
-	resolve_now();
+	resolve_connect();
+	resolve_write();
+	resolve_close();
+	resolve_send();
+	resolve_sendto();
+	resolve_sendmsg();
+	resolve_poll();
 }
 
 /* connect(2) with the supervisor engine's cookie in the arguments it ignores. */
@@ -266,6 +249,5 @@ static int marked_connect(int fd, const struct sockaddr *a, socklen_t l)
 
 void real_mark_connects(void)
 {
-	resolve_now();
-	real_connect = marked_connect;
+	atomic_store(&real_connect, marked_connect);
 }

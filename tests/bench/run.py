@@ -1469,7 +1469,7 @@ class Bench:
                     f"{h_fresh['failed'] - first['fresh']} failed retries made): what remains "
                     f"is first attempts, {first['on']} of the {n} with the file there at "
                     f"start and {first['fresh']} without it (a process maps the file at "
-                    f"start-up only if it exists). Off, each client failed "
+                    f"its first connect, before the attempt). Off, each client failed "
                     f"{h_off['failed'] / n:.1f} times, so one failed first attempt per client "
                     f"is a ratio of {n / h_off['failed']:.2f} by itself")
             text += (f". With sharing on the last client connected {h_on['max']:,.0f} ms "
@@ -1633,8 +1633,8 @@ class Bench:
             f"*waited*: the sums of the clients' `BACKOFF_STATS` counts (attempts made while "
             f"others waited on them / planned attempts left to another). *on*: the state file "
             f"exists (empty, 0600) when the clients start, as the per-user file does after its "
-            f"first use; *no state file at start*: the first failure makes it, after every "
-            f"client's start-up.")
+            f"first use; *no state file at start*: the first client to connect makes it (each "
+            f"client maps it at its first connect, before that attempt).")
         lines.append("")
         lines.append("| sharing | attempts | failed | failed per client | connected | "
                      "p50 ms after listen | p99 ms | max ms | peak / 100 ms | probed | waited |")

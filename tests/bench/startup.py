@@ -1,0 +1,238 @@
+#!/usr/bin/env python3
+"""Start-up: what a preloaded process and a launched command cost, beside peers' libraries.
+
+usage: startup.py --build DIR --out DIR [--quick]
+
+Three measures, each a ratio of runs made side by side in this one invocation
+(pairs interleaved, so that the load of a shared machine falls on both):
+
+- spawn loop: a shell starting /bin/true 300 times, with a library preloaded
+  (every /bin/true loads it) over the same loop without; libbackoff, under the
+  launcher too, and the peers' libraries that are installed (Debian's
+  eatmydata, torsocks, faketime: a peer that is missing is skipped);
+- launcher: backoff -- /bin/true against env /bin/true, ms per invocation,
+  with the default engine and with --engine preload;
+- short exchanges: a loop of nc clients against a healthy local server that
+  answers and closes, clients per second with the library over without.
+
+Writes OUT/startup.md.  Standard library only.
+"""
+
+import argparse
+import os
+import shutil
+import socket
+import statistics
+import subprocess
+import sys
+import threading
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+LAUNCHER = os.path.join(ROOT, "scripts", "backoff")
+
+# The peers' libraries where Debian installs them (multiarch directory of this machine).
+PEERS = [
+    ("libeatmydata", "eatmydata", "libeatmydata.so"),
+    ("libtorsocks", "torsocks", "torsocks/libtorsocks.so"),
+    ("libfaketime", "faketime", "faketime/libfaketime.so.1"),
+]
+
+# Goals of the start-up issue, for the verdict column.
+GOAL_SPAWN = 1.10
+GOAL_LAUNCHER_MS = 2.0
+GOAL_EXCHANGE_PRELOAD = 0.95
+GOAL_EXCHANGE_LAUNCHER = 0.90
+
+
+def clean_env(**extra):
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith("BACKOFF") and k not in ("LD_PRELOAD", "LIBBACKOFF_NAMES_SAID")}
+    env.update(extra)
+    return env
+
+
+def multiarch_dirs():
+    dirs = []
+    try:
+        arch = subprocess.run(["gcc", "-print-multiarch"], capture_output=True, text=True,
+                              check=False).stdout.strip()
+        if arch:
+            dirs.append(os.path.join("/usr/lib", arch))
+    except OSError:
+        pass
+    return dirs + ["/usr/lib", "/usr/lib64"]
+
+
+def find_peers():
+    found = []
+    for name, package, rel in PEERS:
+        for d in multiarch_dirs():
+            path = os.path.join(d, rel)
+            if os.path.exists(path):
+                found.append((name, package, path))
+                break
+        else:
+            found.append((name, package, None))
+    return found
+
+
+def timed(cmd, env, stdin=None):
+    t = time.perf_counter()
+    subprocess.run(cmd, env=env, check=True, stdin=stdin, stdout=subprocess.DEVNULL)
+    return time.perf_counter() - t
+
+
+def spawn_loop(n):
+    return ["sh", "-c", f'i=0; while [ $i -lt {n} ]; do /bin/true; i=$((i + 1)); done']
+
+
+def ratio_rows(variants, pairs):
+    """variants: (label, cmd, env) run in pairs with the bare (first) one; median ratios."""
+    bare_label, bare_cmd, bare_env = variants[0]
+    ratios = {label: [] for label, _, _ in variants[1:]}
+    bare_times = []
+    for _ in range(pairs):
+        for label, cmd, env in variants[1:]:
+            a = timed(bare_cmd, bare_env)
+            b = timed(cmd, env)
+            bare_times.append(a)
+            ratios[label].append(b / a)
+    return statistics.median(bare_times), {k: statistics.median(v) for k, v in ratios.items()}
+
+
+def serve(sock, stop):
+    """A healthy server: each connection gets one line, then the close."""
+    sock.settimeout(0.2)
+    while not stop.is_set():
+        try:
+            conn, _ = sock.accept()
+        except socket.timeout:
+            continue
+        except OSError:
+            return
+        try:
+            conn.sendall(b"ok\n")
+        except OSError:
+            pass
+        conn.close()
+
+
+def exchange_loop(port, n):
+    return ["sh", "-c", f'i=0; while [ $i -lt {n} ]; do nc -N 127.0.0.1 {port} </dev/null '
+            f'>/dev/null || exit 1; i=$((i + 1)); done']
+
+
+def verdict(ok):
+    return "met" if ok else "missed"
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--build", required=True)
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--quick", action="store_true")
+    a = ap.parse_args()
+    lib = os.path.abspath(os.path.join(a.build, "libbackoff.so"))
+    spawns, pairs = (50, 2) if a.quick else (300, 10)
+    invocations, lrounds = (20, 2) if a.quick else (200, 5)
+    clients, epairs = (20, 2) if a.quick else (100, 7)
+    lines = ["# Start-up cost", ""]
+    if a.quick:
+        lines += ["Quick run: reduced sizes, not for numbers.", ""]
+
+    # 1. The spawn loop.
+    peers = find_peers()
+    bare = clean_env()
+    variants = [("without", spawn_loop(spawns), bare),
+                ("libbackoff", spawn_loop(spawns), clean_env(LD_PRELOAD=lib)),
+                ("libbackoff, launcher --engine preload",
+                 [LAUNCHER, "--engine", "preload", "--"] + spawn_loop(spawns), bare),
+                ("libbackoff, launcher (default engine)",
+                 [LAUNCHER, "--"] + spawn_loop(spawns), bare)]
+    for name, _, path in peers:
+        if path:
+            variants.append((name, spawn_loop(spawns), clean_env(LD_PRELOAD=path)))
+    base, ratios = ratio_rows(variants, pairs)
+    lines += [f"## Spawn loop: a shell starting /bin/true {spawns} times", "",
+              f"Median of {pairs} pairs, each the loop with the library over the loop without "
+              f"({base / spawns * 1e6:.0f} us per /bin/true without). Goal for libbackoff "
+              f"preloaded: at most {GOAL_SPAWN:.2f}.", "",
+              "| library | ratio | extra per exec (us) | goal |", "|---|---|---|---|"]
+    for label, r in ratios.items():
+        goal = verdict(r <= GOAL_SPAWN) if label == "libbackoff" and not a.quick else ""
+        lines.append(f"| {label} | {r:.3f} | {(r - 1) * base / spawns * 1e6:+.0f} | {goal} |")
+    for name, package, path in peers:
+        if not path:
+            lines.append(f"| {name} | skipped: not installed (apt-get install {package}) | | |")
+    lines.append("")
+
+    # 2. The launcher, per invocation.
+    one = {"env": ["env", "/bin/true"],
+           "backoff --engine preload": [LAUNCHER, "--engine", "preload", "--", "/bin/true"],
+           "backoff (default engine)": [LAUNCHER, "--", "/bin/true"]}
+    samples = {k: [] for k in one}
+    for _ in range(lrounds):
+        for k, cmd in one.items():
+            t = time.perf_counter()
+            for _ in range(invocations):
+                subprocess.run(cmd, env=bare, check=True)
+            samples[k].append((time.perf_counter() - t) / invocations * 1000)
+    env_ms = statistics.median(samples["env"])
+    lines += ["## Launcher: one short command", "",
+              f"`backoff -- /bin/true` against `env /bin/true`, {invocations} invocations a "
+              f"round, median of {lrounds} rounds. Goal: at most {GOAL_LAUNCHER_MS:.0f} ms "
+              "more than env.", "",
+              "| command | ms per invocation | extra over env (ms) | goal |", "|---|---|---|---|"]
+    for k in one:
+        m = statistics.median(samples[k])
+        goal = "" if k == "env" or a.quick else verdict(m - env_ms <= GOAL_LAUNCHER_MS)
+        lines.append(f"| {k} | {m:.2f} | {m - env_ms:+.2f} | {goal} |")
+    lines.append("")
+
+    # 3. Short exchanges against a healthy server.
+    lines += ["## Short exchanges: nc clients against a healthy server", ""]
+    if not shutil.which("nc"):
+        lines += ["Skipped: nc not installed (apt-get install netcat-openbsd).", ""]
+    else:
+        srv = socket.socket()
+        srv.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        srv.bind(("127.0.0.1", 0))
+        srv.listen(256)
+        port = srv.getsockname()[1]
+        stop = threading.Event()
+        th = threading.Thread(target=serve, args=(srv, stop), daemon=True)
+        th.start()
+        try:
+            loop = exchange_loop(port, clients)
+            _, r = ratio_rows([("without", loop, bare),
+                               ("preload", loop, clean_env(LD_PRELOAD=lib)),
+                               ("launcher", [LAUNCHER, "--"] + loop, bare)], epairs)
+        finally:
+            stop.set()
+            th.join()
+            srv.close()
+        lines += [f"A shell running {clients} `nc -N` clients one after another, each "
+                  "answered with one line and closed; the rate (clients per second) with "
+                  f"libbackoff over the rate without, median of {epairs} pairs. Goals: at "
+                  f"least {GOAL_EXCHANGE_PRELOAD:.2f} preloaded, "
+                  f"{GOAL_EXCHANGE_LAUNCHER:.2f} under the launcher.", "",
+                  "| under | rate ratio | goal |", "|---|---|---|"]
+        for label, goal in (("preload", GOAL_EXCHANGE_PRELOAD),
+                            ("launcher", GOAL_EXCHANGE_LAUNCHER)):
+            rate = 1 / r[label]
+            lines.append(f"| {label} | {rate:.3f} | "
+                         f"{'' if a.quick else verdict(rate >= goal)} |")
+        lines.append("")
+
+    lines.append("Generated by tests/bench/startup.py.")
+    os.makedirs(a.out, exist_ok=True)
+    with open(os.path.join(a.out, "startup.md"), "w", encoding="utf-8") as f:
+        f.write("\n".join(lines) + "\n")
+    print("\n".join(lines))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
