@@ -158,6 +158,8 @@ PY
 		listen=$(<"$T/listen$run_no")
 		connected=$(json_events "$T/log$run_no.json" success mono_ms | head -n 1)
 		[[ -n $connected ]] || fail "run $run_no: no connect after retries in the log"
-		assert_between "$((connected - listen))" -20 500 "ms from the listen to the connect (run $run_no)"
+		# The listen is seen by a poller of /proc every 2 ms, which lags on a busy
+		# machine (21 ms under make sanitize): a connect may seem to come first.
+		assert_between "$((connected - listen))" -250 500 "ms from the listen to the connect (run $run_no)"
 	done
 }
