@@ -266,17 +266,18 @@ coverage:
 FUZZ_BUILD ?= build/fuzz
 FUZZ_CC ?= clang
 FUZZ_SECONDS ?= 300
-FUZZ_TARGETS := config target policy fdinfo notify share
+FUZZ_TARGETS := config target policy fdinfo notify share ready
 # integer: unsigned wrap-around and lossy conversions count as findings too.
 FUZZ_CFLAGS = $(WARN) -g -O1 -Isrc -fsanitize=fuzzer,address,undefined,integer \
 	-fno-sanitize-recover=all
 FUZZ_CORE := src/core/config.c src/core/target.c src/core/policy.c src/sys/errname.c \
-	src/sys/text.c src/sys/fdinfo.c
+	src/sys/text.c src/sys/fdinfo.c src/core/ready.c
 
 .PHONY: fuzz
 
 ## fuzz: libFuzzer on the variables, the target patterns, the policy and the supervisor's
-## notification and ELF parsing, the shared state file, FUZZ_SECONDS each
+## notification and ELF parsing, the shared state file, a server's not-ready answer,
+## FUZZ_SECONDS each
 fuzz: $(FUZZ_TARGETS:%=$(FUZZ_BUILD)/fuzz-%)
 	tests/hardening/fuzz.sh $(FUZZ_BUILD) $(FUZZ_SECONDS) $(FUZZ_TARGETS)
 

@@ -40,6 +40,7 @@ BACKOFF_ENGINE        0     1    1   1    1
 BACKOFF_STRICT        0     1    1   1    1
 BACKOFF_SHARED        0     1    1   1    1
 BACKOFF_LOCAL_PROBE   0     1    1   1    1
+BACKOFF_REPLAY        0     1    1   1    1
 '
 
 # run_program VAR=VALUE...: a shell printing "out" and exiting 3 under the

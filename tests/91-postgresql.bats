@@ -32,6 +32,9 @@ setup_file() {
 		export PG_SKIP
 		return 0
 	fi
+	# Trust for postgres; a password for alice, mallory rejected (an error as the first answer).
+	printf '%s\n' "local all all trust" "host all alice 127.0.0.1/32 scram-sha-256" \
+		"host all mallory 127.0.0.1/32 reject" "host all all 127.0.0.1/32 trust" >"$PG_DIR/hba.conf"
 	export PG_BIN=$bin PG_DIR PG_AS_FLAT="${PG_AS[*]}"
 }
 
@@ -80,8 +83,26 @@ pg_start() {
 	: >"$PG_DIR/server.log"
 	((EUID != 0)) || chown nobody: "$PG_DIR/server.log"
 	"${PG_AS[@]}" "$PG_BIN/pg_ctl" -D "$PG_DIR/data" -l "$PG_DIR/server.log" -w -t 20 \
-		-o "-p $PG_PORT -k $PG_DIR/sock -c listen_addresses=127.0.0.1 -c shared_buffers=1MB -c fsync=off -c log_line_prefix='%n '" \
-		start
+		-o "-p $PG_PORT -k $PG_DIR/sock -c listen_addresses=127.0.0.1 -c shared_buffers=1MB -c fsync=off -c log_line_prefix='%n ' -c hba_file=$PG_DIR/hba.conf ${PG_EXTRA:-}" \
+		"${PG_WAIT:--w}" start
+}
+
+# pg_start_recovering: the server started in archive recovery whose
+# restore_command takes a second a file, with hot standby off: it listens at
+# once, and answers every start-up with SQLSTATE 57P03 ("the database system
+# is not accepting connections") for about 3 s, until the recovery ends.
+pg_start_recovering() {
+	touch "$PG_DIR/data/recovery.signal"
+	((EUID != 0)) || chown nobody: "$PG_DIR/data/recovery.signal"
+	PG_EXTRA="-c restore_command='sleep 1; false' -c hot_standby=off" PG_WAIT=-W pg_start
+}
+
+# pg_ready_wall_ms: when the server logged that it accepts connections (wall ms).
+pg_ready_wall_ms() {
+	local line
+	line=$(grep -F "ready to accept connections" "$PG_DIR/server.log" | tail -n 1)
+	[[ $line =~ ^([0-9]+)\.([0-9]{3})\  ]] || fail "no 'ready to accept connections' in the server log" || return
+	echo "$((BASH_REMATCH[1] * 1000 + 10#${BASH_REMATCH[2]}))"
 }
 
 # pg_start_after LOG ATTEMPT: starts the server as soon as the client's JSON
@@ -115,10 +136,11 @@ for line in sys.stdin:
 # The schedule is deterministic (no jitter, 500 ms apart) and the server is
 # started as the third attempt fails, about 1 s after the client: PostgreSQL
 # listens a few ms before it accepts sessions ("the database system is
-# starting up"), and an attempt landing in that window would fail in psql
-# whatever the library does, so the attempts are kept 500 ms away from it:
-# on the planned schedule alone (BACKOFF_LOCAL_PROBE=off), since a look for
-# the listener would connect within 10 ms of the listen, inside that window.
+# starting up"); over the unix socket the library does not see that answer
+# (it watches connections over IP), so the attempts are kept 500 ms away from
+# that window: on the planned schedule alone (BACKOFF_LOCAL_PROBE=off), since
+# a look for the listener would connect within 10 ms of the listen.  Over TCP
+# the window is the not-ready test's, below.
 late_psql() {
 	local host=$1 target=$2 errno=$3 what=$4 listen success
 	start_bg pgstart pg_start_after "$T/log.json" 3
@@ -196,4 +218,99 @@ late_psql() {
 		psql -X -h "$PG_DIR/sock" -p "$PG_PORT" -U postgres -c 'select 42'
 	assert_match "$stderr" 'No such file or directory' "psql error"
 	assert_match "$stderr" "giving up after 3 attempts" "library give-up line"
+}
+
+@test "psql (TCP, local look on) against a PostgreSQL that answers 'not accepting connections' for 3 s: 42 once it does; without the library its FATAL" {
+	pg_start_recovering
+	wait_for_line "$PG_DIR/server.log" "listening on IPv4" 20
+	run --separate-stderr timeout 20 psql -X -h 127.0.0.1 -p "$PG_PORT" -U postgres -At -c 'select 42'
+	assert_eq "$status" 2 "psql status without the library: $output"
+	assert_match "$stderr" "not accepting connections|starting up" "psql error without the library"
+	run --separate-stderr timeout 30 env LD_PRELOAD="$LIB" BACKOFF_CAP=500ms BACKOFF_LOG=info \
+		BACKOFF_LOG_FORMAT=json BACKOFF_LOG_FILE="$T/log.json" BACKOFF_SHARED="$T/state" \
+		psql -X -h 127.0.0.1 -p "$PG_PORT" -U postgres -At -c 'select 42'
+	local done_ms ready
+	done_ms=$(now_ms)
+	assert_eq "$status $output" "0 42" "psql with the library: $stderr"
+	assert_between "$(json_events "$T/log.json" not-ready | wc -l)" 2 100 "not-ready answers met"
+	assert_eq "$(json_events "$T/log.json" not-ready reason | sort -u)" "replay" \
+		"each start-up made again"
+	ready=$(pg_ready_wall_ms)
+	assert_between "$((done_ms - ready))" 0 1500 "ms from the server's readiness to psql's answer"
+}
+
+@test "a wrong password, an unknown database and a pg_hba.conf reject reach psql at once, unchanged, without a retry" {
+	pg_start
+	psql -X -h "$PG_DIR/sock" -p "$PG_PORT" -U postgres -qc "create role alice login password 'right'" ||
+		fail "create role"
+	local what start elapsed base_status base_err
+	for what in "user=alice password=wrong dbname=postgres" "user=postgres dbname=nosuch" \
+		"user=mallory dbname=postgres"; do
+		run --separate-stderr timeout 20 psql -X "host=127.0.0.1 port=$PG_PORT $what" -c 'select 42'
+		base_status=$status base_err=$stderr
+		start=$(now_ms)
+		run --separate-stderr timeout 20 env LD_PRELOAD="$LIB" BACKOFF_LOG=info BACKOFF_LOG_FORMAT=json \
+			BACKOFF_LOG_FILE="$T/log.json" BACKOFF_SHARED="$T/state" \
+			psql -X "host=127.0.0.1 port=$PG_PORT $what" -c 'select 42'
+		elapsed=$(($(now_ms) - start))
+		assert_eq "$status" "$base_status" "psql status ($what)"
+		assert_eq "$stderr" "$base_err" "psql error ($what)"
+		assert_between "$elapsed" 0 1000 "ms ($what)"
+	done
+	assert_match "$base_err" "rejects connection" "the rejected user's error"
+	assert_eq "$(json_events "$T/log.json" not-ready; json_events "$T/log.json" early)" "" \
+		"not-ready or early-close events"
+}
+
+@test "pgbouncer (preloaded) with PostgreSQL started late: the first query within 1 s of PostgreSQL being ready; without the library its server_login_retry (15 s)" {
+	require_program pgbouncer
+	local pgb_port mode done_ms ready
+	pgb_port=$("$PYTHON" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+	cat >"$PG_DIR/pgbouncer.ini" <<INI
+[databases]
+postgres = host=127.0.0.1 port=$PG_PORT dbname=postgres user=postgres
+[pgbouncer]
+listen_addr = 127.0.0.1
+listen_port = $pgb_port
+auth_type = any
+pool_mode = session
+unix_socket_dir =
+server_login_retry = 15
+logfile = $PG_DIR/pgbouncer.log
+INI
+	((EUID != 0)) || chown nobody: "$PG_DIR/pgbouncer.ini"
+	for mode in with without; do
+		local env=(env)
+		[[ $mode == without ]] ||
+			env+=(LD_PRELOAD="$LIB" BACKOFF_LOG=info BACKOFF_LOG_FORMAT=json BACKOFF_LOG_FILE="$PG_DIR/bo.json")
+		start_bg "pgbouncer-$mode" "${PG_AS[@]}" "${env[@]}" pgbouncer "$PG_DIR/pgbouncer.ini"
+		"$PYTHON" - "$pgb_port" <<'PY' || fail "pgbouncer does not listen"
+import socket, sys, time
+deadline = time.monotonic() + 5
+while time.monotonic() < deadline:
+    try:
+        socket.create_connection(("127.0.0.1", int(sys.argv[1]))).close()
+        sys.exit(0)
+    except OSError:
+        time.sleep(0.02)
+sys.exit(1)
+PY
+		# shellcheck disable=SC2016 # a script for sh
+		start_bg "query-$mode" sh -c 'psql -X -h 127.0.0.1 -p "$1" -U postgres -At -c "select 42"; echo "status $? at $(date +%s%3N)"' \
+			sh "$pgb_port"
+		sleep 1 # PostgreSQL starts late: the query waits for it
+		pg_start
+		wait_for_line "$T/query-$mode.out" "^status" 30
+		read -r _ _ _ done_ms < <(grep '^status' "$T/query-$mode.out")
+		ready=$(pg_ready_wall_ms)
+		assert_eq "$(head -n 1 "$T/query-$mode.out")" 42 "the query's answer ($mode the library)"
+		if [[ $mode == with ]]; then
+			assert_between "$((done_ms - ready))" 0 1000 "ms from PostgreSQL's readiness to the answer"
+		else
+			assert_between "$((done_ms - ready))" 5000 20000 "ms from PostgreSQL's readiness to the answer"
+		fi
+		pg_stop
+		kill "$(<"$T/pgbouncer-$mode.pid")" 2>/dev/null || true
+		wait "$(<"$T/pgbouncer-$mode.pid")" 2>/dev/null || true
+	done
 }

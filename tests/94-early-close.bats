@@ -296,3 +296,108 @@ print("connected")
 	assert_between "$elapsed" 0 1500 "ms it took (the TCP streak's wait is 2 s)"
 	assert_eq "$(json_events "$T/log.json" damped)" "" "waits"
 }
+
+@test "BACKOFF_REPLAY=on: a client that sent its request gets the answer; each connection received the request once" {
+	start_front front read 2
+	run --separate-stderr client sends timeout 20 env LD_PRELOAD="$LIB" "${SHARED[@]}" BACKOFF_REPLAY=on
+	assert_eq "$output" "b'hello\\n'" "what the client read: $stderr"
+	wait_for_line "$T/front.out" "^conn 3 " 5
+	assert_eq "$(tr '\n' ' ' <"$T/front.out")" "conn 1 bytes=5 conn 2 bytes=5 conn 3 bytes=5 " \
+		"the connections the server saw, and what each received"
+	assert_eq "$(json_events "$T/log.json" early attempt reason | tr '\n' ' ')" "1 replay 2 replay " \
+		"the early closes"
+}
+
+# late_socat_curl REPLAY: curl for /page through a socat front whose python
+# http.server backend listens 1.5 s late; sets status, output, stderr.
+late_socat_curl() {
+	require_command curl
+	mkdir -p "$T/www"
+	echo "the page" >"$T/www/page"
+	start_http_server back 1500 "$T/www"
+	start_socat_front "$PORT"
+	run --separate-stderr timeout 20 env LD_PRELOAD="$LIB" "${SHARED[@]}" BACKOFF_REPLAY="$1" \
+		curl -sS "http://127.0.0.1:$FRONT/page"
+}
+
+@test "curl (non-blocking) with BACKOFF_REPLAY=on behind a socat front whose backend starts 1.5 s late gets the page, requested once" {
+	late_socat_curl on
+	assert_eq "$status $output" "0 the page" "curl: $stderr"
+	assert_eq "$(grep -c '"GET /page' "$T/back.err")" 1 "requests the backend received"
+	assert_between "$(json_events "$T/log.json" early attempt reason | grep -c replay)" 1 20 "replays"
+}
+
+@test "curl with BACKOFF_REPLAY off (the default) behind the same front: exit 52 as without the library, nothing replayed" {
+	late_socat_curl off
+	assert_eq "$status" 52 "curl: $stderr"
+	assert_eq "$(json_events "$T/log.json" early attempt reason)" "1 sent" "the early close"
+}
+
+@test "redis-cli PING with BACKOFF_REPLAY=on behind a socat front whose redis-server starts 1.5 s late: PONG" {
+	require_command redis-cli
+	require_program redis-server
+	local port
+	port=$("$PYTHON" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+	start_socat_front "$port"
+	start_bg redis sh -c 'sleep 1.5; exec redis-server --port "$1" --bind 127.0.0.1 --save "" --appendonly no' sh "$port"
+	run --separate-stderr timeout 20 env LD_PRELOAD="$LIB" "${SHARED[@]}" BACKOFF_REPLAY=on \
+		redis-cli -p "$FRONT" PING
+	assert_eq "$status $output" "0 PONG" "redis-cli: $stderr"
+	assert_between "$(json_events "$T/log.json" early attempt reason | grep -c replay)" 1 20 "replays"
+}
+
+@test "BACKOFF_REPLAY=on never replays bytes it did not see: a send, then sendfile(2); one connection" {
+	start_front front read 1
+	printf 'ING\n' >"$T/rest"
+	run --separate-stderr timeout 20 env LD_PRELOAD="$LIB" "${SHARED[@]}" BACKOFF_REPLAY=on "$PYTHON" -c '
+import os, socket, sys
+s = socket.create_connection(("127.0.0.1", int(sys.argv[1])))
+s.send(b"P")
+with open(sys.argv[2], "rb") as f:
+    os.sendfile(s.fileno(), f.fileno(), 0, 4)
+try:
+    print(repr(s.recv(100)))
+except OSError as e:
+    print(type(e).__name__)
+' "$PORT" "$T/rest"
+	assert_match "$output" "^(b''|ConnectionResetError)$" "the client's end: $stderr"
+	assert_eq "$(json_events "$T/log.json" early attempt reason)" "1 sent" "the early close"
+	assert_eq "$(wc -l <"$T/front.out")" 1 "connections"
+}
+
+@test "BACKOFF_REPLAY=on never replays more than 64 KiB: a 70000-byte request, one connection" {
+	start_front front read 1
+	run --separate-stderr timeout 20 env LD_PRELOAD="$LIB" "${SHARED[@]}" BACKOFF_REPLAY=on "$PYTHON" -c '
+import socket, sys
+s = socket.create_connection(("127.0.0.1", int(sys.argv[1])))
+try:
+    s.sendall(b"x" * 70000)
+    print(repr(s.recv(100)))
+except OSError as e:
+    print(type(e).__name__)
+' "$PORT"
+	assert_match "$output" "^(b''|ConnectionResetError|BrokenPipeError)$" "the client's end: $stderr"
+	assert_eq "$(json_events "$T/log.json" early attempt reason)" "1 sent" "the early close"
+	assert_eq "$(wc -l <"$T/front.out")" 1 "connections"
+}
+
+@test "a signal during a reconnect's wait: its handler runs at once, and the program sees the end it met" {
+	start_front front fin -1
+	SHARED+=(BACKOFF_BASE=2s BACKOFF_JITTER=none)
+	run --separate-stderr timeout 20 env LD_PRELOAD="$LIB" "${SHARED[@]}" "$PYTHON" -c '
+import signal, socket, sys, time
+start = time.monotonic()
+ran = []
+signal.signal(signal.SIGALRM, lambda *_: ran.append(time.monotonic() - start))
+s = socket.create_connection(("127.0.0.1", int(sys.argv[1])))
+signal.setitimer(signal.ITIMER_REAL, 0.3)
+data = s.recv(100)
+print(repr(data), int(ran[0] * 1000) if ran else -1, int((time.monotonic() - start) * 1000))
+' "$PORT"
+	local got handler total
+	read -r got handler total <<<"$output"
+	assert_eq "$got" "b''" "what the read returned: $stderr"
+	assert_between "$handler" 250 800 "ms until the handler ran (the wait is 2 s)"
+	assert_between "$total" 250 1000 "ms until the read returned"
+	assert_eq "$(json_events "$T/log.json" early attempt reason)" "1 reconnect" "the early close"
+}

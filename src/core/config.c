@@ -35,6 +35,7 @@ const char *const config_variables[] = {
 	"BACKOFF_SHARED",
 	"BACKOFF_ENGINE",
 	"BACKOFF_LOCAL_PROBE",
+	"BACKOFF_REPLAY",
 	NULL,
 };
 
@@ -505,6 +506,9 @@ static int apply(struct config *cfg, const char *name, const char *v, char *why,
 		cfg->targets = set;
 	} else if (strcmp(name, "BACKOFF_NONBLOCK") == 0) {
 		if (parse_bool(v, &cfg->nonblock) != 0)
+			msg = "expected on or off";
+	} else if (strcmp(name, "BACKOFF_REPLAY") == 0) {
+		if (parse_bool(v, &cfg->replay) != 0)
 			msg = "expected on or off";
 	} else if (strcmp(name, "BACKOFF_SEND") == 0) {
 		if (parse_bool(v, &cfg->send) != 0)

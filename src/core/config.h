@@ -48,6 +48,7 @@ struct config {
 	struct config_errset errors_unix; /* retryable connect errors, AF_UNIX */
 	struct target_set targets;
 	bool nonblock, send, dns;
+	bool replay; /* BACKOFF_REPLAY: send again what was sent before an early close */
 	bool shared; /* BACKOFF_SHARED: a budget per destination, "known down", one prober */
 	char shared_path[PATH_MAX]; /* BACKOFF_SHARED=PATH; empty: the user's default */
 	uint64_t local_probe_ms;    /* BACKOFF_LOCAL_PROBE; 0: off */

@@ -341,8 +341,8 @@ enum decide_wake decide_loop_wake(const struct config *cfg, struct fdconn *c, ui
 	return DECIDE_WAKE_SLEEP;
 }
 
-bool decide_early_close(const struct config *cfg, const struct target_addr *t, bool sent,
-			bool blocking, bool timed)
+bool decide_early_close(const struct config *cfg, const struct target_addr *t, bool not_ready,
+			bool sent, bool replay, bool blocking, bool timed)
 {
 	struct share_slot *s = share_get(cfg, t);
 	struct events_subject what = { .call = "connect", .target = t };
@@ -357,7 +357,7 @@ bool decide_early_close(const struct config *cfg, const struct target_addr *t, b
 	n = share_note_early(s, now, 2 * (cap + 1000) * 1000000, &since, &prev);
 	delay = policy_next_delay(&cfg->policy, n, prev, rng_next());
 	share_damp(s, now + delay * 1000000, delay);
-	if (sent)
+	if (sent && !replay)
 		why = "sent";
 	else if (!blocking && !cfg->nonblock)
 		why = "nonblocking";
@@ -368,7 +368,7 @@ bool decide_early_close(const struct config *cfg, const struct target_addr *t, b
 	else if (cfg->timeout_ms != CONFIG_INFINITE &&
 		 (now - since) / 1000000 + delay >= cfg->timeout_ms)
 		why = "budget";
-	events_early(&what, n, delay, why);
+	events_early(&what, not_ready, n, delay, why ? why : sent ? "replay" : "reconnect");
 	return why == NULL;
 }
 

@@ -64,17 +64,19 @@ void decide_connected(const struct config *cfg, const struct target_addr *t, pid
 
 /*
  * Early close: a connection to @t that its peer ended (FIN or RST) before
- * sending a byte is a failed attempt of its destination, host-wide through
+ * sending a byte, or whose server answered its start-up that it is
+ * @not_ready, is a failed attempt of its destination, host-wide through
  * the shared state: its streak grows, and new connects to it wait for the
  * policy's delay for the streak (damping).  Whether the caller is to connect
- * the same socket again: only if the program has @sent nothing on it, it is
- * @blocking (or BACKOFF_NONBLOCK is on), and the streak is within
- * BACKOFF_RETRIES and BACKOFF_TIMEOUT (counted from the streak's first early
- * close), and the read has no timeout of its own (@timed: SO_RCVTIMEO).
- * Said at info; counted.
+ * the same socket again: only if the program has @sent nothing on it, or
+ * what it sent is to be sent again on the new connection (@replay: recorded
+ * in full under BACKOFF_REPLAY=on), it is @blocking (or BACKOFF_NONBLOCK is
+ * on), and the streak is within BACKOFF_RETRIES and BACKOFF_TIMEOUT (counted
+ * from the streak's first early close), and the read has no timeout of its
+ * own (@timed: SO_RCVTIMEO).  Said at info; counted.
  */
-bool decide_early_close(const struct config *cfg, const struct target_addr *t, bool sent,
-			bool blocking, bool timed);
+bool decide_early_close(const struct config *cfg, const struct target_addr *t, bool not_ready,
+			bool sent, bool replay, bool blocking, bool timed);
 
 /* A connection to @t received its first byte: the streak of early closes ends. */
 void decide_first_byte(const struct config *cfg, const struct target_addr *t);

@@ -4,8 +4,10 @@
 #include <errno.h>
 #include <netinet/tcp.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "core/decide.h"
+#include "core/ready.h"
 #include "core/target.h"
 #include "sys/sock.h"
 
@@ -24,66 +26,215 @@ void early_watch_inet(const struct config *cfg, int fd, const struct sockaddr *a
 			memcpy(&s->conn.addr, addr, len);
 			s->conn.addrlen = len;
 		}
+		/* A new connection: nothing sent on it yet (a replay's flight is held apart). */
+		if (atomic_load_explicit(&s->word, memory_order_relaxed) &
+		    (FDS_FLIGHT | FDS_NOREPLAY)) {
+			atomic_fetch_and_explicit(&s->word, ~FDS_NOREPLAY, memory_order_relaxed);
+			struct flight *fl = atomic_load_explicit(&s->flight, memory_order_relaxed);
+
+			if (fl &&
+			    (atomic_load_explicit(&s->word, memory_order_relaxed) & FDS_FLIGHT))
+				fl->len = 0;
+		}
 		fdtable_release(s, fdtable_state_of(s));
 		fdtable_set_first(s, true);
 	}
 	errno = saved;
 }
 
-bool early_seen(const struct config *cfg, int fd, ssize_t rc, int err, bool sending,
-		struct sockaddr_storage *addr, socklen_t *len)
+/*
+ * Take @s's flight if what the connection sent (@f) is all in it, in order
+ * to send it again; else NULL (and the flight is dropped: this connection
+ * is never replayed).
+ */
+static struct flight *replayable(struct fdslot *s, const struct sock_first *f)
+{
+	uint32_t w = atomic_load_explicit(&s->word, memory_order_acquire);
+	struct flight *fl;
+
+	/* Recorded under BACKOFF_REPLAY=on, or a start-up without effect (early_record). */
+	if ((w & FDS_NOREPLAY) || !(fl = fdtable_flight_take(s)))
+		return NULL;
+	/* Bytes the kernel sent that were not recorded (sendfile, a raw system call): not safe. */
+	if (fl->len == 0 || f->bytes_out == UINT64_MAX || f->bytes_out > fl->len ||
+	    (atomic_load_explicit(&s->word, memory_order_acquire) & FDS_NOREPLAY)) {
+		fdtable_flight_free(fl);
+		return NULL;
+	}
+	return fl;
+}
+
+/*
+ * A start-up that awaits its answer (@fl, recorded from the start) got the
+ * first bytes @got of it (@n of them): what they say.
+ */
+static enum ready_answer startup_answer(const struct flight *fl, const struct iovec *got, size_t n)
+{
+	if (!fl || fl->len == 0 || !got || !ready_startup(fl->data, fl->len))
+		return READY_ANSWERED;
+	return ready_answer(got->iov_base, got->iov_len < n ? got->iov_len : n, fl->data, fl->len);
+}
+
+enum early_action early_seen(const struct config *cfg, int fd, ssize_t rc, int err, bool sending,
+			     const struct iovec *got, struct sockaddr_storage *addr, socklen_t *len,
+			     struct flight **flight)
 {
 	struct fdslot *s = fdtable_peek(fd);
 	struct sock_first f = { .segs_in = 1 };
+	enum ready_answer answer = READY_ANSWERED;
 	struct target_addr t;
-	bool again, blocking;
+	struct flight *fl = NULL;
+	bool again, blocking, sent, recorded;
+	uint32_t w;
 
-	if (!s || !(atomic_load_explicit(&s->word, memory_order_relaxed) & FDS_FIRST))
-		return false;
+	if (!s || !((w = atomic_load_explicit(&s->word, memory_order_relaxed)) & FDS_FIRST))
+		return EARLY_NONE;
 	if (rc < 0 && err != ECONNRESET && err != EPIPE)
-		return false; /* EAGAIN, EINTR...: nothing yet */
+		return EARLY_NONE; /* EAGAIN, EINTR...: nothing yet */
 	if (rc > 0 && sending)
-		return false; /* what we sent says nothing of the peer */
+		return EARLY_NONE; /* what we sent says nothing of the peer */
 	if (rc <= 0) {
 		/* An end, or a read of nothing: one look tells which. */
 		if (!sock_first(fd, &f)) {
 			fdtable_set_first(s, false); /* not TCP: nothing to watch */
-			return false;
+			return EARLY_NONE;
 		}
 		if (f.segs_in == 0 && (f.state == TCP_ESTABLISHED || f.state == TCP_SYN_SENT))
-			return false; /* still open: a read of nothing */
+			return EARLY_NONE; /* still open: a read of nothing */
 	}
 	if (!fdtable_claim(s, true))
-		return false;
+		return EARLY_NONE;
 	*len = s->conn.addrlen;
 	memcpy(addr, &s->conn.addr, *len);
+	fl = (atomic_load_explicit(&s->word, memory_order_relaxed) & FDS_FLIGHT)
+		     ? atomic_load_explicit(&s->flight, memory_order_relaxed)
+		     : NULL;
+	recorded = fl && fl->len != 0;
+	/* Data on a start-up without effect: the server's answer may be "not ready". */
+	if (rc > 0 && !(w & FDS_NOREPLAY))
+		answer = startup_answer(fl, got, (size_t)rc);
+	fl = NULL;
 	fdtable_release(s, fdtable_state_of(s));
+	if (answer == READY_GOES_ON)
+		return EARLY_NONE; /* the start-up goes on: still watched */
 	if (!fdtable_set_first(s, false))
-		return false; /* another thread saw it first */
+		return EARLY_NONE; /* another thread saw it first */
 	/* Only a destination of the library's has a streak. */
 	if (!target_from_sockaddr((const struct sockaddr *)addr, *len, &t) ||
 	    !target_matches(&cfg->targets, &t))
-		return false;
-	if (f.segs_in != 0) {
+		return EARLY_NONE;
+	if (answer == READY_NOT && !sock_first(fd, &f))
+		answer = READY_ANSWERED;
+	if (answer == READY_ANSWERED && f.segs_in != 0) {
 		decide_first_byte(cfg, &t);
-		return false;
+		return EARLY_NONE;
 	}
+	sent = f.segs_out != 0 || sending || recorded;
+	/* A failed send is only counted: the program is told, and sends again if it will. */
+	if (sent && !sending)
+		fl = replayable(s, &f);
 	blocking = sock_is_blocking(fd);
 	/* A blocking read with a timeout of its own is not made to wait for a new connection. */
-	again = decide_early_close(cfg, &t, f.segs_out != 0 || sending, blocking,
+	again = decide_early_close(cfg, &t, answer == READY_NOT, sent, fl != NULL, blocking,
 				   blocking && sock_rcvtimeo_ms(fd) != UINT64_MAX);
-	if (again)
-		sock_abort_connect(fd);
-	return again;
+	if (!again) {
+		fdtable_flight_free(fl);
+		return EARLY_NONE;
+	}
+	sock_abort_connect(fd);
+	*flight = fl;
+	return fl ? EARLY_REPLAY : EARLY_RECONNECT;
+}
+
+/* The first bytes of @n sent from @iov, for a look at the protocol. */
+static void head_of(const struct iovec *iov, int iovcnt, size_t n, unsigned char head[8])
+{
+	size_t got = 0;
+	int k;
+
+	for (k = 0; k < iovcnt && got < 8 && got < n; k++) {
+		size_t part = iov[k].iov_len < 8 - got ? iov[k].iov_len : 8 - got;
+
+		memcpy(head + got, iov[k].iov_base, part);
+		got += part;
+	}
+}
+
+void early_record(const struct config *cfg, int fd, const struct iovec *iov, int iovcnt, size_t n)
+{
+	struct fdslot *s = fdtable_peek(fd);
+	unsigned char head[8] = { 0 };
+	struct flight *fl;
+	uint32_t w;
+	int saved, k;
+
+	if (!s)
+		return;
+	w = atomic_load_explicit(&s->word, memory_order_relaxed);
+	if (!(w & FDS_FIRST) || (w & FDS_NOREPLAY) || n == 0)
+		return;
+	saved = errno;
+	/*
+	 * Without BACKOFF_REPLAY only a start-up without effect is kept:
+	 * PostgreSQL's, whose first send says so.
+	 */
+	if (!cfg->replay && !(w & FDS_FLIGHT)) {
+		head_of(iov, iovcnt, n, head);
+		if (!ready_may_open(head, n)) {
+			atomic_fetch_or_explicit(&s->word, FDS_NOREPLAY, memory_order_relaxed);
+			goto out;
+		}
+	}
+	if (!fdtable_claim(s, false)) {
+		/* Another thread sends on it too: what is sent when is not ours to know. */
+		atomic_fetch_or_explicit(&s->word, FDS_NOREPLAY, memory_order_relaxed);
+		goto out;
+	}
+	fl = (w & FDS_FLIGHT) ? atomic_load_explicit(&s->flight, memory_order_relaxed) : NULL;
+	if (!fl) {
+		fl = mmap(NULL, sizeof(*fl), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+			  -1, 0);
+		if (fl == MAP_FAILED)
+			fl = NULL;
+		else
+			fdtable_flight_put(s, fl);
+	}
+	if (!fl || n > FLIGHT_MAX - fl->len) {
+		atomic_fetch_or_explicit(&s->word, FDS_NOREPLAY, memory_order_relaxed);
+	} else {
+		for (k = 0; k < iovcnt && n > 0; k++) {
+			size_t part = iov[k].iov_len < n ? iov[k].iov_len : n;
+
+			memcpy(fl->data + fl->len, iov[k].iov_base, part);
+			fl->len += (uint32_t)part;
+			n -= part;
+		}
+		if (!cfg->replay && !ready_startup(fl->data, fl->len))
+			atomic_fetch_or_explicit(&s->word, FDS_NOREPLAY, memory_order_relaxed);
+	}
+	fdtable_release(s, fdtable_state_of(s));
+out:
+	errno = saved;
+}
+
+void early_flight_done(int fd, struct flight *flight)
+{
+	struct fdslot *s = fdtable_peek(fd);
+
+	if (s && (atomic_load_explicit(&s->word, memory_order_relaxed) & FDS_FIRST))
+		fdtable_flight_put(s, flight);
+	else
+		fdtable_flight_free(flight);
 }
 
 void early_sent(const struct config *cfg, int fd, int err)
 {
 	struct sockaddr_storage addr;
+	struct flight *fl = NULL;
 	socklen_t len;
 	int saved = errno;
 
 	/* Something was being sent: never connected again, only counted. */
-	early_seen(cfg, fd, -1, err, true, &addr, &len);
+	early_seen(cfg, fd, -1, err, true, NULL, &addr, &len, &fl);
 	errno = saved;
 }

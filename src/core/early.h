@@ -5,6 +5,7 @@
 #include <stdbool.h>
 #include <sys/socket.h>
 #include <sys/types.h>
+#include <sys/uio.h>
 
 #include "core/config.h"
 #include "core/fdtable.h"
@@ -33,17 +34,43 @@ static inline bool early_any(void)
 	return fdtable_any_first();
 }
 
+/* What a read's early close asks of its caller. */
+enum early_action {
+	EARLY_NONE,	 /* nothing: the program sees what the read returned */
+	EARLY_RECONNECT, /* connect again (*addr, *len), then read again */
+	EARLY_REPLAY,	 /* connect again, send *flight again, then read again */
+};
+
 /*
- * A read (or, with @sending, a send) on @fd returned @rc with errno @err.  On
- * a watched connection: data ends the watch (its destination's streak of
- * early closes too); an end (0, ECONNRESET, EPIPE) with no byte ever
- * received is an early close (one TCP_INFO tells), decided by
- * decide_early_close.  Returns true when the socket is to be connected again:
- * its connection is aborted and *addr, *len hold the destination.  errno may
- * change.
+ * A read (or, with @sending, a send) on @fd returned @rc with errno @err, the
+ * data first in @got (a read's first buffer).  On a watched connection: data
+ * ends the watch (its destination's streak of early closes too), unless it
+ * is the answer to a start-up without effect (core/ready.h): "go on" keeps
+ * the watch, "not ready" is as an early close; an end (0, ECONNRESET,
+ * EPIPE) with no byte ever received is an early close (one TCP_INFO tells),
+ * decided by decide_early_close.  When the socket is to be connected again, its
+ * connection is aborted and *addr, *len hold the destination; for
+ * EARLY_REPLAY *flight is what the program had sent, the caller's to give
+ * back (early_flight_done).  errno may change.
  */
-bool early_seen(const struct config *cfg, int fd, ssize_t rc, int err, bool sending,
-		struct sockaddr_storage *addr, socklen_t *len);
+enum early_action early_seen(const struct config *cfg, int fd, ssize_t rc, int err, bool sending,
+			     const struct iovec *got, struct sockaddr_storage *addr, socklen_t *len,
+			     struct flight **flight);
+
+/*
+ * A send on @fd wrote the first @n bytes of @iov (@iovcnt entries): under
+ * BACKOFF_REPLAY, on a watched connection, they are recorded (at most
+ * FLIGHT_MAX bytes in all; beyond that, or when they cannot be, the
+ * connection is never replayed).  Async-signal-safe; errno
+ * untouched.
+ */
+void early_record(const struct config *cfg, int fd, const struct iovec *iov, int iovcnt, size_t n);
+
+/*
+ * @flight was sent again on @fd's new connection (or the reconnect failed):
+ * kept for the next early close of @fd, which may come too.
+ */
+void early_flight_done(int fd, struct flight *flight);
 
 /* A send on @fd failed with @err: on a watched connection, maybe an early close.  errno kept. */
 void early_sent(const struct config *cfg, int fd, int err);

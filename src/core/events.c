@@ -165,12 +165,12 @@ void events_down(const char *call, const struct target_addr *target, uint64_t el
 	     "budget-spent");
 }
 
-void events_early(const struct events_subject *s, uint64_t streak, uint64_t delay_ms,
-		  const char *why_not)
+void events_early(const struct events_subject *s, bool not_ready, uint64_t streak,
+		  uint64_t delay_ms, const char *what)
 {
 	count(&stat_early, 1);
-	line(LOG_LEVEL_INFO, "early", s, 0, streak, (int64_t)delay_ms, LOG_NONE, LOG_NONE,
-	     why_not ? why_not : "reconnect");
+	line(LOG_LEVEL_INFO, not_ready ? "not-ready" : "early", s, 0, streak, (int64_t)delay_ms,
+	     LOG_NONE, LOG_NONE, what);
 }
 
 void events_damped(const struct events_subject *s, uint64_t streak, uint64_t wait_ms)

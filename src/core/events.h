@@ -78,13 +78,13 @@ void events_unmanaged(void);
 void events_no_look(void);
 
 /*
- * A connection to s->target closed before its first byte, the @streak-th in a
- * row: new connects wait @delay_ms; @why_not NULL: it is connected again
- * (nothing was sent), else why not ("sent", "nonblocking", "retries",
- * "budget").  Counted; said at info.
+ * A connection to s->target closed before its first byte (or its server
+ * answered @not_ready), the @streak-th in a row: new connects wait @delay_ms; @what: "reconnect"
+ * (nothing was sent) or "replay" (what was sent is sent again) when it is connected again, else why
+ * not ("sent", "nonblocking", "own-timeout", "retries", "budget"). Counted; said at info.
  */
-void events_early(const struct events_subject *s, uint64_t streak, uint64_t delay_ms,
-		  const char *why_not);
+void events_early(const struct events_subject *s, bool not_ready, uint64_t streak,
+		  uint64_t delay_ms, const char *what);
 
 /* A connect waits @wait_ms before its attempt: @streak early closes in a row.  At info. */
 void events_damped(const struct events_subject *s, uint64_t streak, uint64_t wait_ms);

@@ -254,6 +254,8 @@ unsigned fdtable_release(struct fdslot *s, unsigned state)
 		}
 	} while (!atomic_compare_exchange_weak_explicit(&s->word, &w, next, memory_order_release,
 							memory_order_relaxed));
+	if ((w & FDS_FLIGHT) && !(next & FDS_FLIGHT))
+		fdtable_flight_free(atomic_exchange(&s->flight, NULL));
 	fdtable_count(w & FDS_STATE, next & FDS_STATE);
 	if ((w & FDS_FIRST) && !(next & FDS_FIRST))
 		atomic_fetch_sub_explicit(&fdtable_first, 1, memory_order_relaxed);
@@ -295,6 +297,8 @@ void fdtable_forget(int fd)
 	} while (!atomic_compare_exchange_weak_explicit(&s->word, &w, next, memory_order_acq_rel,
 							memory_order_relaxed));
 	if (!(w & FDS_CLAIMED)) {
+		if (w & FDS_FLIGHT)
+			fdtable_flight_free(atomic_exchange(&s->flight, NULL));
 		fdtable_count(w & FDS_STATE, FDS_FREE);
 		if (w & FDS_FIRST)
 			atomic_fetch_sub_explicit(&fdtable_first, 1, memory_order_relaxed);
@@ -313,6 +317,28 @@ bool fdtable_set_first(struct fdslot *s, bool on)
 	else
 		atomic_fetch_sub_explicit(&fdtable_first, 1, memory_order_relaxed);
 	return true;
+}
+
+struct flight *fdtable_flight_take(struct fdslot *s)
+{
+	if (!(atomic_fetch_and_explicit(&s->word, ~FDS_FLIGHT, memory_order_acq_rel) & FDS_FLIGHT))
+		return NULL;
+	return atomic_exchange(&s->flight, NULL);
+}
+
+void fdtable_flight_put(struct fdslot *s, struct flight *f)
+{
+	fdtable_flight_free(atomic_exchange(&s->flight, f));
+	atomic_fetch_or_explicit(&s->word, FDS_FLIGHT, memory_order_release);
+}
+
+void fdtable_flight_free(struct flight *f)
+{
+	int saved = errno;
+
+	if (f)
+		munmap(f, sizeof(*f));
+	errno = saved;
 }
 
 void fdtable_forget_range(unsigned lo, unsigned hi)

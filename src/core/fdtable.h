@@ -32,12 +32,21 @@ enum fdtable_state {
 	FDS_FINAL = 4,	    /* the last failure was handed over: connect() is the kernel's */
 };
 #define FDS_STATE 0x7U
-#define FDS_CLAIMED 0x8U  /* one thread works on the slot; others do not wait for it */
-#define FDS_EPOLL 0x10U	  /* the fd is an epoll set: epgen counts its closes */
-#define FDS_REGS 0x20U	  /* the fd's epoll registrations are recorded */
-#define FDS_CLOSED 0x40U  /* closed while claimed: the claimer clears it on release */
-#define FDS_UNKNOWN 0x80U /* an epoll_ctl on the fd could not be recorded: ask /proc */
-#define FDS_FIRST 0x100U  /* connected through the library, no byte from the peer yet */
+#define FDS_CLAIMED 0x8U     /* one thread works on the slot; others do not wait for it */
+#define FDS_EPOLL 0x10U	     /* the fd is an epoll set: epgen counts its closes */
+#define FDS_REGS 0x20U	     /* the fd's epoll registrations are recorded */
+#define FDS_CLOSED 0x40U     /* closed while claimed: the claimer clears it on release */
+#define FDS_UNKNOWN 0x80U    /* an epoll_ctl on the fd could not be recorded: ask /proc */
+#define FDS_FIRST 0x100U     /* connected through the library, no byte from the peer yet */
+#define FDS_FLIGHT 0x1000U   /* fdslot.flight holds a mapping */
+#define FDS_NOREPLAY 0x2000U /* something sent was not recorded: never replayed */
+
+/* What the program sent on a connection before its first byte, for BACKOFF_REPLAY. */
+#define FLIGHT_MAX 65536U
+struct flight {
+	uint32_t len; /* bytes recorded, in data */
+	unsigned char data[FLIGHT_MAX];
+};
 
 /* One registration of the fd in an epoll set; atomics, read while it may change. */
 struct fdreg {
@@ -77,6 +86,7 @@ struct fdslot {
 		claimed_ns; /* when claimed (0: just now): a claim left by siglongjmp expires */
 	struct fdreg reg[FDREG_INLINE];
 	struct fdconn conn;
+	_Atomic(struct flight *) flight; /* FDS_FLIGHT: written by the claimer */
 };
 
 /* Managed connects in the process, and those hidden: the hooks' fast paths read these. */
@@ -103,6 +113,19 @@ static inline bool fdtable_any_first(void)
  * counter follows.  Lock-free, async-signal-safe.
  */
 bool fdtable_set_first(struct fdslot *s, bool on);
+
+/*
+ * Take @s's flight (FDS_FLIGHT cleared), or NULL.  The caller owns it: it
+ * gives it back with fdtable_flight_put or unmaps it with fdtable_flight_free.
+ * Lock-free, async-signal-safe.
+ */
+struct flight *fdtable_flight_take(struct fdslot *s);
+
+/* Give @f back to @s (its fd still the same socket); unmapped if @s has one already. */
+void fdtable_flight_put(struct fdslot *s, struct flight *f);
+
+/* Unmap @f (NULL: nothing).  Async-signal-safe; errno untouched. */
+void fdtable_flight_free(struct flight *f);
 
 /* Whether any fd needs an emulated answer: one relaxed load, for the I/O hooks. */
 static inline bool fdtable_any_hidden(void)

@@ -1,6 +1,7 @@
 /* send/sendto/sendmsg/sendmmsg: in-progress answers on a hidden connect; failures retried. */
 #include <errno.h>
 #include <sys/socket.h>
+#include <sys/uio.h>
 
 #include "core/early.h"
 #include "core/pending.h"
@@ -185,6 +186,19 @@ SLOW_PATH static int sendmmsg_retry(struct send_op *op)
 	return (int)send_failed(op, sendmmsg_again);
 }
 
+/* @op sent @rc bytes on a connection that may await its first byte: recorded for a replay. */
+SLOW_PATH static ssize_t send_seen(const struct send_op *op, ssize_t rc)
+{
+	struct iovec one = { (void *)op->buf, op->len };
+
+	if (op->msg)
+		early_record(init_config_get(), op->fd, op->msg->msg_iov, (int)op->msg->msg_iovlen,
+			     (size_t)rc);
+	else
+		early_record(init_config_get(), op->fd, &one, 1, (size_t)rc);
+	return rc;
+}
+
 /*
  * Each hook returns what the real call returned, at once on success; a call
  * that failed with nothing sent (-1) on a blocking socket with a transient
@@ -204,9 +218,12 @@ EXPORT ssize_t send(int fd, const void *buf, size_t n, int flags)
 	op.buf = buf;
 	op.len = n;
 	op.flags = flags;
+	op.msg = NULL;
 	KEEP_IN_MEMORY(op);
 	rc = real_send(fd, buf, n, flags);
-	return __builtin_expect(rc >= 0, 1) ? rc : send_retry(&op);
+	if (__builtin_expect(rc >= 0, 1))
+		return __builtin_expect(early_any(), 0) ? send_seen(&op, rc) : rc;
+	return send_retry(&op);
 }
 
 EXPORT ssize_t sendto(int fd, const void *buf, size_t n, int flags, COMPAT_CONST_SOCKADDR_ARG to,
@@ -222,9 +239,12 @@ EXPORT ssize_t sendto(int fd, const void *buf, size_t n, int flags, COMPAT_CONST
 	op.flags = flags;
 	op.to = COMPAT_SOCKADDR(to);
 	op.tolen = tolen;
+	op.msg = NULL;
 	KEEP_IN_MEMORY(op);
 	rc = real_sendto(fd, buf, n, flags, COMPAT_SOCKADDR(to), tolen);
-	return __builtin_expect(rc >= 0, 1) ? rc : sendto_retry(&op);
+	if (__builtin_expect(rc >= 0, 1))
+		return __builtin_expect(early_any(), 0) ? send_seen(&op, rc) : rc;
+	return sendto_retry(&op);
 }
 
 EXPORT ssize_t sendmsg(int fd, const struct msghdr *msg, int flags)
@@ -238,7 +258,9 @@ EXPORT ssize_t sendmsg(int fd, const struct msghdr *msg, int flags)
 	op.flags = flags;
 	KEEP_IN_MEMORY(op);
 	rc = real_sendmsg(fd, msg, flags);
-	return __builtin_expect(rc >= 0, 1) ? rc : sendmsg_retry(&op);
+	if (__builtin_expect(rc >= 0, 1))
+		return __builtin_expect(early_any(), 0) && msg ? send_seen(&op, rc) : rc;
+	return sendmsg_retry(&op);
 }
 
 EXPORT int sendmmsg(int fd, struct mmsghdr *vec, unsigned vlen, compat_mmsg_flags flags)

@@ -195,8 +195,10 @@ static const char *early_text(const char *reason)
 {
 	if (strcmp(reason, "reconnect") == 0)
 		return "connecting again (nothing was sent)";
+	if (strcmp(reason, "replay") == 0)
+		return "connecting again, then sending again what was sent";
 	if (strcmp(reason, "sent") == 0)
-		return "the program sees it (it had sent data)";
+		return "the program sees it (it had sent data, not replayed)";
 	if (strcmp(reason, "nonblocking") == 0)
 		return "the program sees it (a non-blocking socket)";
 	if (strcmp(reason, "retries") == 0)
@@ -280,8 +282,11 @@ static void format_text(struct text *t, const struct log_event *ev)
 		text_str(t, ev->attempt == 1 ? " attempt in " : " attempts in ");
 		text_u64(t, (uint64_t)ev->elapsed_ms);
 		text_str(t, "ms");
-	} else if (strcmp(ev->event, "early") == 0) {
-		text_str(t, "closed by the peer before its first byte (early close ");
+	} else if (strcmp(ev->event, "early") == 0 || strcmp(ev->event, "not-ready") == 0) {
+		text_str(t, ev->event[0] == 'e'
+				    ? "closed by the peer before its first byte (early close "
+				    : "the server answered that it is not ready (SQLSTATE 57P03; "
+				      "early close ");
 		text_u64(t, ev->attempt);
 		text_str(t, " in a row); ");
 		text_str(t, early_text(ev->reason ? ev->reason : "?"));

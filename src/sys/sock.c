@@ -131,8 +131,13 @@ struct kernel_tcp_info {
 	uint8_t state;
 	uint8_t before[151];
 	uint32_t data_segs_in, data_segs_out;
+	/* Then (Linux 4.19) after 4 u64 and 2 u32: the bytes sent, retransmissions included. */
+	uint8_t between[40];
+	uint64_t bytes_sent, bytes_retrans;
 };
 _Static_assert(offsetof(struct kernel_tcp_info, data_segs_in) == 152, "tcpi_data_segs_in");
+_Static_assert(offsetof(struct kernel_tcp_info, bytes_sent) == 200, "tcpi_bytes_sent");
+_Static_assert(offsetof(struct kernel_tcp_info, bytes_retrans) == 208, "tcpi_bytes_retrans");
 
 bool sock_first(int fd, struct sock_first *f)
 {
@@ -145,5 +150,9 @@ bool sock_first(int fd, struct sock_first *f)
 	f->state = ti.state;
 	f->segs_in = ti.data_segs_in;
 	f->segs_out = ti.data_segs_out;
+	f->bytes_out =
+		len >= offsetof(struct kernel_tcp_info, bytes_retrans) + sizeof(ti.bytes_retrans)
+			? ti.bytes_sent - ti.bytes_retrans
+			: UINT64_MAX;
 	return true;
 }

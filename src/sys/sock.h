@@ -50,9 +50,10 @@ void sock_abort_connect(int fd);
 
 /* What TCP_INFO tells of a connection that may have ended before its first byte. */
 struct sock_first {
-	int state;	   /* TCP_ESTABLISHED, TCP_CLOSE_WAIT, TCP_CLOSE... */
-	uint32_t segs_in;  /* segments with data received from the peer */
-	uint32_t segs_out; /* segments with data sent */
+	int state;	    /* TCP_ESTABLISHED, TCP_CLOSE_WAIT, TCP_CLOSE... */
+	uint32_t segs_in;   /* segments with data received from the peer */
+	uint32_t segs_out;  /* segments with data sent */
+	uint64_t bytes_out; /* bytes sent, each once (UINT64_MAX: the kernel does not say) */
 };
 
 /*

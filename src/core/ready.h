@@ -1,0 +1,53 @@
+/*
+ * Not ready: a server that listens before it accepts sessions, recognized in
+ * the first exchange of a protocol whose start-up has no effect, so that the
+ * exchange can be made again on a new connection.  PostgreSQL: its
+ * SSLRequest, GSSENCRequest and StartupMessage change nothing on the server,
+ * and it answers them with SQLSTATE 57P03 ("the database system is starting
+ * up", "... in recovery mode", "... not yet accepting connections") until it
+ * accepts sessions.  Pure functions of bytes.
+ */
+#ifndef BACKOFF_CORE_READY_H
+#define BACKOFF_CORE_READY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/*
+ * Whether the @n bytes at @buf, all that a connection has sent, are a
+ * PostgreSQL start-up, whole: an SSLRequest or a GSSENCRequest, a
+ * StartupMessage of protocol 3, or the first then the second.
+ */
+bool ready_startup(const void *buf, size_t n);
+
+/*
+ * Whether a connection's first send, of @n bytes of which @head holds the
+ * first 8 (or @n if fewer), may open a PostgreSQL start-up (ready_startup
+ * then tells): a few loads, for every first send.
+ */
+bool ready_may_open(const unsigned char head[8], size_t n);
+
+/* What the server's first bytes say of a start-up. */
+enum ready_answer {
+	READY_ANSWERED, /* an answer: the start-up is the program's from here */
+	READY_GOES_ON,	/* 'N' to an SSLRequest or a GSSENCRequest: it goes on in the clear */
+	READY_NOT,	/* an ErrorResponse with SQLSTATE 57P03: not ready, try again */
+};
+
+/*
+ * What the first @n bytes at @buf that the server sent say, @fl_len bytes of
+ * the start-up @fl having been sent.
+ */
+enum ready_answer ready_answer(const void *buf, size_t n, const void *fl, uint32_t fl_len);
+
+/* The one-byte answer that lets a start-up go on in the clear (READY_GOES_ON). */
+#define READY_GO_ON 'N'
+
+/*
+ * Where a replay of the start-up @fl (@fl_len bytes) stops for the server's
+ * one-byte answer ('N'): after its SSLRequest or GSSENCRequest; 0 if none.
+ */
+uint32_t ready_pause(const void *fl, uint32_t fl_len);
+
+#endif

@@ -1,0 +1,42 @@
+/* libFuzzer target: PostgreSQL's start-up and its "not ready" answer, against any bytes. */
+#include "core/ready.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+#define REQUIRE(cond)            \
+	do {                     \
+		if (!(cond))     \
+			abort(); \
+	} while (0)
+
+/* An SSLRequest: length 8, code 80877103. */
+static const uint8_t ssl_request[8] = { 0, 0, 0, 8, 0x04, 0xd2, 0x16, 0x2f };
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	size_t half = size / 2;
+	uint32_t pause;
+	uint8_t *copy;
+
+	/* Any bytes, as a flight and as an answer: no read past either (ASan). */
+	copy = malloc(size ? size : 1);
+	REQUIRE(copy);
+	memcpy(copy, data, size);
+	if (ready_startup(copy, size)) {
+		REQUIRE(size >= 8);
+		pause = ready_pause(copy, (uint32_t)size);
+		REQUIRE(pause == 0 || pause == 8);
+	}
+	if (size >= 8)
+		(void)ready_may_open(copy, size);
+	(void)ready_answer(copy + half, size - half, copy, (uint32_t)half);
+	/* After an SSLRequest alone, only a lone 'N' lets the start-up go on. */
+	REQUIRE((ready_answer(copy, size, ssl_request, 8) == READY_GOES_ON) ==
+		(size == 1 && copy[0] == 'N'));
+	free(copy);
+	return 0;
+}
