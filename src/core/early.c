@@ -12,22 +12,22 @@
 void early_watch_inet(const struct config *cfg, int fd, const struct sockaddr *addr, socklen_t len)
 {
 	struct fdslot *s;
-	int saved;
 
-	if (!cfg->enabled || !cfg->shared || len > sizeof(struct sockaddr_storage))
+	if (!cfg->enabled || !cfg->shared)
 		return;
-	saved = errno;
-	s = fdtable_get(fd);
-	/* Another thread works on the fd (a managed connect): it holds the address already. */
-	if (s && fdtable_claim(s, false)) {
-		if (fdtable_state_of(s) == FDS_FREE) {
-			memcpy(&s->conn.addr, addr, len);
-			s->conn.addrlen = len;
-		}
-		fdtable_release(s, fdtable_state_of(s));
-		fdtable_set_first(s, true);
-	}
-	errno = saved;
+	s = fdtable_peek(fd);
+	if (!s && !(s = fdtable_get(fd)))
+		return;
+	/*
+	 * A slot of its own, not the managed connect's, so no claim: only a
+	 * connect of this fd writes it, and early_seen reads it once the flag
+	 * set after it is seen.
+	 */
+	if (len > sizeof(s->first_addr))
+		len = sizeof(s->first_addr);
+	memcpy(&s->first_addr, addr, len);
+	s->first_len = len;
+	fdtable_set_first(s, true);
 }
 
 bool early_seen(const struct config *cfg, int fd, ssize_t rc, int err, bool sending,
@@ -38,7 +38,7 @@ bool early_seen(const struct config *cfg, int fd, ssize_t rc, int err, bool send
 	struct target_addr t;
 	bool again, blocking;
 
-	if (!s || !(atomic_load_explicit(&s->word, memory_order_relaxed) & FDS_FIRST))
+	if (!s || !(atomic_load_explicit(&s->word, memory_order_acquire) & FDS_FIRST))
 		return false;
 	if (rc < 0 && err != ECONNRESET && err != EPIPE)
 		return false; /* EAGAIN, EINTR...: nothing yet */
@@ -53,11 +53,8 @@ bool early_seen(const struct config *cfg, int fd, ssize_t rc, int err, bool send
 		if (f.segs_in == 0 && (f.state == TCP_ESTABLISHED || f.state == TCP_SYN_SENT))
 			return false; /* still open: a read of nothing */
 	}
-	if (!fdtable_claim(s, true))
-		return false;
-	*len = s->conn.addrlen;
-	memcpy(addr, &s->conn.addr, *len);
-	fdtable_release(s, fdtable_state_of(s));
+	*len = s->first_len;
+	memcpy(addr, &s->first_addr, *len);
 	if (!fdtable_set_first(s, false))
 		return false; /* another thread saw it first */
 	/* Only a destination of the library's has a streak. */

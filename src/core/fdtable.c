@@ -304,7 +304,8 @@ void fdtable_forget(int fd)
 
 bool fdtable_set_first(struct fdslot *s, bool on)
 {
-	uint32_t w = on ? atomic_fetch_or_explicit(&s->word, FDS_FIRST, memory_order_relaxed)
+	/* Set with release: the address written before it is seen with the flag. */
+	uint32_t w = on ? atomic_fetch_or_explicit(&s->word, FDS_FIRST, memory_order_release)
 			: atomic_fetch_and_explicit(&s->word, ~FDS_FIRST, memory_order_relaxed);
 
 	if (!(w & FDS_FIRST) == !on)
@@ -364,10 +365,10 @@ void fdtable_after_fork(void)
 
 void fdtable_mode_made(int fd, unsigned epoch, unsigned bits)
 {
-	struct fdslot *s = fdtable_get(fd);
+	struct fdslot *s = fdtable_peek(fd);
 	uint32_t w, mode = FDS_KNOWN | (bits & FDS_MODE) | (epoch & 0xffffU) << FDS_EPOCH_SHIFT;
 
-	if (!s)
+	if (!s && !(s = fdtable_get(fd)))
 		return;
 	w = atomic_load_explicit(&s->word, memory_order_relaxed);
 	while (!atomic_compare_exchange_weak_explicit(

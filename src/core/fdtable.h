@@ -2,6 +2,7 @@
 #ifndef BACKOFF_CORE_FDTABLE_H
 #define BACKOFF_CORE_FDTABLE_H
 
+#include <netinet/in.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -87,6 +88,9 @@ struct fdslot {
 		claimed_ns; /* when claimed (0: just now): a claim left by siglongjmp expires */
 	struct fdreg reg[FDREG_INLINE];
 	struct fdconn conn;
+	/* FDS_FIRST: where the connection goes, written before the flag is set */
+	struct sockaddr_in6 first_addr;
+	socklen_t first_len;
 };
 
 /* Managed connects in the process, and those hidden: the hooks' fast paths read these. */

@@ -77,7 +77,7 @@ static int first_attempt(const struct config *cfg, struct connect_ctx *c, uint64
 	if (decide_first_cap_ms(cfg, &t) < bound)
 		bound = decide_first_cap_ms(cfg, &t);
 	*started_ms = clock_now_ms();
-	err = sock_connect_until(c->fd, c->addr, c->len, *started_ms + bound, own);
+	err = sock_connect_from(c->fd, c->addr, c->len, *started_ms, *started_ms + bound, own);
 	/* Non-blocking after all: its mode changed where the hooks could not see. */
 	if (err == EINPROGRESS)
 		fdtable_mode_forget(c->fd);

@@ -88,8 +88,14 @@ static int set_sndtimeo(int fd, uint64_t ms)
 int sock_connect_until(int fd, const struct sockaddr *addr, socklen_t len, uint64_t deadline_ms,
 		       enum sock_own_timeo known)
 {
-	uint64_t now = deadline_ms == UINT64_MAX ? 0 : clock_now_ms(),
-		 left = deadline_ms > now ? deadline_ms - now : 0;
+	return sock_connect_from(fd, addr, len, deadline_ms == UINT64_MAX ? 0 : clock_now_ms(),
+				 deadline_ms, known);
+}
+
+int sock_connect_from(int fd, const struct sockaddr *addr, socklen_t len, uint64_t now,
+		      uint64_t deadline_ms, enum sock_own_timeo known)
+{
+	uint64_t left = deadline_ms > now ? deadline_ms - now : 0;
 	struct timeval own = { 0, 0 };
 	socklen_t own_len = sizeof(own);
 	int err;

@@ -51,6 +51,10 @@ enum sock_own_timeo {
 int sock_connect_until(int fd, const struct sockaddr *addr, socklen_t len, uint64_t deadline_ms,
 		       enum sock_own_timeo known);
 
+/* sock_connect_until with the time (monotonic ms) already read: @now_ms, at the call. */
+int sock_connect_from(int fd, const struct sockaddr *addr, socklen_t len, uint64_t now_ms,
+		      uint64_t deadline_ms, enum sock_own_timeo known);
+
 /*
  * Abort the attempt under way on @fd (connect with AF_UNSPEC: the descriptor,
  * its options, flags and epoll registrations are kept, and it can connect
