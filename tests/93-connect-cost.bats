@@ -76,6 +76,12 @@ extra_calls() {
 	done
 }
 
+@test "a socket made non-blocking where no hook sees it gets the kernel's EINPROGRESS, its attempt not aborted" {
+	calls_of setfl-raw with
+	assert_match "$OUT" "connect=EINPROGRESS" "the kernel's answer"
+	assert_no_match "$TRACE" "AF_UNSPEC" "the attempt left under way"
+}
+
 @test "a program's own send timeout is its connect's bound: nothing set, and it finds its value exact" {
 	extra_calls sndtimeo
 	assert_eq "$EXTRA" 0 "extra system calls (trace: $TRACE)"

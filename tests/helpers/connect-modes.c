@@ -17,6 +17,8 @@
  *                  copy: the original is non-blocking too
  *   setfl-fork     socket(), then a child sets O_NONBLOCK on its copy and
  *                  exits before the connect
+ *   setfl-raw      socket(), then O_NONBLOCK set by the system call itself,
+ *                  where no hook sees it
  *   unset          socket() with SOCK_NONBLOCK, then fcntl(F_SETFL, 0)
  *   sndtimeo       socket(), then setsockopt(SO_SNDTIMEO, 5 s 250 ms)
  *   sndtimeo-off   the same, then setsockopt(SO_SNDTIMEO, 0)
@@ -29,6 +31,7 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <sys/ioctl.h>
+#include <sys/syscall.h>
 #include <sys/time.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -77,6 +80,8 @@ static int set_up(int fd, const char *how)
 			return -1;
 		return 0;
 	}
+	if (strcmp(how, "setfl-raw") == 0)
+		return (int)syscall(SYS_fcntl, fd, F_SETFL, O_NONBLOCK | O_RDWR);
 	if (strcmp(how, "unset") == 0)
 		return fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
 	if (strcmp(how, "sndtimeo") == 0)
