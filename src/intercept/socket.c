@@ -5,8 +5,8 @@
 #include "init.h"
 #include "sys/real.h"
 
-/* Returns as socket(2); errno untouched on success. */
-EXPORT int socket(int domain, int type, int protocol)
+/* An internet socket: made, and its mode known from now on. */
+static __attribute__((noinline)) int socket_inet(int domain, int type, int protocol)
 {
 	unsigned epoch;
 	int fd;
@@ -15,7 +15,15 @@ EXPORT int socket(int domain, int type, int protocol)
 	(void)init_config_get();
 	epoch = fdtable_mode_epoch();
 	fd = real_socket(domain, type, protocol);
-	if (fd >= 0 && (domain == AF_INET || domain == AF_INET6))
+	if (fd >= 0)
 		fdtable_mode_made(fd, epoch, (type & SOCK_NONBLOCK) ? FDS_NONBLOCK : 0);
 	return fd;
+}
+
+/* Returns as socket(2); errno untouched on success.  Other families pass straight through. */
+EXPORT int socket(int domain, int type, int protocol)
+{
+	if (domain != AF_INET && domain != AF_INET6)
+		return real_socket(domain, type, protocol);
+	return socket_inet(domain, type, protocol);
 }
