@@ -10,6 +10,7 @@
 
 #include "core/pending.h"
 #include "core/events.h"
+#include "core/fdtable.h"
 #include "core/share.h"
 #include "sys/log.h"
 #include "sys/cookie.h"
@@ -84,8 +85,15 @@ static void name_supervisor_as_tracer(void)
 		(void)prctl(PR_SET_PTRACER, supervisor_pid, 0, 0, 0);
 }
 
+/* Every fd open at the fork is shared with the child now, its mode the child's to change too. */
+static void at_fork_parent(void)
+{
+	fdtable_mode_after_fork();
+}
+
 static void at_fork_child(void)
 {
+	fdtable_mode_after_fork();
 	name_supervisor_as_tracer();
 	rng_after_fork();
 	pending_after_fork();
@@ -136,7 +144,7 @@ static void init_run(void)
 		_exit(2);
 	rng_configure(init_config.seeded, init_config.seed);
 	share_init(&init_config);
-	pthread_atfork(NULL, NULL, at_fork_child);
+	pthread_atfork(NULL, at_fork_parent, at_fork_child);
 	atomic_store_explicit(&init_done, true, memory_order_release);
 }
 

@@ -11,35 +11,47 @@
 #include "core/target.h"
 #include "sys/sock.h"
 
+/* A new connection on @s's fd: what was recorded of the last one is forgotten. */
+static void flight_restart(struct fdslot *s)
+{
+	struct flight *fl;
+
+	if (!fdtable_claim(s, false)) {
+		/* Busy: what it holds cannot be cleared, so it is never replayed. */
+		atomic_fetch_or_explicit(&s->word, FDS_NOREPLAY, memory_order_relaxed);
+		return;
+	}
+	atomic_fetch_and_explicit(&s->word, ~FDS_NOREPLAY, memory_order_relaxed);
+	fl = atomic_load_explicit(&s->flight, memory_order_relaxed);
+	if (fl && (atomic_load_explicit(&s->word, memory_order_relaxed) & FDS_FLIGHT))
+		fl->len = 0;
+	fdtable_release(s, fdtable_state_of(s));
+}
+
 void early_watch_inet(const struct config *cfg, int fd, const struct sockaddr *addr, socklen_t len)
 {
 	struct fdslot *s;
-	int saved;
 
-	if (!cfg->enabled || !cfg->shared || len > sizeof(struct sockaddr_storage))
+	if (!cfg->enabled || !cfg->shared)
 		return;
-	saved = errno;
-	s = fdtable_get(fd);
-	/* Another thread works on the fd (a managed connect): it holds the address already. */
-	if (s && fdtable_claim(s, false)) {
-		if (fdtable_state_of(s) == FDS_FREE) {
-			memcpy(&s->conn.addr, addr, len);
-			s->conn.addrlen = len;
-		}
-		/* A new connection: nothing sent on it yet (a replay's flight is held apart). */
-		if (atomic_load_explicit(&s->word, memory_order_relaxed) &
-		    (FDS_FLIGHT | FDS_NOREPLAY)) {
-			atomic_fetch_and_explicit(&s->word, ~FDS_NOREPLAY, memory_order_relaxed);
-			struct flight *fl = atomic_load_explicit(&s->flight, memory_order_relaxed);
-
-			if (fl &&
-			    (atomic_load_explicit(&s->word, memory_order_relaxed) & FDS_FLIGHT))
-				fl->len = 0;
-		}
-		fdtable_release(s, fdtable_state_of(s));
-		fdtable_set_first(s, true);
-	}
-	errno = saved;
+	s = fdtable_peek(fd);
+	if (!s && !(s = fdtable_get(fd)))
+		return;
+	/*
+	 * A slot of its own, not the managed connect's, so no claim: only a
+	 * connect of this fd writes it, and early_seen reads it once the flag
+	 * set after it is seen.
+	 */
+	if (len > sizeof(s->first_addr))
+		len = sizeof(s->first_addr);
+	memcpy(&s->first_addr, addr, len);
+	s->first_len = len;
+	/* A new connection: nothing sent on it yet (rare: a replay's flight is held apart). */
+	if (__builtin_expect(atomic_load_explicit(&s->word, memory_order_relaxed) &
+				     (FDS_FLIGHT | FDS_NOREPLAY),
+			     0))
+		flight_restart(s);
+	fdtable_set_first(s, true);
 }
 
 /*
@@ -84,10 +96,10 @@ enum early_action early_seen(const struct config *cfg, int fd, ssize_t rc, int e
 	enum ready_answer answer = READY_ANSWERED;
 	struct target_addr t;
 	struct flight *fl = NULL;
-	bool again, blocking, sent, recorded;
+	bool again, blocking, sent, recorded = false;
 	uint32_t w;
 
-	if (!s || !((w = atomic_load_explicit(&s->word, memory_order_relaxed)) & FDS_FIRST))
+	if (!s || !((w = atomic_load_explicit(&s->word, memory_order_acquire)) & FDS_FIRST))
 		return EARLY_NONE;
 	if (rc < 0 && err != ECONNRESET && err != EPIPE)
 		return EARLY_NONE; /* EAGAIN, EINTR...: nothing yet */
@@ -102,19 +114,21 @@ enum early_action early_seen(const struct config *cfg, int fd, ssize_t rc, int e
 		if (f.segs_in == 0 && (f.state == TCP_ESTABLISHED || f.state == TCP_SYN_SENT))
 			return EARLY_NONE; /* still open: a read of nothing */
 	}
-	if (!fdtable_claim(s, true))
-		return EARLY_NONE;
-	*len = s->conn.addrlen;
-	memcpy(addr, &s->conn.addr, *len);
-	fl = (atomic_load_explicit(&s->word, memory_order_relaxed) & FDS_FLIGHT)
-		     ? atomic_load_explicit(&s->flight, memory_order_relaxed)
-		     : NULL;
-	recorded = fl && fl->len != 0;
-	/* Data on a start-up without effect: the server's answer may be "not ready". */
-	if (rc > 0 && !(w & FDS_NOREPLAY))
-		answer = startup_answer(fl, got, (size_t)rc);
-	fl = NULL;
-	fdtable_release(s, fdtable_state_of(s));
+	*len = s->first_len;
+	memcpy(addr, &s->first_addr, *len);
+	if (w & FDS_FLIGHT) {
+		if (!fdtable_claim(s, true))
+			return EARLY_NONE;
+		fl = (atomic_load_explicit(&s->word, memory_order_relaxed) & FDS_FLIGHT)
+			     ? atomic_load_explicit(&s->flight, memory_order_relaxed)
+			     : NULL;
+		recorded = fl && fl->len != 0;
+		/* Data on a start-up without effect: the server's answer may be "not ready". */
+		if (rc > 0 && !(w & FDS_NOREPLAY))
+			answer = startup_answer(fl, got, (size_t)rc);
+		fl = NULL;
+		fdtable_release(s, fdtable_state_of(s));
+	}
 	if (answer == READY_GOES_ON)
 		return EARLY_NONE; /* the start-up goes on: still watched */
 	if (!fdtable_set_first(s, false))

@@ -33,6 +33,7 @@ static atomic_uint top_fd; /* the highest fd with a slot: scans stop there */
 atomic_uint fdtable_managed;
 atomic_uint fdtable_hidden;
 atomic_uint fdtable_first;
+atomic_uint fdtable_epoch;
 
 /*
  * The slots this thread holds or is taking, innermost last: a signal handler
@@ -307,7 +308,8 @@ void fdtable_forget(int fd)
 
 bool fdtable_set_first(struct fdslot *s, bool on)
 {
-	uint32_t w = on ? atomic_fetch_or_explicit(&s->word, FDS_FIRST, memory_order_relaxed)
+	/* Set with release: the address written before it is seen with the flag. */
+	uint32_t w = on ? atomic_fetch_or_explicit(&s->word, FDS_FIRST, memory_order_release)
 			: atomic_fetch_and_explicit(&s->word, ~FDS_FIRST, memory_order_relaxed);
 
 	if (!(w & FDS_FIRST) == !on)
@@ -385,4 +387,58 @@ void fdtable_after_fork(void)
 	atomic_store_explicit(&fdtable_hidden, 0, memory_order_relaxed);
 	atomic_store_explicit(&fdtable_first, 0, memory_order_relaxed);
 	atomic_store_explicit(&owner_pid, (int)getpid(), memory_order_relaxed);
+}
+
+void fdtable_mode_made(int fd, unsigned epoch, unsigned bits)
+{
+	struct fdslot *s = fdtable_peek(fd);
+	uint32_t w, mode = FDS_KNOWN | (bits & FDS_MODE) | (epoch & 0xffffU) << FDS_EPOCH_SHIFT;
+
+	if (!s && !(s = fdtable_get(fd)))
+		return;
+	w = atomic_load_explicit(&s->word, memory_order_relaxed);
+	while (!atomic_compare_exchange_weak_explicit(
+		&s->word, &w, (w & ~(FDS_MODE | ~0U << FDS_EPOCH_SHIFT)) | mode,
+		memory_order_release, memory_order_relaxed))
+		;
+}
+
+void fdtable_mode_change(int fd, unsigned bit, bool on)
+{
+	struct fdslot *s = fdtable_peek(fd);
+	uint32_t w;
+
+	if (!s)
+		return;
+	w = atomic_load_explicit(&s->word, memory_order_relaxed);
+	while ((w & FDS_KNOWN) &&
+	       !atomic_compare_exchange_weak_explicit(&s->word, &w, on ? w | bit : w & ~bit,
+						      memory_order_release, memory_order_relaxed))
+		;
+}
+
+void fdtable_mode_forget(int fd)
+{
+	struct fdslot *s = fdtable_peek(fd);
+
+	if (s && (atomic_load_explicit(&s->word, memory_order_relaxed) & FDS_KNOWN))
+		atomic_fetch_and_explicit(&s->word, ~FDS_MODE, memory_order_release);
+}
+
+void fdtable_mode_after_fork(void)
+{
+	unsigned epoch = atomic_fetch_add_explicit(&fdtable_epoch, 1, memory_order_acq_rel) + 1,
+		 top, fd;
+
+	if ((epoch & 0xffffU) != 0)
+		return;
+	/* The epoch's low bits wrapped: a mode learnt 65536 forks ago must not look new. */
+	top = atomic_load_explicit(&top_fd, memory_order_relaxed);
+	for (fd = 0; fd <= top; fd++) {
+		if (!fdtable_peek((int)fd)) {
+			fd |= LEAF_SLOTS - 1;
+			continue;
+		}
+		fdtable_mode_forget((int)fd);
+	}
 }

@@ -2,6 +2,7 @@
 #ifndef BACKOFF_CORE_FDTABLE_H
 #define BACKOFF_CORE_FDTABLE_H
 
+#include <netinet/in.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -32,12 +33,22 @@ enum fdtable_state {
 	FDS_FINAL = 4,	    /* the last failure was handed over: connect() is the kernel's */
 };
 #define FDS_STATE 0x7U
-#define FDS_CLAIMED 0x8U     /* one thread works on the slot; others do not wait for it */
-#define FDS_EPOLL 0x10U	     /* the fd is an epoll set: epgen counts its closes */
-#define FDS_REGS 0x20U	     /* the fd's epoll registrations are recorded */
-#define FDS_CLOSED 0x40U     /* closed while claimed: the claimer clears it on release */
-#define FDS_UNKNOWN 0x80U    /* an epoll_ctl on the fd could not be recorded: ask /proc */
-#define FDS_FIRST 0x100U     /* connected through the library, no byte from the peer yet */
+#define FDS_CLAIMED 0x8U  /* one thread works on the slot; others do not wait for it */
+#define FDS_EPOLL 0x10U	  /* the fd is an epoll set: epgen counts its closes */
+#define FDS_REGS 0x20U	  /* the fd's epoll registrations are recorded */
+#define FDS_CLOSED 0x40U  /* closed while claimed: the claimer clears it on release */
+#define FDS_UNKNOWN 0x80U /* an epoll_ctl on the fd could not be recorded: ask /proc */
+#define FDS_FIRST 0x100U  /* connected through the library, no byte from the peer yet */
+/*
+ * What a connect would otherwise ask the kernel (fdtable_mode): FDS_KNOWN
+ * when the library saw the socket made and every change since, in the
+ * fork epoch whose low bits are the word's high half.
+ */
+#define FDS_KNOWN 0x200U    /* FDS_NONBLOCK and FDS_OWNTIMEO are true */
+#define FDS_NONBLOCK 0x400U /* O_NONBLOCK is set */
+#define FDS_OWNTIMEO 0x800U /* the program set a send timeout (SO_SNDTIMEO) of its own */
+#define FDS_MODE (FDS_KNOWN | FDS_NONBLOCK | FDS_OWNTIMEO)
+#define FDS_EPOCH_SHIFT 16U
 #define FDS_FLIGHT 0x1000U   /* fdslot.flight holds a mapping */
 #define FDS_NOREPLAY 0x2000U /* something sent was not recorded: never replayed */
 
@@ -86,6 +97,9 @@ struct fdslot {
 		claimed_ns; /* when claimed (0: just now): a claim left by siglongjmp expires */
 	struct fdreg reg[FDREG_INLINE];
 	struct fdconn conn;
+	/* FDS_FIRST: where the connection goes, written before the flag is set */
+	struct sockaddr_in6 first_addr;
+	socklen_t first_len;
 	_Atomic(struct flight *) flight; /* FDS_FLIGHT: written by the claimer */
 };
 
@@ -142,6 +156,54 @@ struct fdslot *fdtable_peek(int fd);
  * Async-signal-safe; errno untouched.
  */
 struct fdslot *fdtable_get(int fd);
+
+/* Bumped at every fork: a mode learnt before it may be another process's to change. */
+extern atomic_uint fdtable_epoch;
+
+/* The epoch to give fdtable_mode_made: read before the call that makes the socket. */
+static inline unsigned fdtable_mode_epoch(void)
+{
+	return atomic_load_explicit(&fdtable_epoch, memory_order_acquire);
+}
+
+/*
+ * The socket @fd was just made (socket()) with @bits (FDS_NONBLOCK): its
+ * mode is known from now on, unless a fork came after @epoch.  Lock-free,
+ * async-signal-safe, errno untouched.
+ */
+void fdtable_mode_made(int fd, unsigned epoch, unsigned bits);
+
+/* The program set (@on) or cleared @bit (FDS_NONBLOCK, FDS_OWNTIMEO) of @fd.  As above. */
+void fdtable_mode_change(int fd, unsigned bit, bool on);
+
+/*
+ * @fd's mode may change behind the hooks (it was duplicated: the copy shares
+ * its file status flags and options): ask the kernel from now on.  As above.
+ */
+void fdtable_mode_forget(int fd);
+
+/*
+ * @fd's FDS_MODE bits: FDS_KNOWN with the others when the library knows
+ * them, else 0 (ask the kernel).  A few loads, no system call.
+ */
+static inline unsigned fdtable_mode(int fd)
+{
+	struct fdslot *s = fdtable_peek(fd);
+	uint32_t w;
+
+	if (!s)
+		return 0;
+	w = atomic_load_explicit(&s->word, memory_order_acquire);
+	if (!(w & FDS_KNOWN) || (w >> FDS_EPOCH_SHIFT) != (fdtable_mode_epoch() & 0xffffU))
+		return 0;
+	return w & FDS_MODE;
+}
+
+/*
+ * A fork was made (in parent and child): every fd open then is shared with
+ * another process, which may change its mode: none is known any more.
+ */
+void fdtable_mode_after_fork(void);
 
 /* The state bits of @s. */
 static inline unsigned fdtable_state_of(const struct fdslot *s)

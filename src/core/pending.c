@@ -47,7 +47,7 @@ static bool same_socket(const struct fdslot *s, int fd)
 /* The fd is still the socket managed, and non-blocking: else not ours to connect. */
 static bool still_ours(const struct fdslot *s, int fd)
 {
-	return same_socket(s, fd) && (fcntl(fd, F_GETFL) & O_NONBLOCK) != 0;
+	return same_socket(s, fd) && (real_fcntl(fd, F_GETFL) & O_NONBLOCK) != 0;
 }
 
 /*

@@ -7,6 +7,7 @@
 #include "core/dest.h"
 #include "core/early.h"
 #include "core/events.h"
+#include "core/fdtable.h"
 #include "core/pending.h"
 #include "core/share.h"
 #include "init.h"
@@ -25,7 +26,7 @@ static int connect_again(void *ctx, uint64_t deadline_ms)
 {
 	struct connect_ctx *c = ctx;
 
-	return sock_connect_until(c->fd, c->addr, c->len, deadline_ms);
+	return sock_connect_until(c->fd, c->addr, c->len, deadline_ms, SOCK_TIMEO_ASK);
 }
 
 /* Whether a first attempt to @addr has a bound of its own: an internet destination. */
@@ -37,6 +38,25 @@ static inline bool bounds_first(const struct config *cfg, const struct sockaddr 
 }
 
 /*
+ * Whether @fd is blocking, and *own what is known of its own send timeout:
+ * from the fd table when the library saw the socket made (no system call),
+ * else from the kernel.  errno may change.
+ */
+static bool is_blocking(int fd, enum sock_own_timeo *own)
+{
+	unsigned mode = fdtable_mode(fd);
+	int flags;
+
+	if (mode & FDS_KNOWN) {
+		*own = (mode & FDS_OWNTIMEO) ? SOCK_TIMEO_OWN : SOCK_TIMEO_NONE;
+		return !(mode & FDS_NONBLOCK);
+	}
+	*own = SOCK_TIMEO_ASK;
+	flags = real_fcntl(fd, F_GETFL);
+	return flags >= 0 && !(flags & O_NONBLOCK);
+}
+
+/*
  * The first attempt of @c: on a blocking socket of the internet families
  * bounded by the call's budget and BACKOFF_ATTEMPT_TIMEOUT (a non-blocking
  * one is bounded in the event loop, at no cost here); *started_ms: when it
@@ -45,18 +65,23 @@ static inline bool bounds_first(const struct config *cfg, const struct sockaddr 
 static int first_attempt(const struct config *cfg, struct connect_ctx *c, uint64_t *started_ms)
 {
 	uint64_t bound = cfg->first_attempt_ms;
+	enum sock_own_timeo own;
 	struct target_addr t;
-	int flags;
+	int err;
 
-	if (!bounds_first(cfg, c->addr, c->len) || (flags = fcntl(c->fd, F_GETFL)) < 0 ||
-	    (flags & O_NONBLOCK) || !target_from_sockaddr(c->addr, c->len, &t) ||
+	if (!bounds_first(cfg, c->addr, c->len) || !is_blocking(c->fd, &own) ||
+	    !target_from_sockaddr(c->addr, c->len, &t) ||
 	    /* An excluded destination passes straight through, its attempt the kernel's. */
 	    (cfg->targets.count && !target_matches(&cfg->targets, &t)))
 		return real_connect(c->fd, c->addr, c->len) == 0 ? 0 : errno;
 	if (decide_first_cap_ms(cfg, &t) < bound)
 		bound = decide_first_cap_ms(cfg, &t);
 	*started_ms = clock_now_ms();
-	return sock_connect_until(c->fd, c->addr, c->len, *started_ms + bound);
+	err = sock_connect_from(c->fd, c->addr, c->len, *started_ms, *started_ms + bound, own);
+	/* Non-blocking after all: its mode changed where the hooks could not see. */
+	if (err == EINPROGRESS)
+		fdtable_mode_forget(c->fd);
+	return err;
 }
 
 /* A second connect() on a managed fd: answered for a hidden attempt, else the kernel's. */

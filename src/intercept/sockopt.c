@@ -1,8 +1,13 @@
-/* getsockopt(SO_ERROR): a hidden connect is still in progress; an emulated failure is handed over.
+/*
+ * getsockopt(SO_ERROR): a hidden connect is still in progress; an emulated
+ * failure is handed over.  setsockopt(SO_SNDTIMEO): the program's own send
+ * timeout, followed.
  */
 #include <errno.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 
+#include "core/fdtable.h"
 #include "core/pending.h"
 #include "init.h"
 #include "sys/real.h"
@@ -21,4 +26,25 @@ EXPORT int getsockopt(int fd, int level, int name, void *value, socklen_t *len)
 		}
 	}
 	return real_getsockopt(fd, level, name, value, len);
+}
+
+/*
+ * Returns as setsockopt(2).  A send timeout of the program's own (which its
+ * connects keep, exact) is noted; one the table cannot say as set or unset
+ * (a negative time, the 64-bit time option of 32-bit systems) makes the
+ * connects ask the kernel.
+ */
+EXPORT int setsockopt(int fd, int level, int name, const void *value, socklen_t len)
+{
+	int rc = real_setsockopt(fd, level, name, value, len);
+	const struct timeval *tv = value;
+
+	if (rc != 0 || level != SOL_SOCKET ||
+	    (name != SO_SNDTIMEO && name != COMPAT_SO_SNDTIMEO_NEW))
+		return rc;
+	if (name == SO_SNDTIMEO && tv && len == sizeof(*tv) && tv->tv_sec >= 0)
+		fdtable_mode_change(fd, FDS_OWNTIMEO, tv->tv_sec != 0 || tv->tv_usec != 0);
+	else
+		fdtable_mode_forget(fd);
+	return rc;
 }

@@ -1,4 +1,6 @@
 /* The real_* calls that the shared log code uses, for a program that preloads nothing. */
+#include <fcntl.h>
+#include <stdarg.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -23,6 +25,22 @@ static int libc_getsockopt(int fd, int level, int name, void *value, socklen_t *
 	return getsockopt(fd, level, name, value, len);
 }
 
+static int libc_setsockopt(int fd, int level, int name, const void *value, socklen_t len)
+{
+	return setsockopt(fd, level, name, value, len);
+}
+
+static int libc_fcntl(int fd, int cmd, ...)
+{
+	va_list ap;
+	void *arg;
+
+	va_start(ap, cmd);
+	arg = va_arg(ap, void *);
+	va_end(ap);
+	return fcntl(fd, cmd, arg);
+}
+
 static int libc_connect(int fd, const struct sockaddr *addr, socklen_t len)
 {
 	return connect(fd, addr, len);
@@ -32,3 +50,5 @@ ssize_t (*_Atomic real_write)(int, const void *, size_t) = libc_write;
 int (*_Atomic real_connect)(int, const struct sockaddr *, socklen_t) = libc_connect;
 int (*_Atomic real_getsockopt)(int, int, int, void *, socklen_t *) = libc_getsockopt;
 int (*_Atomic real_close)(int) = libc_close;
+int (*_Atomic real_setsockopt)(int, int, int, const void *, socklen_t) = libc_setsockopt;
+int (*_Atomic real_fcntl)(int, int, ...) = libc_fcntl;

@@ -16,6 +16,13 @@
 #define NETDB_INTERNAL (-1)
 #endif
 
+/* SO_SNDTIMEO with a 64-bit time on 32-bit systems (Linux 5.1); never SO_SNDTIMEO's value. */
+#ifdef SO_SNDTIMEO_NEW
+#define COMPAT_SO_SNDTIMEO_NEW SO_SNDTIMEO_NEW
+#else
+#define COMPAT_SO_SNDTIMEO_NEW 67
+#endif
+
 #ifdef __GLIBC__
 
 /*
@@ -28,6 +35,9 @@
 
 /* sendmmsg's flags: int in glibc, unsigned in musl. */
 typedef int compat_mmsg_flags;
+
+/* ioctl's request: unsigned long in glibc, int in musl. */
+typedef unsigned long compat_ioctl_req;
 
 /* The GNU strerror_r: the message, in @buf or a static string. */
 static inline const char *compat_strerror(int err, char *buf, size_t size)
@@ -42,6 +52,8 @@ static inline const char *compat_strerror(int err, char *buf, size_t size)
 #define COMPAT_SOCKADDR(arg) (arg)
 
 typedef unsigned compat_mmsg_flags;
+
+typedef int compat_ioctl_req;
 
 /* The POSIX strerror_r: the message always in @buf. */
 static inline const char *compat_strerror(int err, char *buf, size_t size)
@@ -60,6 +72,7 @@ int epoll_pwait2(int epfd, struct epoll_event *events, int max, const struct tim
 		 const sigset_t *ss);
 int close_range(unsigned lo, unsigned hi, int flags);
 void closefrom(int lo);
+int fcntl64(int fd, int cmd, ...);
 
 /*
  * musl's FD_* macros compute with the fd as given, which -Wsign-conversion

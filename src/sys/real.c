@@ -4,6 +4,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdarg.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdlib.h>
@@ -103,6 +104,27 @@ static int raw_poll(struct pollfd *fds, nfds_t n, int ms)
 	}
 #define STUB(ret, name, params, args, raw) STUB_AS(ret, name, params, args, raw, NULL)
 
+/*
+ * The same for a call whose third argument is variadic (fcntl, ioctl): read
+ * as a word, as the C library itself reads it, and passed on so.
+ */
+#define STUB_VARIADIC(name, type2, sysno, missing)                  \
+	static int first_##name(int fd, type2 op, ...);             \
+	int (*_Atomic real_##name)(int, type2, ...) = first_##name; \
+	RESOLVER(name, missing)                                     \
+	static int first_##name(int fd, type2 op, ...)              \
+	{                                                           \
+		va_list ap;                                         \
+		void *arg;                                          \
+		va_start(ap, op);                                   \
+		arg = va_arg(ap, void *);                           \
+		va_end(ap);                                         \
+		if (resolving)                                      \
+			return (int)syscall(sysno, fd, op, arg);    \
+		resolve_##name();                                   \
+		return real_##name(fd, op, arg);                    \
+	}
+
 /* For the optional symbols of older C libraries: the same through the kernel. */
 static int fallback_poll_chk(struct pollfd *fds, nfds_t n, int ms, size_t len)
 {
@@ -121,6 +143,18 @@ static int fallback_epoll_pwait2(int epfd, struct epoll_event *ev, int max,
 				 const struct timespec *ts, const sigset_t *ss)
 {
 	return (int)syscall(SYS_epoll_pwait2, epfd, ev, max, ts, ss, KSIGSET);
+}
+
+/* fcntl64 is fcntl where off_t has 64 bits already (and in musl). */
+static int fallback_fcntl64(int fd, int cmd, ...)
+{
+	va_list ap;
+	void *arg;
+
+	va_start(ap, cmd);
+	arg = va_arg(ap, void *);
+	va_end(ap);
+	return real_fcntl(fd, cmd, arg);
 }
 
 static int fallback_close_range(unsigned lo, unsigned hi, int flags)
@@ -199,8 +233,16 @@ STUB(int, close, (int fd), (fd), syscall(SYS_close, fd))
 STUB_AS(int, close_range, (unsigned lo, unsigned hi, int f), (lo, hi, f),
 	syscall(SYS_close_range, lo, hi, f), fallback_close_range)
 STUB(int, dup2, (int old, int new), (old, new),
-     old == new ? fcntl(old, F_GETFD) < 0 ? -1 : new : syscall(SYS_dup3, old, new, 0))
+     old == new ? syscall(SYS_fcntl, old, F_GETFD) < 0 ? -1 : new : syscall(SYS_dup3, old, new, 0))
 STUB(int, dup3, (int old, int new, int f), (old, new, f), syscall(SYS_dup3, old, new, f))
+STUB(int, dup, (int fd), (fd), syscall(SYS_dup, fd))
+STUB(int, socket, (int domain, int type, int protocol), (domain, type, protocol),
+     syscall(SYS_socket, domain, type, protocol))
+STUB(int, setsockopt, (int fd, int level, int name, const void *v, socklen_t l),
+     (fd, level, name, v, l), syscall(SYS_setsockopt, fd, level, name, v, l))
+STUB_VARIADIC(fcntl, int, SYS_fcntl, NULL)
+STUB_VARIADIC(fcntl64, int, SYS_fcntl, fallback_fcntl64)
+STUB_VARIADIC(ioctl, compat_ioctl_req, SYS_ioctl, NULL)
 
 /* closefrom returns nothing: its stub is written out. */
 static void first_closefrom(int lo);

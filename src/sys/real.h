@@ -60,6 +60,13 @@ extern int (*_Atomic real_close_range)(unsigned, unsigned, int);
 extern void (*_Atomic real_closefrom)(int);
 extern int (*_Atomic real_dup2)(int, int);
 extern int (*_Atomic real_dup3)(int, int, int);
+extern int (*_Atomic real_dup)(int);
+extern int (*_Atomic real_socket)(int, int, int);
+extern int (*_Atomic real_setsockopt)(int, int, int, const void *, socklen_t);
+/* The variadic three: their last argument passed on as the word it was given as. */
+extern int (*_Atomic real_fcntl)(int, int, ...);
+extern int (*_Atomic real_fcntl64)(int, int, ...);
+extern int (*_Atomic real_ioctl)(int, compat_ioctl_req, ...);
 
 /* The fortified poll entry points have no public declaration. */
 int __poll_chk(struct pollfd *fds, nfds_t nfds, int timeout, size_t fdslen);

@@ -14,9 +14,17 @@
 
 bool sock_is_blocking(int fd)
 {
-	int flags = fcntl(fd, F_GETFL);
+	int flags = real_fcntl(fd, F_GETFL);
 
 	return flags >= 0 && !(flags & O_NONBLOCK);
+}
+
+/* Whether @fd is in non-blocking mode (false if fcntl fails). */
+static bool is_nonblocking(int fd)
+{
+	int flags = real_fcntl(fd, F_GETFL);
+
+	return flags >= 0 && (flags & O_NONBLOCK);
 }
 
 int sock_type(int fd)
@@ -74,19 +82,27 @@ static int set_sndtimeo(int fd, uint64_t ms)
 {
 	struct timeval tv = { (time_t)(ms / 1000), (suseconds_t)(ms % 1000) * 1000 };
 
-	return setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+	return real_setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
 }
 
-int sock_connect_until(int fd, const struct sockaddr *addr, socklen_t len, uint64_t deadline_ms)
+int sock_connect_until(int fd, const struct sockaddr *addr, socklen_t len, uint64_t deadline_ms,
+		       enum sock_own_timeo known)
 {
-	uint64_t now = deadline_ms == UINT64_MAX ? 0 : clock_now_ms(),
-		 left = deadline_ms > now ? deadline_ms - now : 0;
+	return sock_connect_from(fd, addr, len, deadline_ms == UINT64_MAX ? 0 : clock_now_ms(),
+				 deadline_ms, known);
+}
+
+int sock_connect_from(int fd, const struct sockaddr *addr, socklen_t len, uint64_t now,
+		      uint64_t deadline_ms, enum sock_own_timeo known)
+{
+	uint64_t left = deadline_ms > now ? deadline_ms - now : 0;
 	struct timeval own = { 0, 0 };
 	socklen_t own_len = sizeof(own);
 	int err;
 
-	if (deadline_ms == UINT64_MAX ||
-	    real_getsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &own, &own_len) != 0)
+	if (deadline_ms == UINT64_MAX || known == SOCK_TIMEO_OWN ||
+	    (known == SOCK_TIMEO_ASK &&
+	     real_getsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &own, &own_len) != 0))
 		return real_connect(fd, addr, len) == 0 ? 0 : errno;
 	/*
 	 * The program bounds its connects with a send timeout of its own: the
@@ -112,7 +128,13 @@ int sock_connect_until(int fd, const struct sockaddr *addr, socklen_t len, uint6
 		}
 	}
 	/* The program's own value, exactly as it was. */
-	(void)setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &own, own_len);
+	(void)real_setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &own, own_len);
+	/*
+	 * The socket was non-blocking after all (its mode changed behind the
+	 * hooks, through a copy in another process): the kernel's answer, as is.
+	 */
+	if (err == EINPROGRESS && is_nonblocking(fd))
+		return err;
 	/* Our timeout ended it: EINPROGRESS (first wait) or EALREADY (a restarted wait). */
 	if (err == EINPROGRESS || err == EALREADY) {
 		sock_abort_connect(fd);

@@ -28,6 +28,13 @@ uint64_t sock_sndtimeo_ms(int fd);
 /* The program's SO_RCVTIMEO on @fd, as sock_sndtimeo_ms. */
 uint64_t sock_rcvtimeo_ms(int fd);
 
+/* What the caller knows of the program's own send timeout on a socket. */
+enum sock_own_timeo {
+	SOCK_TIMEO_ASK,	 /* nothing: the kernel is asked (one getsockopt) */
+	SOCK_TIMEO_NONE, /* the program set none */
+	SOCK_TIMEO_OWN,	 /* the program set one */
+};
+
 /*
  * connect() @fd (blocking) to @addr, ended at @deadline_ms (monotonic;
  * UINT64_MAX: the kernel's own end) if still unanswered: the attempt is
@@ -35,11 +42,18 @@ uint64_t sock_rcvtimeo_ms(int fd);
  * program's own value, exactly, and at the deadline aborted with
  * sock_abort_connect, never abandoned (the kernel would complete it later by
  * itself).  A send timeout the program set is its own bound: then the
- * kernel answers as without libbackoff (EINPROGRESS at its end).  A signal that
+ * kernel answers as without libbackoff (EINPROGRESS at its end); @known
+ * says whether the program set one, if the caller knows.  A signal that
  * would have restarted the call (every handler SA_RESTART) goes on waiting.
+ * A socket found non-blocking after an EINPROGRESS has its answer as is.
  * Returns 0, the errno of the attempt, or ETIMEDOUT.  errno may change.
  */
-int sock_connect_until(int fd, const struct sockaddr *addr, socklen_t len, uint64_t deadline_ms);
+int sock_connect_until(int fd, const struct sockaddr *addr, socklen_t len, uint64_t deadline_ms,
+		       enum sock_own_timeo known);
+
+/* sock_connect_until with the time (monotonic ms) already read: @now_ms, at the call. */
+int sock_connect_from(int fd, const struct sockaddr *addr, socklen_t len, uint64_t now_ms,
+		      uint64_t deadline_ms, enum sock_own_timeo known);
 
 /*
  * Abort the attempt under way on @fd (connect with AF_UNSPEC: the descriptor,
