@@ -401,3 +401,33 @@ print(repr(data), int(ran[0] * 1000) if ran else -1, int((time.monotonic() - sta
 	assert_between "$total" 250 1000 "ms until the read returned"
 	assert_eq "$(json_events "$T/log.json" early attempt reason)" "1 reconnect" "the early close"
 }
+
+@test "a client-first reconnect loop inside one process against an accept-then-close front: at most 15 connections in 3 s (over 100 without)" {
+	local mode n
+	for mode in without with; do
+		start_front "front-$mode" fin -1
+		local env=(env)
+		[[ $mode == without ]] || env+=(LD_PRELOAD="$LIB" "${SHARED[@]}")
+		run --separate-stderr timeout 20 "${env[@]}" "$PYTHON" -c '
+import socket, sys, time
+end = time.monotonic() + 3
+s = None
+while time.monotonic() < end:
+    s = socket.create_connection(("127.0.0.1", int(sys.argv[1])))
+    try:
+        s.sendall(b"CONNECT\n")  # a client-first protocol (MQTT): never replayed
+        s.recv(100)
+    except OSError:
+        pass
+    s.close()
+print("done")
+' "$PORT"
+		assert_eq "$output" "done" "the loop ($mode the library): $stderr"
+		n=$(wc -l <"$T/front-$mode.out")
+		if [[ $mode == without ]]; then
+			assert_between "$n" 100 1000000 "connections in 3 s without the library"
+		else
+			assert_between "$n" 2 15 "connections in 3 s with the library"
+		fi
+	done
+}
