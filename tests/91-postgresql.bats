@@ -314,3 +314,35 @@ PY
 		wait "$(<"$T/pgbouncer-$mode.pid")" 2>/dev/null || true
 	done
 }
+
+@test "psql behind a socat front whose PostgreSQL starts late gets 42 by default, its start-up made again; without the library the front's end" {
+	require_socat
+	local front
+	front=$("$PYTHON" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+	start_bg socat socat "TCP-LISTEN:$front,fork,reuseaddr,bind=127.0.0.1" "TCP:127.0.0.1:$PG_PORT"
+	"$PYTHON" - "$front" <<'PY' || fail "socat does not listen on $front"
+import socket, sys, time
+deadline = time.monotonic() + 5
+while time.monotonic() < deadline:
+    try:
+        socket.create_connection(("127.0.0.1", int(sys.argv[1]))).close()
+        sys.exit(0)
+    except OSError:
+        time.sleep(0.02)
+sys.exit(1)
+PY
+	run --separate-stderr timeout 20 psql -X -h 127.0.0.1 -p "$front" -U postgres -At -c 'select 42'
+	assert_eq "$status" 2 "psql status without the library: $output"
+	assert_match "$stderr" "closed the connection unexpectedly" "psql error without the library"
+	# shellcheck disable=SC2016 # a script for sh
+	start_bg psql env LD_PRELOAD="$LIB" BACKOFF_LOG=info BACKOFF_LOG_FORMAT=json \
+		BACKOFF_LOG_FILE="$T/log.json" BACKOFF_SHARED="$T/state" \
+		sh -c 'psql -X -h 127.0.0.1 -p "$1" -U postgres -At -c "select 42"; echo "status $?"' sh "$front"
+	# The server starts once psql has met the front's end.
+	wait_for_line "$T/log.json" '"event":"early"' 20
+	pg_start
+	wait_for_line "$T/psql.out" "^status" 30
+	assert_eq "$(tr '\n' ' ' <"$T/psql.out")" "42 status 0 " "psql with the library: $(cat "$T/psql.err")"
+	assert_eq "$(json_events "$T/log.json" early reason | sort -u)" "replay" \
+		"each early close made the start-up again"
+}

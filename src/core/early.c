@@ -177,6 +177,8 @@ static void head_of(const struct iovec *iov, int iovcnt, size_t n, unsigned char
 void early_record(const struct config *cfg, int fd, const struct iovec *iov, int iovcnt, size_t n)
 {
 	struct fdslot *s = fdtable_peek(fd);
+	/* Without BACKOFF_REPLAY only a start-up without effect is kept: PostgreSQL's. */
+	const bool only_startup = !cfg->replay;
 	unsigned char head[8] = { 0 };
 	struct flight *fl;
 	uint32_t w;
@@ -188,11 +190,8 @@ void early_record(const struct config *cfg, int fd, const struct iovec *iov, int
 	if (!(w & FDS_FIRST) || (w & FDS_NOREPLAY) || n == 0)
 		return;
 	saved = errno;
-	/*
-	 * Without BACKOFF_REPLAY only a start-up without effect is kept:
-	 * PostgreSQL's, whose first send says so.
-	 */
-	if (!cfg->replay && !(w & FDS_FLIGHT)) {
+	/* A start-up's first send says so. */
+	if (only_startup && !(w & FDS_FLIGHT)) {
 		head_of(iov, iovcnt, n, head);
 		if (!ready_may_open(head, n)) {
 			atomic_fetch_or_explicit(&s->word, FDS_NOREPLAY, memory_order_relaxed);
@@ -223,7 +222,7 @@ void early_record(const struct config *cfg, int fd, const struct iovec *iov, int
 			fl->len += (uint32_t)part;
 			n -= part;
 		}
-		if (!cfg->replay && !ready_startup(fl->data, fl->len))
+		if (only_startup && !ready_startup(fl->data, fl->len))
 			atomic_fetch_or_explicit(&s->word, FDS_NOREPLAY, memory_order_relaxed);
 	}
 	fdtable_release(s, fdtable_state_of(s));
