@@ -31,7 +31,9 @@ delays_by_pid() {
 		BACKOFF_LOG_FILE="$T/log.json" \
 		"$HELPERS/probe" --first "127.0.0.1:$PORT" --fork 2 "127.0.0.1:$PORT"
 	assert_eq "$output" $'ECONNREFUSED\nECONNREFUSED' "probe output"
-	assert_eq "$stderr" "first: ETIMEDOUT" "the parent's own connect (stderr)"
+	# Given 100 ms, its three retries end it with ECONNREFUSED when their
+	# delays (full jitter: up to 100, 200, 400 ms) add up to less (about 2 %).
+	assert_match "$stderr" "^first: (ETIMEDOUT|ECONNREFUSED)$" "the parent's own connect (stderr)"
 	assert_eq "$status" 1 "probe status"
 	local lines
 	mapfile -t lines < <(delays_by_pid | grep -v "^$(parent_pid) ")

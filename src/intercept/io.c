@@ -26,10 +26,10 @@ bool io_masked(int fd, int *err)
 static bool send_all(int fd, const unsigned char *p, uint32_t n)
 {
 	uint32_t done = 0;
-	ssize_t k;
 
 	while (done < n) {
-		k = real_send(fd, p + done, n - done, MSG_NOSIGNAL);
+		ssize_t k = real_send(fd, p + done, n - done, MSG_NOSIGNAL);
+
 		if (k < 0 && errno == EINTR)
 			continue;
 		if (k <= 0)

@@ -189,13 +189,14 @@ SLOW_PATH static int sendmmsg_retry(struct send_op *op)
 /* @op sent @rc bytes on a connection that may await its first byte: recorded for a replay. */
 SLOW_PATH static ssize_t send_seen(const struct send_op *op, ssize_t rc)
 {
-	struct iovec one = { (void *)op->buf, op->len };
-
-	if (op->msg)
+	if (op->msg) {
 		early_record(init_config_get(), op->fd, op->msg->msg_iov, (int)op->msg->msg_iovlen,
 			     (size_t)rc);
-	else
+	} else {
+		struct iovec one = { (void *)op->buf, op->len };
+
 		early_record(init_config_get(), op->fd, &one, 1, (size_t)rc);
+	}
 	return rc;
 }
 
