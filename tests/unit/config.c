@@ -320,6 +320,7 @@ static void test_booleans_levels_and_seed(void)
 			     "BACKOFF_STATS=TRUE",
 			     "BACKOFF_STRICT=1",
 			     "BACKOFF_NONBLOCK=off",
+			     "BACKOFF_REPLAY=on",
 			     "BACKOFF_SEND=0",
 			     "BACKOFF_DNS=false",
 			     "BACKOFF_SHARED=no",
@@ -339,7 +340,7 @@ static void test_booleans_levels_and_seed(void)
 
 	CHECK_U64(parse(&cfg, on), 0);
 	CHECK(!cfg.enabled && cfg.stats && cfg.strict && !cfg.nonblock && !cfg.send && !cfg.dns &&
-	      !cfg.shared);
+	      !cfg.shared && cfg.replay);
 	CHECK(cfg.log_level == LOG_LEVEL_DEBUG && cfg.log_json);
 	CHECK_STR(cfg.log_file, "/tmp/x.log");
 	CHECK(cfg.seeded);
@@ -388,6 +389,7 @@ static void test_every_rejection(void)
 		"BACKOFF_RETRIES=5x",
 		"BACKOFF_TIMEOUT=10x",
 		"BACKOFF_NONBLOCK=maybe",
+		"BACKOFF_REPLAY=maybe",
 		"BACKOFF_SEND=maybe",
 		"BACKOFF_DNS=maybe",
 		"BACKOFF_SHARED=maybe",
@@ -407,7 +409,7 @@ static void test_every_rejection(void)
 
 		CHECK_U64(parse(&cfg, env), 1);
 	}
-	CHECK(cfg.nonblock && cfg.send && cfg.dns && !cfg.strict && !cfg.seeded);
+	CHECK(cfg.nonblock && cfg.send && cfg.dns && !cfg.strict && !cfg.seeded && !cfg.replay);
 	memcpy(long_path, "BACKOFF_LOG_FILE=/", 18);
 	memset(long_path + 18, 'a', PATH_MAX);
 	long_path[18 + PATH_MAX] = '\0';
