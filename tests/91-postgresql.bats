@@ -284,17 +284,7 @@ INI
 		[[ $mode == without ]] ||
 			env+=(LD_PRELOAD="$LIB" BACKOFF_LOG=info BACKOFF_LOG_FORMAT=json BACKOFF_LOG_FILE="$PG_DIR/bo.json")
 		start_bg "pgbouncer-$mode" "${PG_AS[@]}" "${env[@]}" pgbouncer "$PG_DIR/pgbouncer.ini"
-		"$PYTHON" - "$pgb_port" <<'PY' || fail "pgbouncer does not listen"
-import socket, sys, time
-deadline = time.monotonic() + 5
-while time.monotonic() < deadline:
-    try:
-        socket.create_connection(("127.0.0.1", int(sys.argv[1]))).close()
-        sys.exit(0)
-    except OSError:
-        time.sleep(0.02)
-sys.exit(1)
-PY
+		wait_for_port "$pgb_port" 5 || fail "pgbouncer does not listen"
 		# shellcheck disable=SC2016 # a script for sh
 		start_bg "query-$mode" sh -c 'psql -X -h 127.0.0.1 -p "$1" -U postgres -At -c "select 42"; echo "status $? at $(date +%s%3N)"' \
 			sh "$pgb_port"
@@ -320,17 +310,7 @@ PY
 	local front
 	front=$("$PYTHON" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 	start_bg socat socat "TCP-LISTEN:$front,fork,reuseaddr,bind=127.0.0.1" "TCP:127.0.0.1:$PG_PORT"
-	"$PYTHON" - "$front" <<'PY' || fail "socat does not listen on $front"
-import socket, sys, time
-deadline = time.monotonic() + 5
-while time.monotonic() < deadline:
-    try:
-        socket.create_connection(("127.0.0.1", int(sys.argv[1]))).close()
-        sys.exit(0)
-    except OSError:
-        time.sleep(0.02)
-sys.exit(1)
-PY
+	wait_for_port "$front" 5 || fail "socat does not listen on $front"
 	run --separate-stderr timeout 20 psql -X -h 127.0.0.1 -p "$front" -U postgres -At -c 'select 42'
 	assert_eq "$status" 2 "psql status without the library: $output"
 	assert_match "$stderr" "closed the connection unexpectedly" "psql error without the library"

@@ -106,17 +106,7 @@ start_socat_front() {
 	require_socat
 	FRONT=$("$PYTHON" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 	start_bg socat socat "TCP-LISTEN:$FRONT,fork,reuseaddr,bind=127.0.0.1" "TCP:127.0.0.1:$1"
-	"$PYTHON" - "$FRONT" <<'EOF' || fail "socat does not listen on $FRONT"
-import socket, sys, time
-deadline = time.monotonic() + 5
-while time.monotonic() < deadline:
-    try:
-        socket.create_connection(("127.0.0.1", int(sys.argv[1]))).close()
-        sys.exit(0)
-    except OSError:
-        time.sleep(0.02)
-sys.exit(1)
-EOF
+	wait_for_port "$FRONT" 5 || fail "socat does not listen on $FRONT"
 }
 
 @test "nc behind a socat front whose backend starts 1.5 s late gets the banner; without the library nothing" {

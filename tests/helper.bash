@@ -149,6 +149,21 @@ wait_for_line() {
 	done
 }
 
+# wait_for_port PORT TIMEOUT_S: until a TCP connection to 127.0.0.1:PORT succeeds.
+wait_for_port() {
+	"$PYTHON" - "$1" "$2" <<'EOF'
+import socket, sys, time
+deadline = time.monotonic() + float(sys.argv[2])
+while time.monotonic() < deadline:
+    try:
+        socket.create_connection(("127.0.0.1", int(sys.argv[1]))).close()
+        sys.exit(0)
+    except OSError:
+        time.sleep(0.02)
+sys.exit(1)
+EOF
+}
+
 # start_bg NAME COMMAND...: runs COMMAND in the background, stdout in $T/NAME.out,
 # stderr in $T/NAME.err, fd 3 closed (bats waits on it); teardown reaps it.
 BG_PIDS=()

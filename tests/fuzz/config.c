@@ -1,5 +1,6 @@
 /* libFuzzer target: config_parse over any environment, with the invariants of struct config. */
 #include "core/config.h"
+#include "fuzz.h"
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -7,20 +8,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-#define REQUIRE(cond)            \
-	do {                     \
-		if (!(cond))     \
-			abort(); \
-	} while (0)
-
-#define NVARS 23 /* config_variables, without its NULL */
+#define NVARS 24 /* config_variables, without its NULL */
 #define MAX_VALUE 70000
 
 /*
  * The environment the input describes: records separated by '\n', each a
- * selector byte (variable = (byte - '<') % 24, so that '<' is BACKOFF; 23 is
+ * selector byte (variable = (byte - '<') % 25, so that '<' is BACKOFF; 24 is
  * a name the parser never asks for) and the value; a later record of a
  * variable wins.  As in a real environment a value ends at its first NUL byte.
  */

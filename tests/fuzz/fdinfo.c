@@ -1,18 +1,11 @@
 /* libFuzzer target: the fdinfo parser against any bytes, and against lines it must find. */
 #include "sys/fdinfo.h"
+#include "fuzz.h"
 
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-#define REQUIRE(cond)            \
-	do {                     \
-		if (!(cond))     \
-			abort(); \
-	} while (0)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

@@ -1,5 +1,6 @@
 /* libFuzzer target: the supervisor's hostile inputs, notification arguments and ELF headers. */
 #include "supervise/elf.h"
+#include "fuzz.h"
 #include "supervise/notify.h"
 
 #include <stdbool.h>
@@ -10,14 +11,6 @@
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <unistd.h>
-
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-#define REQUIRE(cond)            \
-	do {                     \
-		if (!(cond))     \
-			abort(); \
-	} while (0)
 
 static const char *targets;
 

@@ -1,19 +1,11 @@
 /* libFuzzer target: the backoff policy with any accepted parameters, checked against a model. */
 #include "core/policy.h"
+#include "fuzz.h"
 
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-/* A failed property: abort, so that libFuzzer keeps the input as a crash. */
-#define REQUIRE(cond)            \
-	do {                     \
-		if (!(cond))     \
-			abort(); \
-	} while (0)
 
 typedef unsigned __int128 wide;
 

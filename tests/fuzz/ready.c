@@ -1,17 +1,10 @@
 /* libFuzzer target: PostgreSQL's start-up and its "not ready" answer, against any bytes. */
 #include "core/ready.h"
+#include "fuzz.h"
 
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-#define REQUIRE(cond)            \
-	do {                     \
-		if (!(cond))     \
-			abort(); \
-	} while (0)
 
 /* An SSLRequest: length 8, code 80877103. */
 static const uint8_t ssl_request[8] = { 0, 0, 0, 8, 0x04, 0xd2, 0x16, 0x2f };

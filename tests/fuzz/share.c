@@ -1,5 +1,6 @@
 /* libFuzzer target: the shared state file's content, every field hostile, never trusted. */
 #include "core/share.h"
+#include "fuzz.h"
 
 #include <errno.h>
 #include <stdint.h>
@@ -9,14 +10,6 @@
 
 #include "sys/clock.h"
 #include "sys/log.h"
-
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-#define REQUIRE(cond)            \
-	do {                     \
-		if (!(cond))     \
-			abort(); \
-	} while (0)
 
 /* The library's log, not linked here: the fuzzer checks the state, not the lines. */
 void log_notice(enum log_level level, const char *event, const char *message)

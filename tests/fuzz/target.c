@@ -1,5 +1,6 @@
 /* libFuzzer target: BACKOFF_TARGETS patterns, socket addresses, matching and printing. */
 #include "core/target.h"
+#include "fuzz.h"
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -10,14 +11,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/un.h>
-
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-#define REQUIRE(cond)            \
-	do {                     \
-		if (!(cond))     \
-			abort(); \
-	} while (0)
 
 static bool terminated(const char *s, size_t size)
 {
