@@ -44,7 +44,11 @@ void early_watch_inet(const struct config *cfg, int fd, const struct sockaddr *a
 	 */
 	if (len > sizeof(s->first_addr))
 		len = sizeof(s->first_addr);
-	memcpy(&s->first_addr, addr, len);
+	/* An IPv4 address, the usual one, copied at its fixed length (no call). */
+	if (len == sizeof(struct sockaddr_in))
+		memcpy(&s->first_addr, addr, sizeof(struct sockaddr_in));
+	else
+		memcpy(&s->first_addr, addr, len);
 	s->first_len = len;
 	/* A new connection: nothing sent on it yet (rare: a replay's flight is held apart). */
 	if (__builtin_expect(atomic_load_explicit(&s->word, memory_order_relaxed) &

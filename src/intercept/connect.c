@@ -29,12 +29,30 @@ static int connect_again(void *ctx, uint64_t deadline_ms)
 	return sock_connect_until(c->fd, c->addr, c->len, deadline_ms, SOCK_TIMEO_ASK);
 }
 
-/* Whether a first attempt to @addr has a bound of its own: an internet destination. */
+/* Whether @addr is among BACKOFF_TARGETS (a list that is not empty). */
+static __attribute__((noinline, cold)) bool in_targets(const struct config *cfg,
+						       const struct sockaddr *addr, socklen_t len)
+{
+	struct target_addr t;
+
+	return target_from_sockaddr(addr, len, &t) && target_matches(&cfg->targets, &t);
+}
+
+/*
+ * Whether a first attempt to @addr has a bound of its own: a whole internet
+ * address that BACKOFF_TARGETS does not exclude (an excluded destination
+ * passes straight through, its attempt the kernel's).
+ */
 static inline bool bounds_first(const struct config *cfg, const struct sockaddr *addr,
 				socklen_t len)
 {
-	return cfg->first_attempt_ms != CONFIG_INFINITE && addr && len >= sizeof(sa_family_t) &&
-	       (addr->sa_family == AF_INET || addr->sa_family == AF_INET6);
+	if (cfg->first_attempt_ms == CONFIG_INFINITE || !addr || len < sizeof(sa_family_t))
+		return false;
+	if (addr->sa_family == AF_INET
+		    ? len < sizeof(struct sockaddr_in)
+		    : addr->sa_family != AF_INET6 || len < sizeof(struct sockaddr_in6))
+		return false;
+	return !cfg->targets.count || in_targets(cfg, addr, len);
 }
 
 /*
@@ -64,18 +82,15 @@ static bool is_blocking(int fd, enum sock_own_timeo *own)
  */
 static int first_attempt(const struct config *cfg, struct connect_ctx *c, uint64_t *started_ms)
 {
-	uint64_t bound = cfg->first_attempt_ms;
+	uint64_t bound = cfg->first_attempt_ms, cap;
 	enum sock_own_timeo own;
-	struct target_addr t;
 	int err;
 
-	if (!bounds_first(cfg, c->addr, c->len) || !is_blocking(c->fd, &own) ||
-	    !target_from_sockaddr(c->addr, c->len, &t) ||
-	    /* An excluded destination passes straight through, its attempt the kernel's. */
-	    (cfg->targets.count && !target_matches(&cfg->targets, &t)))
+	if (!bounds_first(cfg, c->addr, c->len) || !is_blocking(c->fd, &own))
 		return real_connect(c->fd, c->addr, c->len) == 0 ? 0 : errno;
-	if (decide_first_cap_ms(cfg, &t) < bound)
-		bound = decide_first_cap_ms(cfg, &t);
+	cap = decide_first_cap_inet_ms(cfg, c->addr);
+	if (cap < bound)
+		bound = cap;
 	*started_ms = clock_now_ms();
 	err = sock_connect_from(c->fd, c->addr, c->len, *started_ms, *started_ms + bound, own);
 	/* Non-blocking after all: its mode changed where the hooks could not see. */
