@@ -28,14 +28,12 @@ static void flight_restart(struct fdslot *s)
 	fdtable_release(s, fdtable_state_of(s));
 }
 
-void early_watch_inet(const struct config *cfg, int fd, const struct sockaddr *addr, socklen_t len)
+void early_watch_inet(const struct config *cfg, int fd, struct fdslot *s,
+		      const struct sockaddr *addr, socklen_t len)
 {
-	struct fdslot *s;
-
 	if (!cfg->enabled || !cfg->shared)
 		return;
-	s = fdtable_peek(fd);
-	if (!s && !(s = fdtable_get(fd)))
+	if (!s && !(s = fdtable_peek(fd)) && !(s = fdtable_get(fd)))
 		return;
 	/*
 	 * A slot of its own, not the managed connect's, so no claim: only a

@@ -185,10 +185,10 @@ void fdtable_mode_forget(int fd);
 /*
  * @fd's FDS_MODE bits: FDS_KNOWN with the others when the library knows
  * them, else 0 (ask the kernel).  A few loads, no system call.
+ * fdtable_mode_of: the same from @fd's slot (fdtable_peek; NULL: none).
  */
-static inline unsigned fdtable_mode(int fd)
+static inline unsigned fdtable_mode_of(const struct fdslot *s)
 {
-	struct fdslot *s = fdtable_peek(fd);
 	uint32_t w;
 
 	if (!s)
@@ -197,6 +197,11 @@ static inline unsigned fdtable_mode(int fd)
 	if (!(w & FDS_KNOWN) || (w >> FDS_EPOCH_SHIFT) != (fdtable_mode_epoch() & 0xffffU))
 		return 0;
 	return w & FDS_MODE;
+}
+
+static inline unsigned fdtable_mode(int fd)
+{
+	return fdtable_mode_of(fdtable_peek(fd));
 }
 
 /*

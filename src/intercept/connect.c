@@ -56,13 +56,13 @@ static inline bool bounds_first(const struct config *cfg, const struct sockaddr 
 }
 
 /*
- * Whether @fd is blocking, and *own what is known of its own send timeout:
- * from the fd table when the library saw the socket made (no system call),
- * else from the kernel.  errno may change.
+ * Whether @fd (its slot @s, or NULL) is blocking, and *own what is known of
+ * its own send timeout: from the fd table when the library saw the socket
+ * made (no system call), else from the kernel.  errno may change.
  */
-static bool is_blocking(int fd, enum sock_own_timeo *own)
+static inline bool is_blocking(int fd, const struct fdslot *s, enum sock_own_timeo *own)
 {
-	unsigned mode = fdtable_mode(fd);
+	unsigned mode = fdtable_mode_of(s);
 	int flags;
 
 	if (mode & FDS_KNOWN) {
@@ -78,15 +78,21 @@ static bool is_blocking(int fd, enum sock_own_timeo *own)
  * The first attempt of @c: on a blocking socket of the internet families
  * bounded by the call's budget and BACKOFF_ATTEMPT_TIMEOUT (a non-blocking
  * one is bounded in the event loop, at no cost here); *started_ms: when it
- * began, if the clock was read.  Returns 0 or its errno.  errno may change.
+ * began, if the clock was read; *slot: the fd's slot, if it was looked up
+ * (else left).  Returns 0 or its errno.  errno may change.
+ * Inlined: in connect_bounded, the success path, @c lives in registers.
  */
-static int first_attempt(const struct config *cfg, struct connect_ctx *c, uint64_t *started_ms)
+static inline __attribute__((always_inline)) int first_attempt(const struct config *cfg,
+							       struct connect_ctx *c,
+							       uint64_t *started_ms,
+							       struct fdslot **slot)
 {
 	uint64_t bound = cfg->first_attempt_ms, cap;
 	enum sock_own_timeo own;
 	int err;
 
-	if (!bounds_first(cfg, c->addr, c->len) || !is_blocking(c->fd, &own))
+	if (!bounds_first(cfg, c->addr, c->len) ||
+	    !is_blocking(c->fd, *slot = fdtable_peek(c->fd), &own))
 		return real_connect(c->fd, c->addr, c->len) == 0 ? 0 : errno;
 	cap = decide_first_cap_inet_ms(cfg, c->addr);
 	if (cap < bound)
@@ -175,6 +181,7 @@ static __attribute__((noinline)) int connect_slow(int fd, const struct sockaddr 
 	const struct config *cfg = init_config_get();
 	struct connect_ctx ctx = { fd, addr, len };
 	struct target_addr target;
+	struct fdslot *slot = NULL;
 	struct decide_connect c = {
 		.fd = fd,
 		.target = &target,
@@ -212,7 +219,7 @@ static __attribute__((noinline)) int connect_slow(int fd, const struct sockaddr 
 		c.waited = attempted = c.err != 0;
 	}
 	if (!attempted) {
-		c.err = first_attempt(cfg, &ctx, &c.started_ms);
+		c.err = first_attempt(cfg, &ctx, &c.started_ms, &slot);
 		if (c.err == 0)
 			goto out_connected;
 	}
@@ -244,7 +251,7 @@ static __attribute__((noinline)) int connect_slow(int fd, const struct sockaddr 
 		 * one to wait with it: the program's own attempt, now, decided as any.
 		 */
 		c.waited = false;
-		c.err = first_attempt(cfg, &ctx, &c.started_ms);
+		c.err = first_attempt(cfg, &ctx, &c.started_ms, &slot);
 		if (c.err == 0)
 			goto out_connected;
 	}
@@ -254,13 +261,13 @@ out_connected:
 		decide_connected(cfg, &target, 0);
 out_ok:
 	if (early_watched(addr, len))
-		early_watch_inet(cfg, fd, addr, len);
+		early_watch_inet(cfg, fd, slot, addr, len);
 	errno = saved;
 	return 0;
 out_fail:
 	/* A connection under way is watched too: its end may come before its first byte. */
 	if (c.err == EINPROGRESS && early_watched(addr, len))
-		early_watch_inet(cfg, fd, addr, len);
+		early_watch_inet(cfg, fd, slot, addr, len);
 	errno = c.err;
 	return -1;
 }
@@ -275,11 +282,12 @@ static __attribute__((noinline)) int connect_bounded(const struct config *cfg, i
 						     int saved)
 {
 	struct connect_ctx ctx = { fd, addr, len };
+	struct fdslot *slot = NULL;
 	uint64_t started = 0;
-	int err = first_attempt(cfg, &ctx, &started);
+	int err = first_attempt(cfg, &ctx, &started, &slot);
 
 	if (err == 0) {
-		early_watch_inet(cfg, fd, addr, len);
+		early_watch_inet(cfg, fd, slot, addr, len);
 		errno = saved;
 		return 0;
 	}
