@@ -300,7 +300,9 @@ void fdtable_forget(int fd)
 	if (!(w & FDS_CLAIMED)) {
 		if (w & FDS_FLIGHT)
 			fdtable_flight_free(atomic_exchange(&s->flight, NULL));
-		fdtable_count(w & FDS_STATE, FDS_FREE);
+		/* A socket whose mode alone is known (most) was never counted. */
+		if ((w & FDS_STATE) != FDS_FREE)
+			fdtable_count(w & FDS_STATE, FDS_FREE);
 		if (w & FDS_FIRST)
 			atomic_fetch_sub_explicit(&fdtable_first, 1, memory_order_relaxed);
 	}

@@ -278,12 +278,12 @@ out_fail:
  * for connect_slow; a connection made is watched for its first byte.
  */
 static __attribute__((noinline)) int connect_bounded(const struct config *cfg, int fd,
-						     const struct sockaddr *addr, socklen_t len,
-						     int saved)
+						     const struct sockaddr *addr, socklen_t len)
 {
 	struct connect_ctx ctx = { fd, addr, len };
 	struct fdslot *slot = NULL;
 	uint64_t started = 0;
+	int saved = errno;
 	int err = first_attempt(cfg, &ctx, &started, &slot);
 
 	if (err == 0) {
@@ -300,7 +300,8 @@ static __attribute__((noinline)) int connect_bounded(const struct config *cfg, i
  * the destination's bucket, no destination's clock running: one attempt,
  * errno as it was on success; anything else is connect_slow's.  A connect
  * over IP is connect_bounded's: its first attempt has a bound, and a
- * connection made or under way is watched until its first byte.
+ * connection made or under way is watched until its first byte.  errno is
+ * read where it is kept: a call that succeeds leaves it alone.
  */
 EXPORT int connect(int fd, COMPAT_CONST_SOCKADDR_ARG arg, socklen_t len)
 {
@@ -309,15 +310,14 @@ EXPORT int connect(int fd, COMPAT_CONST_SOCKADDR_ARG arg, socklen_t len)
 	const struct config *cfg = init_config_get();
 	int saved;
 
-	saved = errno;
 	if (__builtin_expect(pending_any() || share_probing(addr, len) || dest_any_clock(), 0))
-		return connect_slow(fd, addr, len, saved, false, 0);
+		return connect_slow(fd, addr, len, errno, false, 0);
 	/* Over IP: the first attempt's bound, and the watch for the first byte. */
 	if (early_watched(addr, len))
-		return connect_bounded(cfg, fd, addr, len, saved);
-	if (__builtin_expect(real_connect(fd, addr, len) == 0, 1)) {
-		errno = saved;
+		return connect_bounded(cfg, fd, addr, len);
+	saved = errno;
+	/* A connect that succeeds sets no errno (libc's, or the cookie's raw system call). */
+	if (__builtin_expect(real_connect(fd, addr, len) == 0, 1))
 		return 0;
-	}
 	return connect_slow(fd, addr, len, saved, true, 0);
 }
