@@ -40,6 +40,18 @@ struct decide_connect {
  */
 uint64_t decide_first_cap_ms(const struct config *cfg, const struct target_addr *t);
 
+/*
+ * decide_first_cap_ms of internet address @addr, whose family and whole
+ * length the caller checked, without building its target: for every connect.
+ */
+static inline uint64_t decide_first_cap_inet_ms(const struct config *cfg,
+						const struct sockaddr *addr)
+{
+	return cfg->timeout_ms != 0 && cfg->retries != 0 && target_inet_is_loopback(addr)
+		       ? CONFIG_LOCAL_ATTEMPT_MS
+		       : CONFIG_INFINITE;
+}
+
 /* What the engine is to do. */
 enum decide_verdict {
 	DECIDE_DONE,	   /* the call's outcome is ->err: 0 or the errno to return */

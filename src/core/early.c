@@ -28,14 +28,12 @@ static void flight_restart(struct fdslot *s)
 	fdtable_release(s, fdtable_state_of(s));
 }
 
-void early_watch_inet(const struct config *cfg, int fd, const struct sockaddr *addr, socklen_t len)
+void early_watch_inet(const struct config *cfg, int fd, struct fdslot *s,
+		      const struct sockaddr *addr, socklen_t len)
 {
-	struct fdslot *s;
-
 	if (!cfg->enabled || !cfg->shared)
 		return;
-	s = fdtable_peek(fd);
-	if (!s && !(s = fdtable_get(fd)))
+	if (!s && !(s = fdtable_peek(fd)) && !(s = fdtable_get(fd)))
 		return;
 	/*
 	 * A slot of its own, not the managed connect's, so no claim: only a
@@ -44,7 +42,11 @@ void early_watch_inet(const struct config *cfg, int fd, const struct sockaddr *a
 	 */
 	if (len > sizeof(s->first_addr))
 		len = sizeof(s->first_addr);
-	memcpy(&s->first_addr, addr, len);
+	/* An IPv4 address, the usual one, copied at its fixed length (no call). */
+	if (len == sizeof(struct sockaddr_in))
+		memcpy(&s->first_addr, addr, sizeof(struct sockaddr_in));
+	else
+		memcpy(&s->first_addr, addr, len);
 	s->first_len = len;
 	/* A new connection: nothing sent on it yet (rare: a replay's flight is held apart). */
 	if (__builtin_expect(atomic_load_explicit(&s->word, memory_order_relaxed) &

@@ -13,10 +13,12 @@
 /*
  * @fd's connect to @addr (early_watched) returned 0 or EINPROGRESS: watch
  * for its first byte (whether the destination is one of the library's is
- * asked at its end).  A few loads and atomic operations, no system call.
+ * asked at its end); @s: @fd's slot if the caller found it (fdtable_peek),
+ * else NULL.  A few loads and atomic operations, no system call.
  * Async-signal-safe; errno untouched.
  */
-void early_watch_inet(const struct config *cfg, int fd, const struct sockaddr *addr, socklen_t len);
+void early_watch_inet(const struct config *cfg, int fd, struct fdslot *s,
+		      const struct sockaddr *addr, socklen_t len);
 
 /*
  * Whether a connect to @addr that succeeds or is under way is watched for

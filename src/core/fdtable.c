@@ -19,15 +19,7 @@
 /* A claim older than this was abandoned (siglongjmp out of a hook): it may be taken over. */
 #define CLAIM_STALE_NS 1000000000ULL
 
-struct leaf {
-	struct fdslot slot[LEAF_SLOTS];
-};
-
-struct mid {
-	_Atomic(struct leaf *) leaf[MID_ENTRIES];
-};
-
-static _Atomic(struct mid *) dir[DIR_ENTRIES];
+_Atomic(struct fdtable_mid *) fdtable_dir[DIR_ENTRIES];
 static atomic_uint top_fd; /* the highest fd with a slot: scans stop there */
 
 atomic_uint fdtable_managed;
@@ -120,38 +112,21 @@ static void *page(_Atomic(void *) *at, size_t size)
 	return p;
 }
 
-struct fdslot *fdtable_peek(int fd)
-{
-	unsigned u = (unsigned)fd;
-	struct mid *m;
-	struct leaf *l;
-
-	if (fd < 0 || u >= FDTABLE_MAX_FD)
-		return NULL;
-	m = atomic_load_explicit(&dir[u >> (FDTABLE_LEAF_BITS + FDTABLE_MID_BITS)],
-				 memory_order_acquire);
-	if (!m)
-		return NULL;
-	l = atomic_load_explicit(&m->leaf[(u >> FDTABLE_LEAF_BITS) & (MID_ENTRIES - 1)],
-				 memory_order_acquire);
-	return l ? &l->slot[u & (LEAF_SLOTS - 1)] : NULL;
-}
-
 struct fdslot *fdtable_get(int fd)
 {
 	static atomic_bool warned;
 	unsigned u = (unsigned)fd, top;
 	int saved = errno;
-	struct mid *m;
-	struct leaf *l = NULL;
+	struct fdtable_mid *m;
+	struct fdtable_leaf *l = NULL;
 
 	if (fd < 0 || u >= FDTABLE_MAX_FD)
 		return NULL;
-	m = page((_Atomic(void *) *)&dir[u >> (FDTABLE_LEAF_BITS + FDTABLE_MID_BITS)],
-		 sizeof(struct mid));
+	m = page((_Atomic(void *) *)&fdtable_dir[u >> (FDTABLE_LEAF_BITS + FDTABLE_MID_BITS)],
+		 sizeof(struct fdtable_mid));
 	if (m)
 		l = page((_Atomic(void *) *)&m->leaf[(u >> FDTABLE_LEAF_BITS) & (MID_ENTRIES - 1)],
-			 sizeof(struct leaf));
+			 sizeof(struct fdtable_leaf));
 	if (!l) {
 		events_unmanaged();
 		if (!atomic_exchange_explicit(&warned, true, memory_order_relaxed))
@@ -300,7 +275,9 @@ void fdtable_forget(int fd)
 	if (!(w & FDS_CLAIMED)) {
 		if (w & FDS_FLIGHT)
 			fdtable_flight_free(atomic_exchange(&s->flight, NULL));
-		fdtable_count(w & FDS_STATE, FDS_FREE);
+		/* A socket whose mode alone is known (most) was never counted. */
+		if ((w & FDS_STATE) != FDS_FREE)
+			fdtable_count(w & FDS_STATE, FDS_FREE);
 		if (w & FDS_FIRST)
 			atomic_fetch_sub_explicit(&fdtable_first, 1, memory_order_relaxed);
 	}

@@ -147,8 +147,38 @@ static inline bool fdtable_any_hidden(void)
 	return atomic_load_explicit(&fdtable_hidden, memory_order_relaxed) != 0;
 }
 
-/* The slot of @fd if its page exists, else NULL.  Lock-free, async-signal-safe. */
-struct fdslot *fdtable_peek(int fd);
+/* The table's pages (fdtable.c maps them), read by fdtable_peek in every hook. */
+struct fdtable_leaf {
+	struct fdslot slot[1U << FDTABLE_LEAF_BITS];
+};
+
+struct fdtable_mid {
+	_Atomic(struct fdtable_leaf *) leaf[1U << FDTABLE_MID_BITS];
+};
+
+extern _Atomic(struct fdtable_mid *) fdtable_dir[1U << FDTABLE_DIR_BITS];
+
+/*
+ * The slot of @fd if its page exists, else NULL.  Lock-free,
+ * async-signal-safe; a few loads, inlined where every hook calls it.
+ */
+static inline struct fdslot *fdtable_peek(int fd)
+{
+	unsigned u = (unsigned)fd;
+	struct fdtable_mid *m;
+	struct fdtable_leaf *l;
+
+	if (fd < 0 || u >= FDTABLE_MAX_FD)
+		return NULL;
+	m = atomic_load_explicit(&fdtable_dir[u >> (FDTABLE_LEAF_BITS + FDTABLE_MID_BITS)],
+				 memory_order_acquire);
+	if (!m)
+		return NULL;
+	l = atomic_load_explicit(
+		&m->leaf[(u >> FDTABLE_LEAF_BITS) & ((1U << FDTABLE_MID_BITS) - 1)],
+		memory_order_acquire);
+	return l ? &l->slot[u & ((1U << FDTABLE_LEAF_BITS) - 1)] : NULL;
+}
 
 /*
  * The slot of @fd, mapping its pages if needed.  NULL if @fd is out of range
@@ -185,10 +215,10 @@ void fdtable_mode_forget(int fd);
 /*
  * @fd's FDS_MODE bits: FDS_KNOWN with the others when the library knows
  * them, else 0 (ask the kernel).  A few loads, no system call.
+ * fdtable_mode_of: the same from @fd's slot (fdtable_peek; NULL: none).
  */
-static inline unsigned fdtable_mode(int fd)
+static inline unsigned fdtable_mode_of(const struct fdslot *s)
 {
-	struct fdslot *s = fdtable_peek(fd);
 	uint32_t w;
 
 	if (!s)
@@ -197,6 +227,11 @@ static inline unsigned fdtable_mode(int fd)
 	if (!(w & FDS_KNOWN) || (w >> FDS_EPOCH_SHIFT) != (fdtable_mode_epoch() & 0xffffU))
 		return 0;
 	return w & FDS_MODE;
+}
+
+static inline unsigned fdtable_mode(int fd)
+{
+	return fdtable_mode_of(fdtable_peek(fd));
 }
 
 /*

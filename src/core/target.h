@@ -5,6 +5,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
+#include <netinet/in.h>
 #include <sys/socket.h>
 
 #include "sys/addr.h"
@@ -34,6 +36,28 @@ struct target_set {
  * not handle or a length too short for the family.  Async-signal-safe.
  */
 bool target_from_sockaddr(const struct sockaddr *sa, socklen_t len, struct target_addr *t);
+
+/*
+ * Whether internet address @sa, whose family and whole length the caller
+ * checked, is a loopback one (127/8, ::1, ::ffff:127.0.0.0/104): the
+ * share_is_local of its target, without building it.  A few loads.
+ */
+static inline bool target_inet_is_loopback(const struct sockaddr *sa)
+{
+	const unsigned char *ip;
+	uint64_t hi;
+
+	if (sa->sa_family == AF_INET)
+		return ((const unsigned char *)&((const struct sockaddr_in *)(const void *)sa)
+				->sin_addr)[0] == 127;
+	ip = (const unsigned char *)&((const struct sockaddr_in6 *)(const void *)sa)->sin6_addr;
+	memcpy(&hi, ip, 8);
+	if (hi != 0)
+		return false;
+	/* ::1, or an IPv4 loopback address mapped (::ffff:127.x.y.z). */
+	return memcmp(ip + 8, "\0\0\0\0\0\0\0\1", 8) == 0 ||
+	       (memcmp(ip + 8, "\0\0\xff\xff", 4) == 0 && ip[12] == 127);
+}
 
 /* Whether two destinations are the same address (and port, unless either is 0). */
 bool target_same_address(const struct target_addr *a, const struct target_addr *b);

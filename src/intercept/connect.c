@@ -29,22 +29,40 @@ static int connect_again(void *ctx, uint64_t deadline_ms)
 	return sock_connect_until(c->fd, c->addr, c->len, deadline_ms, SOCK_TIMEO_ASK);
 }
 
-/* Whether a first attempt to @addr has a bound of its own: an internet destination. */
-static inline bool bounds_first(const struct config *cfg, const struct sockaddr *addr,
-				socklen_t len)
+/* Whether @addr is among BACKOFF_TARGETS (a list that is not empty). */
+static __attribute__((noinline, cold)) bool in_targets(const struct config *cfg,
+						       const struct sockaddr *addr, socklen_t len)
 {
-	return cfg->first_attempt_ms != CONFIG_INFINITE && addr && len >= sizeof(sa_family_t) &&
-	       (addr->sa_family == AF_INET || addr->sa_family == AF_INET6);
+	struct target_addr t;
+
+	return target_from_sockaddr(addr, len, &t) && target_matches(&cfg->targets, &t);
 }
 
 /*
- * Whether @fd is blocking, and *own what is known of its own send timeout:
- * from the fd table when the library saw the socket made (no system call),
- * else from the kernel.  errno may change.
+ * Whether a first attempt to @addr has a bound of its own: a whole internet
+ * address that BACKOFF_TARGETS does not exclude (an excluded destination
+ * passes straight through, its attempt the kernel's).
  */
-static bool is_blocking(int fd, enum sock_own_timeo *own)
+static inline bool bounds_first(const struct config *cfg, const struct sockaddr *addr,
+				socklen_t len)
 {
-	unsigned mode = fdtable_mode(fd);
+	if (cfg->first_attempt_ms == CONFIG_INFINITE || !addr || len < sizeof(sa_family_t))
+		return false;
+	if (addr->sa_family == AF_INET
+		    ? len < sizeof(struct sockaddr_in)
+		    : addr->sa_family != AF_INET6 || len < sizeof(struct sockaddr_in6))
+		return false;
+	return !cfg->targets.count || in_targets(cfg, addr, len);
+}
+
+/*
+ * Whether @fd (its slot @s, or NULL) is blocking, and *own what is known of
+ * its own send timeout: from the fd table when the library saw the socket
+ * made (no system call), else from the kernel.  errno may change.
+ */
+static inline bool is_blocking(int fd, const struct fdslot *s, enum sock_own_timeo *own)
+{
+	unsigned mode = fdtable_mode_of(s);
 	int flags;
 
 	if (mode & FDS_KNOWN) {
@@ -60,22 +78,25 @@ static bool is_blocking(int fd, enum sock_own_timeo *own)
  * The first attempt of @c: on a blocking socket of the internet families
  * bounded by the call's budget and BACKOFF_ATTEMPT_TIMEOUT (a non-blocking
  * one is bounded in the event loop, at no cost here); *started_ms: when it
- * began, if the clock was read.  Returns 0 or its errno.  errno may change.
+ * began, if the clock was read; *slot: the fd's slot, if it was looked up
+ * (else left).  Returns 0 or its errno.  errno may change.
+ * Inlined: in connect_bounded, the success path, @c lives in registers.
  */
-static int first_attempt(const struct config *cfg, struct connect_ctx *c, uint64_t *started_ms)
+static inline __attribute__((always_inline)) int first_attempt(const struct config *cfg,
+							       struct connect_ctx *c,
+							       uint64_t *started_ms,
+							       struct fdslot **slot)
 {
-	uint64_t bound = cfg->first_attempt_ms;
+	uint64_t bound = cfg->first_attempt_ms, cap;
 	enum sock_own_timeo own;
-	struct target_addr t;
 	int err;
 
-	if (!bounds_first(cfg, c->addr, c->len) || !is_blocking(c->fd, &own) ||
-	    !target_from_sockaddr(c->addr, c->len, &t) ||
-	    /* An excluded destination passes straight through, its attempt the kernel's. */
-	    (cfg->targets.count && !target_matches(&cfg->targets, &t)))
+	if (!bounds_first(cfg, c->addr, c->len) ||
+	    !is_blocking(c->fd, *slot = fdtable_peek(c->fd), &own))
 		return real_connect(c->fd, c->addr, c->len) == 0 ? 0 : errno;
-	if (decide_first_cap_ms(cfg, &t) < bound)
-		bound = decide_first_cap_ms(cfg, &t);
+	cap = decide_first_cap_inet_ms(cfg, c->addr);
+	if (cap < bound)
+		bound = cap;
 	*started_ms = clock_now_ms();
 	err = sock_connect_from(c->fd, c->addr, c->len, *started_ms, *started_ms + bound, own);
 	/* Non-blocking after all: its mode changed where the hooks could not see. */
@@ -160,6 +181,7 @@ static __attribute__((noinline)) int connect_slow(int fd, const struct sockaddr 
 	const struct config *cfg = init_config_get();
 	struct connect_ctx ctx = { fd, addr, len };
 	struct target_addr target;
+	struct fdslot *slot = NULL;
 	struct decide_connect c = {
 		.fd = fd,
 		.target = &target,
@@ -197,7 +219,7 @@ static __attribute__((noinline)) int connect_slow(int fd, const struct sockaddr 
 		c.waited = attempted = c.err != 0;
 	}
 	if (!attempted) {
-		c.err = first_attempt(cfg, &ctx, &c.started_ms);
+		c.err = first_attempt(cfg, &ctx, &c.started_ms, &slot);
 		if (c.err == 0)
 			goto out_connected;
 	}
@@ -229,7 +251,7 @@ static __attribute__((noinline)) int connect_slow(int fd, const struct sockaddr 
 		 * one to wait with it: the program's own attempt, now, decided as any.
 		 */
 		c.waited = false;
-		c.err = first_attempt(cfg, &ctx, &c.started_ms);
+		c.err = first_attempt(cfg, &ctx, &c.started_ms, &slot);
 		if (c.err == 0)
 			goto out_connected;
 	}
@@ -239,13 +261,13 @@ out_connected:
 		decide_connected(cfg, &target, 0);
 out_ok:
 	if (early_watched(addr, len))
-		early_watch_inet(cfg, fd, addr, len);
+		early_watch_inet(cfg, fd, slot, addr, len);
 	errno = saved;
 	return 0;
 out_fail:
 	/* A connection under way is watched too: its end may come before its first byte. */
 	if (c.err == EINPROGRESS && early_watched(addr, len))
-		early_watch_inet(cfg, fd, addr, len);
+		early_watch_inet(cfg, fd, slot, addr, len);
 	errno = c.err;
 	return -1;
 }
@@ -256,15 +278,16 @@ out_fail:
  * for connect_slow; a connection made is watched for its first byte.
  */
 static __attribute__((noinline)) int connect_bounded(const struct config *cfg, int fd,
-						     const struct sockaddr *addr, socklen_t len,
-						     int saved)
+						     const struct sockaddr *addr, socklen_t len)
 {
 	struct connect_ctx ctx = { fd, addr, len };
+	struct fdslot *slot = NULL;
 	uint64_t started = 0;
-	int err = first_attempt(cfg, &ctx, &started);
+	int saved = errno;
+	int err = first_attempt(cfg, &ctx, &started, &slot);
 
 	if (err == 0) {
-		early_watch_inet(cfg, fd, addr, len);
+		early_watch_inet(cfg, fd, slot, addr, len);
 		errno = saved;
 		return 0;
 	}
@@ -277,7 +300,8 @@ static __attribute__((noinline)) int connect_bounded(const struct config *cfg, i
  * the destination's bucket, no destination's clock running: one attempt,
  * errno as it was on success; anything else is connect_slow's.  A connect
  * over IP is connect_bounded's: its first attempt has a bound, and a
- * connection made or under way is watched until its first byte.
+ * connection made or under way is watched until its first byte.  errno is
+ * read where it is kept: a call that succeeds leaves it alone.
  */
 EXPORT int connect(int fd, COMPAT_CONST_SOCKADDR_ARG arg, socklen_t len)
 {
@@ -286,15 +310,14 @@ EXPORT int connect(int fd, COMPAT_CONST_SOCKADDR_ARG arg, socklen_t len)
 	const struct config *cfg = init_config_get();
 	int saved;
 
-	saved = errno;
 	if (__builtin_expect(pending_any() || share_probing(addr, len) || dest_any_clock(), 0))
-		return connect_slow(fd, addr, len, saved, false, 0);
+		return connect_slow(fd, addr, len, errno, false, 0);
 	/* Over IP: the first attempt's bound, and the watch for the first byte. */
 	if (early_watched(addr, len))
-		return connect_bounded(cfg, fd, addr, len, saved);
-	if (__builtin_expect(real_connect(fd, addr, len) == 0, 1)) {
-		errno = saved;
+		return connect_bounded(cfg, fd, addr, len);
+	saved = errno;
+	/* A connect that succeeds sets no errno (libc's, or the cookie's raw system call). */
+	if (__builtin_expect(real_connect(fd, addr, len) == 0, 1))
 		return 0;
-	}
 	return connect_slow(fd, addr, len, saved, true, 0);
 }

@@ -28,23 +28,31 @@ EXPORT int getsockopt(int fd, int level, int name, void *value, socklen_t *len)
 	return real_getsockopt(fd, level, name, value, len);
 }
 
-/*
- * Returns as setsockopt(2).  A send timeout of the program's own (which its
- * connects keep, exact) is noted; one the table cannot say as set or unset
- * (a negative time, the 64-bit time option of 32-bit systems) makes the
- * connects ask the kernel.
- */
-EXPORT int setsockopt(int fd, int level, int name, const void *value, socklen_t len)
+/* setsockopt(2) of a send timeout (SO_SNDTIMEO or its 64-bit time twin), followed. */
+static __attribute__((noinline)) int set_sndtimeo(int fd, int name, const void *value,
+						  socklen_t len)
 {
-	int rc = real_setsockopt(fd, level, name, value, len);
+	int rc = real_setsockopt(fd, SOL_SOCKET, name, value, len);
 	const struct timeval *tv = value;
 
-	if (rc != 0 || level != SOL_SOCKET ||
-	    (name != SO_SNDTIMEO && name != COMPAT_SO_SNDTIMEO_NEW))
+	if (rc != 0)
 		return rc;
 	if (name == SO_SNDTIMEO && tv && len == sizeof(*tv) && tv->tv_sec >= 0)
 		fdtable_mode_change(fd, FDS_OWNTIMEO, tv->tv_sec != 0 || tv->tv_usec != 0);
 	else
 		fdtable_mode_forget(fd);
 	return rc;
+}
+
+/*
+ * Returns as setsockopt(2).  A send timeout of the program's own (which its
+ * connects keep, exact) is noted; one the table cannot say as set or unset
+ * (a negative time, the 64-bit time option of 32-bit systems) makes the
+ * connects ask the kernel.  Any other option passes straight through.
+ */
+EXPORT int setsockopt(int fd, int level, int name, const void *value, socklen_t len)
+{
+	if (level != SOL_SOCKET || (name != SO_SNDTIMEO && name != COMPAT_SO_SNDTIMEO_NEW))
+		return real_setsockopt(fd, level, name, value, len);
+	return set_sndtimeo(fd, name, value, len);
 }

@@ -70,6 +70,37 @@ static void test_from_sockaddr_rejects(void)
 	CHECK(!target_from_sockaddr((struct sockaddr *)&in, 1, &t));
 }
 
+/* target_inet_is_loopback of @ip (IPv4 or IPv6 text), read from its socket address. */
+static int loopback(const char *ip)
+{
+	struct sockaddr_in in = { .sin_family = AF_INET };
+	struct sockaddr_in6 in6 = { .sin6_family = AF_INET6 };
+
+	if (inet_pton(AF_INET, ip, &in.sin_addr) == 1)
+		return target_inet_is_loopback((struct sockaddr *)&in);
+	inet_pton(AF_INET6, ip, &in6.sin6_addr);
+	return target_inet_is_loopback((struct sockaddr *)&in6);
+}
+
+/* The loopback test of a connect's first attempt: 127/8, ::1 and 127/8 mapped, no other. */
+static void test_inet_is_loopback(void)
+{
+	CHECK(loopback("127.0.0.1"));
+	CHECK(loopback("127.9.8.7"));
+	CHECK(loopback("::1"));
+	CHECK(loopback("::ffff:127.0.0.1"));
+	CHECK(!loopback("10.0.0.1"));
+	CHECK(!loopback("0.0.0.0"));
+	CHECK(!loopback("128.0.0.1"));
+	CHECK(!loopback("::"));
+	CHECK(!loopback("::2"));
+	CHECK(!loopback("1::1"));
+	CHECK(!loopback("fe80::1"));
+	CHECK(!loopback("::ffff:10.0.0.1"));
+	CHECK(!loopback("::127.0.0.1")); /* IPv4-compatible, not mapped */
+	CHECK(!loopback("::fffe:127.0.0.1"));
+}
+
 static int matches(const char *list, struct target_addr t)
 {
 	struct target_set set;
@@ -190,6 +221,7 @@ int main(void)
 {
 	test_format();
 	test_from_sockaddr_rejects();
+	test_inet_is_loopback();
 	test_patterns();
 	test_bad_patterns();
 	test_too_many_patterns();
