@@ -46,7 +46,8 @@ static void env_scan(void)
 		return;
 	}
 	for (e = environ; e && *e; e++) {
-		if (strncmp(*e, "BACKOFF", 7) != 0)
+		/* The first byte before a call: most entries are not ours. */
+		if ((*e)[0] != 'B' || strncmp(*e, "BACKOFF", 7) != 0)
 			continue;
 		if (env_seen_count == ENV_SEEN_MAX) {
 			env_seen_all = false;
@@ -62,11 +63,14 @@ static void env_scan(void)
  */
 static const char *lookup_env(const char *name, void *ctx)
 {
-	size_t i, n = strlen(name);
+	size_t i, n;
 
 	(void)ctx;
 	if (!env_seen_all)
 		return secure_getenv(name);
+	if (env_seen_count == 0) /* the common case: nothing to look through */
+		return NULL;
+	n = strlen(name);
 	for (i = 0; i < env_seen_count; i++)
 		if (strncmp(env_seen[i], name, n) == 0 && env_seen[i][n] == '=')
 			return env_seen[i] + n + 1;

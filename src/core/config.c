@@ -632,10 +632,11 @@ void config_parse(config_lookup_fn *lookup, void *ctx, struct config *cfg,
 	for (i = 0; config_variables[i]; i++) {
 		const char *name = config_variables[i];
 
-		if (strcmp(name, "BACKOFF_POLICY") == 0)
-			continue;
+		/* Unset, the most common case: the preset stands, with no name compared. */
 		v = lookup(name, ctx);
-		if (v && apply(cfg, name, v, why, sizeof(why)) != 0) {
+		if (!v || strcmp(name, "BACKOFF_POLICY") == 0)
+			continue;
+		if (apply(cfg, name, v, why, sizeof(why)) != 0) {
 			add_problem(problems, name, v, why);
 			v = NULL; /* rejected: the preset's value stands, and the line is written */
 		}
