@@ -27,23 +27,27 @@ static pthread_once_t init_once = PTHREAD_ONCE_INIT;
  * looked up one by one, each a walk over the whole environment, cost a
  * process that sets none of them more than the parse itself.  More than
  * ENV_SEEN_MAX of them: each name is looked up in the environment itself.
+ * The list ends with NULL, as environ does, for the scan of unknown names.
  */
 #define ENV_SEEN_MAX 64
-static char *env_seen[ENV_SEEN_MAX];
+static char *env_seen[ENV_SEEN_MAX + 1];
 static size_t env_seen_count;
 static bool env_seen_all = true;
+static bool env_secure; /* AT_SECURE: setuid, setgid, capabilities */
 
 static void env_scan(void)
 {
 	char **e;
 
 	/* Under secure execution secure_getenv answers, with nothing. */
-	if (getauxval(AT_SECURE)) {
+	env_secure = getauxval(AT_SECURE) != 0;
+	if (env_secure) {
 		env_seen_all = false;
 		return;
 	}
 	for (e = environ; e && *e; e++) {
-		if (strncmp(*e, "BACKOFF", 7) != 0)
+		/* The first byte before a call: most entries are not ours. */
+		if ((*e)[0] != 'B' || strncmp(*e, "BACKOFF", 7) != 0)
 			continue;
 		if (env_seen_count == ENV_SEEN_MAX) {
 			env_seen_all = false;
@@ -59,11 +63,14 @@ static void env_scan(void)
  */
 static const char *lookup_env(const char *name, void *ctx)
 {
-	size_t i, n = strlen(name);
+	size_t i, n;
 
 	(void)ctx;
 	if (!env_seen_all)
 		return secure_getenv(name);
+	if (env_seen_count == 0) /* the common case: nothing to look through */
+		return NULL;
+	n = strlen(name);
 	for (i = 0; i < env_seen_count; i++)
 		if (strncmp(env_seen[i], name, n) == 0 && env_seen[i][n] == '=')
 			return env_seen[i] + n + 1;
@@ -108,32 +115,37 @@ static void warn_unknown(const struct config_unknown *u, void *ctx)
 
 /*
  * Say each BACKOFF_* name of the environment that nothing reads (a typo):
- * one pass over environ, at load.  Returns how many there were.
+ * one pass over the entries env_scan found, at load.  Returns how many
+ * there were.
  */
 static unsigned warn_unknown_names(void)
 {
 	/*
-	 * Under secure execution no variable is read, so none is unknown; under
-	 * the launcher it has said them once for the whole tree.
+	 * Under secure execution no variable is read, so none is unknown; with
+	 * no BACKOFF* entry, none is either; under the launcher it has said them
+	 * once for the whole tree.
 	 */
-	if (getauxval(AT_SECURE) || secure_getenv(CONFIG_NAMES_SAID_ENV))
+	if (env_secure || (env_seen_all && env_seen_count == 0) ||
+	    secure_getenv(CONFIG_NAMES_SAID_ENV))
 		return 0;
-	return config_unknown_scan(environ, warn_unknown, NULL);
+	return config_unknown_scan(env_seen_all ? env_seen : environ, warn_unknown, NULL);
 }
 
 static void init_run(void)
 {
 	struct config_problems problems;
+	const char *cookie;
 	unsigned i, unknown;
 
 	real_resolve_signal_safe();
+	env_scan();
 	/* Under the supervisor engine (a seccomp filter is in place): one engine per connect. */
-	if (secure_getenv(COOKIE_ENV) && prctl(PR_GET_SECCOMP, 0, 0, 0, 0) == 2) {
+	cookie = lookup_env(COOKIE_ENV, NULL);
+	if (cookie && prctl(PR_GET_SECCOMP, 0, 0, 0, 0) == 2) {
 		real_mark_connects();
-		supervisor_pid = strtoul(secure_getenv(COOKIE_ENV), NULL, 10);
+		supervisor_pid = strtoul(cookie, NULL, 10);
 		name_supervisor_as_tracer();
 	}
-	env_scan();
 	config_parse(lookup_env, NULL, &init_config, &problems);
 	log_configure(init_config.log_level, init_config.log_json, init_config.log_file);
 	for (i = 0; i < problems.count; i++)

@@ -46,20 +46,24 @@ struct config {
 	uint64_t first_attempt_ms;
 	struct config_errset errors_inet; /* retryable connect errors, AF_INET/AF_INET6 */
 	struct config_errset errors_unix; /* retryable connect errors, AF_UNIX */
-	struct target_set targets;
 	bool nonblock, send, dns;
 	bool replay; /* BACKOFF_REPLAY: send again what was sent before an early close */
 	bool shared; /* BACKOFF_SHARED: a budget per destination, "known down", one prober */
-	char shared_path[PATH_MAX]; /* BACKOFF_SHARED=PATH; empty: the user's default */
-	uint64_t local_probe_ms;    /* BACKOFF_LOCAL_PROBE; 0: off */
+	uint64_t local_probe_ms; /* BACKOFF_LOCAL_PROBE; 0: off */
 	enum log_level log_level;
-	char log_file[PATH_MAX]; /* empty: stderr */
 	bool log_json;
 	bool seeded;
 	uint64_t seed;
 	bool stats;
 	enum config_engine engine;
 	bool strict;
+	/*
+	 * Last, the large fields, read up to their count or terminator only:
+	 * config_parse leaves the rest of them as it finds them.
+	 */
+	struct target_set targets;
+	char shared_path[PATH_MAX]; /* BACKOFF_SHARED=PATH; empty: the user's default */
+	char log_file[PATH_MAX];    /* empty: stderr */
 };
 
 /* One invalid variable: what was wrong, for a single line of output. */

@@ -46,7 +46,7 @@ static atomic_bool share_netns_read;
 /* Waiters woken by each success: the ramp doubles as their connects succeed. */
 #define SHARE_RAMP 2
 
-static __thread int share_tid;
+static __thread int share_tid __attribute__((tls_model("initial-exec")));
 static atomic_int share_pid; /* cached: getpid() is a system call */
 
 static int my_tid(void)

@@ -523,6 +523,9 @@ static void test_secure_execution_honours_no_variable(void)
 	setenv("BACKOFF", "off", 1);
 	setenv("BACKOFF_LOG_FILE", "/tmp/backoff-secure.log", 1);
 	setenv("BACKOFF_RETRIES", "0", 1);
+	/* config_parse leaves the bytes past a string's end or the patterns' count as they were. */
+	memset(&cfg, 0xa5, sizeof(cfg));
+	memset(&defaults, 0xa5, sizeof(defaults));
 	config_parse(secure_lookup, NULL, &cfg, &problems);
 	CHECK_U64(problems.count, 0);
 	config_parse(lookup, (void *)empty, &defaults, &problems);

@@ -1,0 +1,61 @@
+#!/usr/bin/env bats
+# What a preloaded process that never connects pays at start: bindings, system calls, instructions.
+
+load helper
+
+setup() {
+	require_build
+	# The sanitizers' runtime, preloaded first, has start-up costs of its own.
+	[[ -z ${TEST_PRELOAD_FIRST:-} ]] || skip "not under make sanitize"
+}
+
+# relocations [LIB]: the symbol relocations the loader made before main of /bin/true, with
+# LIB preloaded (none without), from LD_DEBUG=statistics.
+relocations() {
+	env ${1:+LD_PRELOAD="$1"} LD_DEBUG=statistics /bin/true 2>&1 |
+		sed -nE 's/^[[:space:]]*[0-9]+:[[:space:]]+number of relocations: ([0-9]+)$/\1/p' | head -1
+}
+
+# syscalls OUT [LIB]: the names of the system calls /bin/true makes, one a line, sorted.
+syscalls() {
+	strace -f -qq -o "$1.raw" ${2:+-E LD_PRELOAD="$2"} /bin/true
+	sed -nE 's/^([0-9]+ +)?([a-z0-9_]+)\(.*/\2/p' "$1.raw" | sort >"$1"
+}
+
+@test "the C library's calls are bound at their first use, not all at load" {
+	local without with
+	without=$(relocations)
+	with=$(relocations "$LIB")
+	[[ -n $without && -n $with ]] || fail "no LD_DEBUG=statistics figures: '$without' '$with'"
+	# Binding every import at load (-z now) makes about 45 more.
+	assert_between "$((with - without))" 0 15 "symbol relocations the preload adds at start"
+	# Static TLS only: a general-dynamic variable imports __tls_get_addr, bound at start and
+	# called at each use.
+	run nm -D --undefined-only "$BUILD/libbackoff.so"
+	[[ $output != *__tls_get_addr* ]] || fail "the library imports __tls_get_addr"
+}
+
+@test "a process that never connects makes no system call of libbackoff's at start" {
+	require_strace
+	syscalls "$T/without"
+	syscalls "$T/with" "$LIB"
+	local extra
+	extra=$(comm -13 "$T/without" "$T/with")
+	# The loader opening, mapping and protecting the library, and pthread_once's wake.
+	run grep -vxE 'openat|read|pread64|newfstatat|fstat|mmap|mprotect|close|futex' <<<"$extra"
+	assert_eq "$output" "" "system calls beyond the loader's mapping of the library"
+	assert_between "$(grep -c . <<<"$extra")" 1 11 "system calls the preload adds"
+}
+
+@test "the constructor of a process with no BACKOFF variable runs in under 20,000 instructions" {
+	require_program valgrind
+	LD_PRELOAD="$LIB" valgrind --tool=callgrind --callgrind-out-file="$T/cg" /bin/true \
+		2>"$T/valgrind.log" || fail "valgrind: $(tail -5 "$T/valgrind.log")"
+	local n
+	n=$(callgrind_annotate --inclusive=yes --threshold=100 "$T/cg" |
+		sed -nE 's/^ *([0-9,]+) .*:init_constructor .*/\1/p' | tr -d ,)
+	[[ -n $n ]] || fail "no init_constructor in the profile"
+	# About 12,500 here: the real symbols of the async-signal-safe calls, the environment's
+	# scan and the defaults; zeroing all of struct config alone took 13,000.
+	assert_between "$n" 1 20000 "instructions of the constructor"
+}
