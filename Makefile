@@ -14,14 +14,8 @@ WARN := -std=c11 -D_GNU_SOURCE -Wall -Wextra -Wpedantic -Wshadow -Wconversion \
 	-Wstrict-prototypes -Wmissing-prototypes -Wformat=2 -Wvla -Werror
 CFLAGS_ALL = $(WARN) $(OPT) -Isrc -DBACKOFF_VERSION='"$(VERSION)"' $(EXTRA_CFLAGS)
 LIB_CFLAGS = -fPIC -fvisibility=hidden
-# Lazy binding, not -z now: binding all the C library calls at load was a third of what a
-# preloaded process paid to start, most of them never made.  glibc binds a call at its first
-# use without a lock (the symbols are the C library's, loaded at start) and with every
-# register saved, so a hook run in a signal handler may be the first caller.  The real
-# symbols the hooks delegate to come from dlsym (src/sys/real.c), which takes the loader's
-# lock: those of the async-signal-safe calls are resolved in the constructor.
-LIB_LDFLAGS = -shared -Wl,--version-script=src/exports.map -Wl,-z,relro -Wl,-z,lazy \
-	-Wl,-Bsymbolic-functions -Wl,--no-undefined $(EXTRA_LDFLAGS)
+LIB_LDFLAGS = -shared -Wl,--version-script=src/exports.map -Wl,-z,relro -Wl,-z,now -Wl,-Bsymbolic-functions \
+	-Wl,--no-undefined $(EXTRA_LDFLAGS)
 LIBS = -ldl -lpthread
 
 CORE_SRC := $(wildcard src/core/*.c)
