@@ -248,6 +248,14 @@ env LD_PRELOAD="$LIB" BACKOFF_TIMEOUT=3s "$HELPERS/probe" --alarm 500 10.9.9.2:8
 		"without: EINTR at the signal"
 }
 
+@test "a thread cancelled during an attempt with a deadline leaves the socket its own send timeout, as without the library" {
+	in_silent_net '
+env LD_PRELOAD="$LIB" BACKOFF_ATTEMPT_TIMEOUT=5s "$HELPERS/hazards" cancel-connect 10.9.9.2:80
+"$HELPERS/hazards" cancel-connect 10.9.9.2:80'
+	assert_eq "$output" "cancelled=1 sndtimeo=0.000000
+cancelled=1 sndtimeo=0.000000" "the cancelled thread's socket, with and without the library: $stderr"
+}
+
 @test "under the supervisor a signal during a held silent connect restarts it into the same job: ETIMEDOUT at the budget, never EPIPE" {
 	in_silent_net '
 "$LAUNCHER" --engine supervise --timeout 3s --attempt-timeout 1s -- \

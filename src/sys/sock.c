@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <pthread.h>
 #include <stddef.h>
 #include <sys/socket.h>
 #include <sys/time.h>
@@ -92,30 +93,49 @@ int sock_connect_until(int fd, const struct sockaddr *addr, socklen_t len, uint6
 				 deadline_ms, known);
 }
 
+/* The program's own send timeout of a socket, to give back. */
+struct own_timeo {
+	int fd;
+	struct timeval tv;
+	socklen_t len;
+};
+
+/* Give @arg's socket its own send timeout back, exactly as it was. */
+static void restore_own(void *arg)
+{
+	const struct own_timeo *o = arg;
+
+	(void)real_setsockopt(o->fd, SOL_SOCKET, SO_SNDTIMEO, &o->tv, o->len);
+}
+
 int sock_connect_from(int fd, const struct sockaddr *addr, socklen_t len, uint64_t now,
 		      uint64_t deadline_ms, enum sock_own_timeo known)
 {
 	uint64_t left = deadline_ms > now ? deadline_ms - now : 0;
-	struct timeval own = { 0, 0 };
-	socklen_t own_len = sizeof(own);
+	struct own_timeo own = { fd, { 0, 0 }, sizeof(struct timeval) };
 	int err;
 
 	if (deadline_ms == UINT64_MAX || known == SOCK_TIMEO_OWN ||
 	    (known == SOCK_TIMEO_ASK &&
-	     real_getsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &own, &own_len) != 0))
+	     real_getsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &own.tv, &own.len) != 0))
 		return real_connect(fd, addr, len) == 0 ? 0 : errno;
 	/*
 	 * The program bounds its connects with a send timeout of its own: the
 	 * kernel answers as without us (EINPROGRESS at its end), and the retry
 	 * loop's budget counts it.
 	 */
-	if (own.tv_sec != 0 || own.tv_usec != 0)
+	if (own.tv.tv_sec != 0 || own.tv.tv_usec != 0)
 		return real_connect(fd, addr, len) == 0 ? 0 : errno;
 	if (left == 0)
 		left = 1; /* the budget's end: one attempt still, for an answer that comes at once
 			   */
 	if (set_sndtimeo(fd, left) != 0)
 		return real_connect(fd, addr, len) == 0 ? 0 : errno;
+	/*
+	 * connect is a cancellation point: a thread cancelled in it gives the
+	 * socket its own value back on the way out, as this one does after it.
+	 */
+	pthread_cleanup_push(restore_own, &own);
 	for (;;) {
 		err = real_connect(fd, addr, len) == 0 ? 0 : errno;
 		if (err != EINTR || !clock_every_handler_restarts())
@@ -127,8 +147,9 @@ int sock_connect_from(int fd, const struct sockaddr *addr, socklen_t len, uint64
 			break;
 		}
 	}
+	pthread_cleanup_pop(0);
 	/* The program's own value, exactly as it was. */
-	(void)real_setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &own, own_len);
+	restore_own(&own);
 	/*
 	 * The socket was non-blocking after all (its mode changed behind the
 	 * hooks, through a copy in another process): the kernel's answer, as is.

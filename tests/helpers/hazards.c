@@ -22,6 +22,9 @@
  *                              more sets leaves errno as it was
  *   hazards threads N ADDR     N threads each connect non-blocking (poll) and
  *                              read the greeting; prints how many got it
+ *   hazards cancel-connect ADDR a thread's blocking connect to a silent ADDR
+ *                              is cancelled after 300 ms; prints whether it
+ *                              was, and the socket's send timeout after it
  *
  * ADDR is HOST:PORT; for cancel, shared-data, huge-timeout and errno-ctl it
  * refuses (run with a long BACKOFF_BASE so that the socket stays hidden).
@@ -182,6 +185,36 @@ static int mode_cancel(void)
 	}
 	printf("cancel: survived\n");
 	return 0;
+}
+
+static int attempt_fd;
+
+static void *connect_blocking(void *arg)
+{
+	(void)arg;
+	connect(attempt_fd, (struct sockaddr *)&target, target_len);
+	return NULL;
+}
+
+static int mode_cancel_connect(void)
+{
+	struct timespec ts = { 0, 300 * 1000000 };
+	struct timeval tv = { 0, 0 };
+	socklen_t len = sizeof(tv);
+	void *ret = NULL;
+	pthread_t t;
+
+	attempt_fd = socket(target.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (attempt_fd < 0 || pthread_create(&t, NULL, connect_blocking, NULL) != 0)
+		return 1;
+	nanosleep(&ts, NULL);
+	pthread_cancel(t);
+	pthread_join(t, &ret);
+	if (getsockopt(attempt_fd, SOL_SOCKET, SO_SNDTIMEO, &tv, &len) != 0)
+		return 1;
+	printf("cancelled=%d sndtimeo=%ld.%06ld\n", ret == PTHREAD_CANCELED, (long)tv.tv_sec,
+	       (long)tv.tv_usec);
+	return ret == PTHREAD_CANCELED && tv.tv_sec == 0 && tv.tv_usec == 0 ? 0 : 1;
 }
 
 static atomic_bool race_done;
@@ -480,8 +513,11 @@ int main(int argc, char **argv)
 		return mode_errno_ctl();
 	if (strcmp(mode, "threads") == 0)
 		return mode_threads(n);
+	if (strcmp(mode, "cancel-connect") == 0)
+		return mode_cancel_connect();
 usage:
-	fprintf(stderr, "usage: hazards signals|cancel|race|shared-data|huge-timeout|errno-ctl "
+	fprintf(stderr, "usage: hazards "
+			"signals|cancel|race|shared-data|huge-timeout|errno-ctl|cancel-connect "
 			"ADDR\n       hazards threads N ADDR\n");
 	return 2;
 }
