@@ -256,6 +256,17 @@ env LD_PRELOAD="$LIB" BACKOFF_ATTEMPT_TIMEOUT=5s "$HELPERS/hazards" cancel-conne
 cancelled=1 sndtimeo=0.000000" "the cancelled thread's socket, with and without the library: $stderr"
 }
 
+@test "a fork during an attempt with a deadline: the child's connect keeps its own 200 ms timeout, the parent's ends at its budget with ETIMEDOUT" {
+	in_silent_net '
+env LD_PRELOAD="$LIB" BACKOFF_TIMEOUT=2s "$HELPERS/hazards" fork-connect 10.9.9.2:80
+echo "status $?"'
+	local child
+	child=$(sed -n 's/^child EINPROGRESS ms=//p' <<<"$output")
+	assert_between "${child:-0}" 190 450 "ms until the child's own timeout: $output"
+	assert_eq "$(grep -v '^child' <<<"$output")" "parent ETIMEDOUT
+status 0" "the parent's outcome: $stderr"
+}
+
 @test "under the supervisor a signal during a held silent connect restarts it into the same job: ETIMEDOUT at the budget, never EPIPE" {
 	in_silent_net '
 "$LAUNCHER" --engine supervise --timeout 3s --attempt-timeout 1s -- \

@@ -25,6 +25,10 @@
  *   hazards cancel-connect ADDR a thread's blocking connect to a silent ADDR
  *                              is cancelled after 300 ms; prints whether it
  *                              was, and the socket's send timeout after it
+ *   hazards fork-connect ADDR  a thread's blocking connect to a silent ADDR;
+ *                              300 ms in, the process forks, and the child
+ *                              connects to ADDR with a send timeout of its
+ *                              own of 200 ms; prints each one's outcome
  *
  * ADDR is HOST:PORT; for cancel, shared-data, huge-timeout and errno-ctl it
  * refuses (run with a long BACKOFF_BASE so that the socket stays hidden).
@@ -45,6 +49,7 @@
 #include <sys/select.h>
 #include <sys/socket.h>
 #include <sys/time.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "common.h"
@@ -215,6 +220,52 @@ static int mode_cancel_connect(void)
 	printf("cancelled=%d sndtimeo=%ld.%06ld\n", ret == PTHREAD_CANCELED, (long)tv.tv_sec,
 	       (long)tv.tv_usec);
 	return ret == PTHREAD_CANCELED && tv.tv_sec == 0 && tv.tv_usec == 0 ? 0 : 1;
+}
+
+static int attempt_err;
+
+static void *connect_blocking_err(void *arg)
+{
+	(void)arg;
+	attempt_err = connect(attempt_fd, (struct sockaddr *)&target, target_len) == 0 ? 0 : errno;
+	return NULL;
+}
+
+static const char *err_name(int err)
+{
+	const char *name = err ? strerrorname_np(err) : "OK";
+
+	return name ? name : "?";
+}
+
+static int mode_fork_connect(void)
+{
+	struct timespec ts = { 0, 300 * 1000000 };
+	struct timeval own = { 0, 200 * 1000 };
+	long long start;
+	pid_t child;
+	int status = 0;
+	pthread_t t;
+
+	attempt_fd = socket(target.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (attempt_fd < 0 || pthread_create(&t, NULL, connect_blocking_err, NULL) != 0)
+		return 1;
+	nanosleep(&ts, NULL);
+	child = fork();
+	if (child == 0) {
+		int fd = socket(target.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0), err;
+
+		start = mono_ms();
+		setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &own, sizeof(own));
+		err = connect(fd, (struct sockaddr *)&target, target_len) == 0 ? 0 : errno;
+		printf("child %s ms=%lld\n", err_name(err), mono_ms() - start);
+		_exit(0);
+	}
+	if (child < 0 || waitpid(child, &status, 0) != child)
+		return 1;
+	pthread_join(t, NULL);
+	printf("parent %s\n", err_name(attempt_err));
+	return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : 1;
 }
 
 static atomic_bool race_done;
@@ -515,9 +566,12 @@ int main(int argc, char **argv)
 		return mode_threads(n);
 	if (strcmp(mode, "cancel-connect") == 0)
 		return mode_cancel_connect();
+	if (strcmp(mode, "fork-connect") == 0)
+		return mode_fork_connect();
 usage:
 	fprintf(stderr, "usage: hazards "
-			"signals|cancel|race|shared-data|huge-timeout|errno-ctl|cancel-connect "
+			"signals|cancel|race|shared-data|huge-timeout|errno-ctl|cancel-connect|"
+			"fork-connect "
 			"ADDR\n       hazards threads N ADDR\n");
 	return 2;
 }
