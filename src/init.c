@@ -16,11 +16,12 @@
 #include "sys/cookie.h"
 #include "sys/real.h"
 #include "sys/rng.h"
+#include "sys/startup.h"
 
-atomic_bool init_done;
+STARTUP_DATA atomic_bool init_done;
 struct config init_config;
 
-static pthread_once_t init_once = PTHREAD_ONCE_INIT;
+STARTUP_DATA static pthread_once_t init_once = PTHREAD_ONCE_INIT;
 
 /*
  * The environment's BACKOFF* entries, found in one pass at load: 23 names
@@ -30,12 +31,12 @@ static pthread_once_t init_once = PTHREAD_ONCE_INIT;
  * The list ends with NULL, as environ does, for the scan of unknown names.
  */
 #define ENV_SEEN_MAX 64
-static char *env_seen[ENV_SEEN_MAX + 1];
-static size_t env_seen_count;
+STARTUP_DATA static char *env_seen[ENV_SEEN_MAX + 1];
+STARTUP_DATA static size_t env_seen_count;
 static bool env_seen_all = true;
-static bool env_secure; /* AT_SECURE: setuid, setgid, capabilities */
+STARTUP_DATA static bool env_secure; /* AT_SECURE: setuid, setgid, capabilities */
 
-static void env_scan(void)
+STARTUP_CODE static void env_scan(void)
 {
 	char **e;
 
@@ -131,7 +132,7 @@ static unsigned warn_unknown_names(void)
 	return config_unknown_scan(env_seen_all ? env_seen : environ, warn_unknown, NULL);
 }
 
-static void init_run(void)
+STARTUP_CODE static void init_run(void)
 {
 	struct config_problems problems;
 	const char *cookie;
@@ -147,7 +148,7 @@ static void init_run(void)
 		name_supervisor_as_tracer();
 	}
 	config_parse(lookup_env, NULL, &init_config, &problems);
-	log_configure(init_config.log_level, init_config.log_json, init_config.log_file);
+	log_configure(init_config.log_level, init_config.log_json, config_log_file(&init_config));
 	for (i = 0; i < problems.count; i++)
 		log_config_problem(problems.item[i].variable, problems.item[i].value,
 				   problems.item[i].message);

@@ -10,6 +10,7 @@
 #include "sys/cookie.h"
 
 #include "sys/errname.h"
+#include "sys/startup.h"
 
 const char *const config_variables[] = {
 	"BACKOFF",
@@ -444,7 +445,8 @@ static int parse_choice(const char *s, const char *const *names, size_t n, int *
  * Apply one explicit variable; returns 0, or -1 with the reason in @why.
  * @name is one of config_variables, so the last test of the chain always holds.
  */
-static int apply(struct config *cfg, const char *name, const char *v, char *why, size_t why_size)
+STARTUP_CODE static int apply(struct config *cfg, const char *name, const char *v, char *why,
+			      size_t why_size)
 {
 	static const char *const levels[] = { "off", "error", "warn", "info", "debug" };
 	static const char *const formats[] = { "text", "json" };
@@ -522,12 +524,12 @@ static int apply(struct config *cfg, const char *name, const char *v, char *why,
 		if (v[0] == '/' && n < sizeof(cfg->shared_path)) {
 			/* A state file of its own: a group of processes sharing apart from the
 			 * rest. */
-			cfg->shared = true;
+			cfg->shared = cfg->has_shared_path = true;
 			memcpy(cfg->shared_path, v, n + 1);
 		} else if (parse_bool(v, &cfg->shared) != 0) {
 			msg = "expected on, off or the absolute path of a state file";
 		} else {
-			cfg->shared_path[0] = '\0';
+			cfg->has_shared_path = false;
 		}
 	} else if (strcmp(name, "BACKOFF_LOCAL_PROBE") == 0) {
 		bool on;
@@ -546,8 +548,10 @@ static int apply(struct config *cfg, const char *name, const char *v, char *why,
 
 		if (n == 0 || n >= sizeof(cfg->log_file))
 			msg = "expected a file path";
-		else
+		else {
+			cfg->has_log_file = true;
 			memcpy(cfg->log_file, v, n + 1);
+		}
 	} else if (strcmp(name, "BACKOFF_LOG_FORMAT") == 0) {
 		if (parse_choice(v, formats, N(formats), &choice) != 0)
 			msg = "expected text or json";
@@ -581,7 +585,7 @@ static int apply(struct config *cfg, const char *name, const char *v, char *why,
 	return 0;
 }
 
-static void apply_preset(struct config *cfg, const struct preset *p)
+STARTUP_CODE static void apply_preset(struct config *cfg, const struct preset *p)
 {
 	cfg->policy_name = p->name;
 	cfg->policy = p->policy;
@@ -591,8 +595,8 @@ static void apply_preset(struct config *cfg, const struct preset *p)
 	cfg->attempt_until_next = p->attempt_until_next;
 }
 
-void config_parse(config_lookup_fn *lookup, void *ctx, struct config *cfg,
-		  struct config_problems *problems)
+STARTUP_CODE void config_parse(config_lookup_fn *lookup, void *ctx, struct config *cfg,
+			       struct config_problems *problems)
 {
 	const struct preset *preset = &presets[0];
 	const char *base = NULL, *cap = NULL; /* the values taken, for the cross-check */
@@ -602,13 +606,12 @@ void config_parse(config_lookup_fn *lookup, void *ctx, struct config *cfg,
 
 	/*
 	 * Zeroing the 13 kB of patterns and paths cost 13,000 instructions and
-	 * four pages written at every process's start, for bytes never read.
+	 * four pages written at every process's start, for bytes never read;
+	 * even their terminators, a page each, are not written when unset.
 	 */
 	memset(cfg, 0, offsetof(struct config, targets));
 	cfg->targets.count = 0;
 	cfg->targets.has_include = false;
-	cfg->shared_path[0] = '\0';
-	cfg->log_file[0] = '\0';
 	problems->count = 0; /* each item is written whole when it is added */
 	cfg->enabled = true;
 	cfg->nonblock = cfg->send = cfg->dns = cfg->shared = true;
@@ -791,7 +794,7 @@ bool config_unknown_entry(const char *entry, struct config_unknown *out)
 	return true;
 }
 
-unsigned config_unknown_scan(char *const *env, config_unknown_fn *report, void *ctx)
+STARTUP_CODE unsigned config_unknown_scan(char *const *env, config_unknown_fn *report, void *ctx)
 {
 	struct config_unknown u;
 	unsigned n = 0;

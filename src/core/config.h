@@ -57,14 +57,28 @@ struct config {
 	bool stats;
 	enum config_engine engine;
 	bool strict;
+	bool has_shared_path, has_log_file; /* whether the paths below were set */
 	/*
-	 * Last, the large fields, read up to their count or terminator only:
-	 * config_parse leaves the rest of them as it finds them.
+	 * Last, the large fields, read up to their count, or not at all when not
+	 * set: config_parse leaves the rest of them as it finds them.  Read the
+	 * paths through config_shared_path and config_log_file.
 	 */
 	struct target_set targets;
-	char shared_path[PATH_MAX]; /* BACKOFF_SHARED=PATH; empty: the user's default */
-	char log_file[PATH_MAX];    /* empty: stderr */
+	char shared_path[PATH_MAX]; /* BACKOFF_SHARED=PATH */
+	char log_file[PATH_MAX];
 };
+
+/* BACKOFF_SHARED's state file of its own; "": the user's default. */
+static inline const char *config_shared_path(const struct config *cfg)
+{
+	return cfg->has_shared_path ? cfg->shared_path : "";
+}
+
+/* BACKOFF_LOG_FILE; "": standard error. */
+static inline const char *config_log_file(const struct config *cfg)
+{
+	return cfg->has_log_file ? cfg->log_file : "";
+}
 
 /* One invalid variable: what was wrong, for a single line of output. */
 struct config_problem {

@@ -17,6 +17,7 @@
 #include "sys/clock.h"
 #include "sys/compat.h"
 #include "sys/log.h"
+#include "sys/startup.h"
 
 struct share_head *_Atomic share_map;
 
@@ -28,7 +29,7 @@ struct share_head *_Atomic share_map;
  */
 atomic_int share_tried;
 static atomic_bool share_warned;
-static const struct config *share_cfg;
+STARTUP_DATA static const struct config *share_cfg;
 /* The network namespace's inode, read at the first key made (0: unknown). */
 static _Atomic uint64_t share_netns;
 static atomic_bool share_netns_read;
@@ -106,7 +107,7 @@ static void warn_unusable(const struct config *cfg, const char *path, const char
 
 	if (atomic_exchange_explicit(&share_warned, true, memory_order_relaxed))
 		return;
-	if (cfg->shared_path[0]) {
+	if (cfg->has_shared_path) {
 		snprintf(msg, sizeof(msg),
 			 "state file not used (%s%s%s): each connect backs off on "
 			 "its own",
@@ -128,7 +129,7 @@ void share_default_path(unsigned uid, const char *dir, char *buf, size_t size)
 
 static void path_of(const struct config *cfg, unsigned uid, const char *dir, char *buf, size_t size)
 {
-	if (cfg->shared_path[0])
+	if (cfg->has_shared_path)
 		snprintf(buf, size, "%s", cfg->shared_path);
 	else
 		share_default_path(uid, dir, buf, size);
@@ -241,7 +242,7 @@ static void attach(const struct config *cfg, bool create, bool warn)
 
 	path_of(cfg, uid, "/dev/shm", path, sizeof(path));
 	h = map_state(path, uid, create, &why, &err);
-	if (!h && !cfg->shared_path[0] && err == ENOENT && create) {
+	if (!h && !cfg->has_shared_path && err == ENOENT && create) {
 		path_of(cfg, uid, "/tmp", path, sizeof(path)); /* no /dev/shm */
 		h = map_state(path, uid, create, &why, &err);
 	}
@@ -251,7 +252,7 @@ static void attach(const struct config *cfg, bool create, bool warn)
 		warn_unusable(cfg, path, why, err);
 }
 
-void share_init(const struct config *cfg)
+STARTUP_CODE void share_init(const struct config *cfg)
 {
 	share_cfg = cfg;
 	/*

@@ -245,7 +245,7 @@ static void validate(void)
 		fprintf(stderr, "%s\n", line);
 	}
 	if (problems.count == 0) {
-		log_configure(cfg.log_level, cfg.log_json, cfg.log_file);
+		log_configure(cfg.log_level, cfg.log_json, config_log_file(&cfg));
 		if (!(config_unknown_scan(environ, print_unknown, NULL) > 0 && cfg.strict)) {
 			setenv(CONFIG_NAMES_SAID_ENV, "1", 1);
 			return;

@@ -143,7 +143,7 @@ static _Noreturn void supervisor(int sock, const struct config *cfg, pid_t progr
 		_exit(0);
 	close(sock);
 	rng_configure(cfg->seeded, cfg->seed);
-	log_configure(cfg->log_level, cfg->log_json, cfg->log_file);
+	log_configure(cfg->log_level, cfg->log_json, config_log_file(cfg));
 	serve_run(listener, cfg);
 	events_stats_read(&s);
 	if (stats_fd >= 0 && s.calls > 0) {
@@ -277,7 +277,7 @@ static int supervise(const char *preload, char **command)
 	 * them (--engine supervise): said here, before the program starts.
 	 */
 	if (!preload && !getenv(CONFIG_NAMES_SAID_ENV)) {
-		log_configure(cfg.log_level, cfg.log_json, cfg.log_file);
+		log_configure(cfg.log_level, cfg.log_json, config_log_file(&cfg));
 		if (config_unknown_scan(environ, warn_unknown, NULL) > 0 && cfg.strict)
 			return 2;
 	}

@@ -12,10 +12,11 @@
 #include "sys/errname.h"
 #include "sys/real.h"
 #include "sys/text.h"
+#include "sys/startup.h"
 
 static enum log_level log_level = LOG_LEVEL_WARN;
-static bool log_json;
-static const char *log_path;
+STARTUP_DATA static bool log_json;
+STARTUP_DATA static const char *log_path;
 
 static const char *errno_name(int err);
 
@@ -29,7 +30,7 @@ static __thread int log_tid __attribute__((tls_model("initial-exec")));
 
 static const char *const level_names[] = { "off", "error", "warn", "info", "debug" };
 
-void log_configure(enum log_level level, bool json, const char *path)
+STARTUP_CODE void log_configure(enum log_level level, bool json, const char *path)
 {
 	log_level = level;
 	log_json = json;

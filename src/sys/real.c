@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "sys/cookie.h"
+#include "sys/startup.h"
 
 /*
  * Each pointer holds a stub until its first call, which resolves that symbol
@@ -29,7 +30,7 @@ static __thread bool resolving __attribute__((tls_model("initial-exec")));
 static void die(const char *name, const char *why);
 
 /* The next definition of @name after libbackoff, or NULL.  errno preserved. */
-static void *next_symbol(const char *name)
+STARTUP_CODE static void *next_symbol(const char *name)
 {
 	int saved = errno;
 	void *found;
@@ -272,7 +273,7 @@ static void die(const char *name, const char *why)
 	abort();
 }
 
-void real_resolve_signal_safe(void)
+STARTUP_CODE void real_resolve_signal_safe(void)
 {
 	resolve_connect();
 	resolve_write();

@@ -1,5 +1,6 @@
 /* Per-thread splitmix64 generators, reseeded after fork. */
 #include "sys/rng.h"
+#include "sys/startup.h"
 
 #include <errno.h>
 #include <stdatomic.h>
@@ -11,15 +12,15 @@ struct rng_thread {
 	unsigned generation; /* rng_generation when seeded; 0 = never */
 };
 
-static bool rng_seeded;
-static uint64_t rng_seed;
+STARTUP_DATA static bool rng_seeded;
+STARTUP_DATA static uint64_t rng_seed;
 static atomic_uint rng_generation = 1;
 static atomic_uint_fast64_t rng_ordinal;
 
 /* initial-exec: no lazy TLS allocation inside a hook. */
 static __thread struct rng_thread rng_tls __attribute__((tls_model("initial-exec")));
 
-void rng_configure(bool seeded, uint64_t seed)
+STARTUP_CODE void rng_configure(bool seeded, uint64_t seed)
 {
 	rng_seeded = seeded;
 	rng_seed = seed;

@@ -144,7 +144,7 @@ int main(int argc, char **argv)
 	 * launcher's) here, and the launcher marks the environment so that no
 	 * preloaded process of the tree says them again.
 	 */
-	log_configure(cfg.log_level, cfg.log_json, cfg.log_file);
+	log_configure(cfg.log_level, cfg.log_json, config_log_file(&cfg));
 	if (config_unknown_scan(environ, print_unknown, NULL) > 0 && cfg.strict)
 		return 2;
 	if (check)

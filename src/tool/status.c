@@ -504,7 +504,7 @@ int main(int argc, char **argv)
 
 		/* BACKOFF_SHARED=/path, as the library reads it; other values mean the default. */
 		config_parse(lookup_env, NULL, &cfg, &problems);
-		if (cfg.shared_path[0])
+		if (cfg.has_shared_path)
 			file = cfg.shared_path;
 	}
 	if (file) {

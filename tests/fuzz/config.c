@@ -112,7 +112,8 @@ static void check_config(const struct config *cfg)
 	REQUIRE(cfg->retries == CONFIG_INFINITE || cfg->retries <= CONFIG_MAX_RETRIES);
 	REQUIRE(cfg->timeout_ms == CONFIG_INFINITE || cfg->timeout_ms <= POLICY_MAX_DELAY_MS);
 	REQUIRE((unsigned)cfg->log_level <= LOG_LEVEL_DEBUG);
-	REQUIRE(terminated(cfg->log_file, sizeof(cfg->log_file)));
+	REQUIRE(!cfg->has_log_file || terminated(cfg->log_file, sizeof(cfg->log_file)));
+	REQUIRE(!cfg->has_shared_path || terminated(cfg->shared_path, sizeof(cfg->shared_path)));
 	REQUIRE(cfg->targets.count <= TARGET_PATTERNS_MAX);
 	for (i = 0; i < cfg->targets.count; i++)
 		REQUIRE(terminated(cfg->targets.pattern[i].glob,

@@ -40,7 +40,7 @@ static void test_defaults(void)
 	CHECK(cfg.policy.jitter == POLICY_JITTER_FULL);
 	CHECK_U64(cfg.retries, CONFIG_INFINITE);
 	CHECK_U64(cfg.timeout_ms, 60000);
-	CHECK(cfg.log_level == LOG_LEVEL_WARN && !cfg.log_json && cfg.log_file[0] == '\0');
+	CHECK(cfg.log_level == LOG_LEVEL_WARN && !cfg.log_json && config_log_file(&cfg)[0] == '\0');
 	CHECK(!cfg.seeded && !cfg.stats && !cfg.strict);
 	CHECK(config_errset_has(&cfg.errors_inet, ECONNREFUSED));
 	CHECK(config_errset_has(&cfg.errors_inet, ETIMEDOUT));
@@ -54,6 +54,20 @@ static void test_defaults(void)
 	CHECK(!config_errset_has(&cfg.errors_unix, 0));
 	CHECK(!config_errset_has(&cfg.errors_unix, -1));
 	CHECK(!config_errset_has(&cfg.errors_unix, 100000));
+}
+
+/* The large fields are not even terminated when unset: the flags say so. */
+static void test_unset_paths_are_not_written(void)
+{
+	const char *env[] = { NULL };
+	static struct config cfg;
+
+	memset(&cfg, 'x', sizeof(cfg));
+	CHECK_U64(parse(&cfg, env), 0);
+	CHECK(cfg.shared_path[0] == 'x' && cfg.log_file[0] == 'x');
+	CHECK(cfg.targets.count == 0 && cfg.targets.pattern[0].glob[0] == 'x');
+	CHECK_STR(config_shared_path(&cfg), "");
+	CHECK_STR(config_log_file(&cfg), "");
 }
 
 static void test_durations(void)
@@ -342,7 +356,7 @@ static void test_booleans_levels_and_seed(void)
 	CHECK(!cfg.enabled && cfg.stats && cfg.strict && !cfg.nonblock && !cfg.send && !cfg.dns &&
 	      !cfg.shared && cfg.replay);
 	CHECK(cfg.log_level == LOG_LEVEL_DEBUG && cfg.log_json);
-	CHECK_STR(cfg.log_file, "/tmp/x.log");
+	CHECK_STR(config_log_file(&cfg), "/tmp/x.log");
 	CHECK(cfg.seeded);
 	CHECK_U64(cfg.seed, 18446744073709551ULL);
 	CHECK_U64(parse(&cfg, bad), 6);
@@ -414,7 +428,7 @@ static void test_every_rejection(void)
 	memset(long_path + 18, 'a', PATH_MAX);
 	long_path[18 + PATH_MAX] = '\0';
 	CHECK_U64(parse(&cfg, too_long), 1);
-	CHECK_STR(cfg.log_file, "");
+	CHECK_STR(config_log_file(&cfg), "");
 }
 
 static void test_shared_and_local_probe(void)
@@ -431,25 +445,25 @@ static void test_shared_and_local_probe(void)
 
 	CHECK_U64(parse(&cfg, path), 0);
 	CHECK(cfg.shared);
-	CHECK_STR(cfg.shared_path, "/run/group/state");
+	CHECK_STR(config_shared_path(&cfg), "/run/group/state");
 	CHECK_U64(cfg.local_probe_ms, 25);
 	CHECK_U64(parse(&cfg, off), 0);
 	CHECK(!cfg.shared);
-	CHECK_STR(cfg.shared_path, "");
+	CHECK_STR(config_shared_path(&cfg), "");
 	CHECK_U64(cfg.local_probe_ms, 0);
 	CHECK_U64(parse(&cfg, on), 0);
 	CHECK(cfg.shared);
 	CHECK_U64(cfg.local_probe_ms, CONFIG_LOCAL_PROBE_MS);
 	CHECK_U64(parse(&cfg, bad), 2);
 	CHECK(cfg.shared);
-	CHECK_STR(cfg.shared_path, "");
+	CHECK_STR(config_shared_path(&cfg), "");
 	CHECK_U64(cfg.local_probe_ms, CONFIG_LOCAL_PROBE_MS);
 	CHECK_U64(parse(&cfg, zero), 1);
 	memcpy(long_path, "BACKOFF_SHARED=/", 16);
 	memset(long_path + 16, 'a', PATH_MAX);
 	long_path[16 + PATH_MAX] = '\0';
 	CHECK_U64(parse(&cfg, too_long), 1);
-	CHECK_STR(cfg.shared_path, "");
+	CHECK_STR(config_shared_path(&cfg), "");
 }
 
 static void test_spellings_accepted(void)
@@ -531,7 +545,7 @@ static void test_secure_execution_honours_no_variable(void)
 	config_parse(lookup, (void *)empty, &defaults, &problems);
 	CHECK(memcmp(&cfg, &defaults, sizeof(cfg)) == 0);
 	CHECK(cfg.enabled);
-	CHECK_STR(cfg.log_file, "");
+	CHECK_STR(config_log_file(&cfg), "");
 	CHECK_U64(cfg.retries, CONFIG_INFINITE);
 	for (i = 0; config_variables[i]; i++)
 		unsetenv(config_variables[i]);
@@ -606,6 +620,7 @@ static void test_unknown_names(void)
 int main(void)
 {
 	test_defaults();
+	test_unset_paths_are_not_written();
 	test_durations();
 	test_timeout_and_retries();
 	test_attempt_timeout();

@@ -1,0 +1,22 @@
+/* Where what every process writes at load is kept. */
+#ifndef BACKOFF_SYS_STARTUP_H
+#define BACKOFF_SYS_STARTUP_H
+
+/*
+ * A variable the load-time set-up writes, in any process, even one that never
+ * connects: kept in the data section, whose page the loader has written
+ * already (the relocated function pointers), rather than each in a page of
+ * its own among the large tables of the zero-filled section (a fault each,
+ * about 2 us of every exec).  Zero-initialised like any static.
+ */
+#define STARTUP_DATA __attribute__((section(".data.startup")))
+
+/*
+ * A function run once at load: kept with the others of its kind at the start
+ * of the code, where the constructor is, so that loading reads one window of
+ * code pages rather than one more for each (a fault each).  Run once per
+ * process, it is optimised for size.
+ */
+#define STARTUP_CODE __attribute__((cold))
+
+#endif
