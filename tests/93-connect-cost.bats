@@ -90,3 +90,24 @@ extra_calls() {
 	assert_eq "$EXTRA" 2 "a timeout set then cleared: extra system calls (trace: $TRACE)"
 	assert_match "$OUT" "sndtimeo=0.000000" "no send timeout left behind"
 }
+
+@test "a short-lived client's one connect: the state file mapped, the attempt's identity, one look; nothing else" {
+	require_program nc
+	local nc_path extra
+	nc_path=$(command -v nc)
+	# The state file exists already, as on any host where something connected before.
+	env LD_PRELOAD="$LIB" "$nc_path" -z 127.0.0.1 "$PORT" || fail "nc -z under the library"
+	strace -f -qq -o "$T/without" "$nc_path" -z 127.0.0.1 "$PORT"
+	strace -f -qq -o "$T/with" -E LD_PRELOAD="$LIB" "$nc_path" -z 127.0.0.1 "$PORT"
+	# From the program's socket on, the names of the calls one run makes and the other not.
+	for f in without with; do
+		sed -nE '/socket\(AF_INET/,$ s/^([0-9]+ +)?([a-z0-9_]+)\(.*/\2/p' "$T/$f" | sort >"$T/$f.names"
+	done
+	extra=$(comm -13 "$T/without.names" "$T/with.names" | tr '\n' ' ')
+	# geteuid, openat, newfstatat, mmap, close: the user's state file; newfstatat of the
+	# socket and getpid: the managed attempt's identity (fd reuse, vfork); getsockopt:
+	# TCP_INFO, the look at its outcome.  The fd table's first pages are in the library's
+	# zero-filled section (no mapping), and a connect that is never retried draws no seed.
+	assert_eq "$extra" "close geteuid getpid getsockopt mmap newfstatat newfstatat openat " \
+		"system calls the library added (trace: $(cat "$T/with"))"
+}

@@ -94,19 +94,31 @@ static void *map_zeroed(size_t size)
 	return p == MAP_FAILED ? NULL : p;
 }
 
-/* The page at *@at, mapped and published once; NULL if memory cannot be had. */
-static void *page(_Atomic(void *) *at, size_t size)
+/*
+ * The first middle and leaf pages, those of fds 0 to 255: every process that
+ * makes a socket needs them, and two mappings cost a short-lived client two
+ * system calls; in the zero-filled section they cost nothing until touched.
+ */
+static struct fdtable_mid first_mid;
+static struct fdtable_leaf first_leaf;
+
+/*
+ * The page at *@at, @first or else mapped, and published once; NULL if
+ * memory cannot be had.
+ */
+static void *page(_Atomic(void *) *at, size_t size, void *first)
 {
 	void *p = atomic_load_explicit(at, memory_order_acquire), *expected = NULL;
 
 	if (p)
 		return p;
-	p = map_zeroed(size);
+	p = first ? first : map_zeroed(size);
 	if (!p)
 		return NULL;
 	if (!atomic_compare_exchange_strong_explicit(at, &expected, p, memory_order_acq_rel,
 						     memory_order_acquire)) {
-		munmap(p, size); /* another thread won the race */
+		if (!first)
+			munmap(p, size); /* another thread won the race */
 		return expected;
 	}
 	return p;
@@ -123,10 +135,11 @@ struct fdslot *fdtable_get(int fd)
 	if (fd < 0 || u >= FDTABLE_MAX_FD)
 		return NULL;
 	m = page((_Atomic(void *) *)&fdtable_dir[u >> (FDTABLE_LEAF_BITS + FDTABLE_MID_BITS)],
-		 sizeof(struct fdtable_mid));
+		 sizeof(struct fdtable_mid), u < (1U << FDTABLE_LEAF_BITS) ? &first_mid : NULL);
 	if (m)
 		l = page((_Atomic(void *) *)&m->leaf[(u >> FDTABLE_LEAF_BITS) & (MID_ENTRIES - 1)],
-			 sizeof(struct fdtable_leaf));
+			 sizeof(struct fdtable_leaf),
+			 u < (1U << FDTABLE_LEAF_BITS) ? &first_leaf : NULL);
 	if (!l) {
 		events_unmanaged();
 		if (!atomic_exchange_explicit(&warned, true, memory_order_relaxed))

@@ -20,9 +20,11 @@ void retry_begin(const struct config *cfg, struct retry_progress *p, uint64_t bu
 	/*
 	 * Each call draws from a sequence of its own: with BACKOFF_SEED the same
 	 * for every call, whichever thread makes it (the one --schedule prints),
-	 * else one seeded from the thread's generator.
+	 * else one seeded from the generator of the thread that plans its first
+	 * retry (retry_plan): a call that never retries, the common case, does
+	 * not seed a thread's generator (a getrandom per process).
 	 */
-	p->rng = cfg->seeded ? rng_seed_state(cfg->seed, 0) : rng_next();
+	p->rng = cfg->seeded ? rng_seed_state(cfg->seed, 0) : 0;
 }
 
 bool retry_allowed(const struct config *cfg, const struct retry_progress *p, uint64_t now_ms)
@@ -51,6 +53,9 @@ bool retry_plan(const struct config *cfg, const struct retry_call *c, struct ret
 		reason = "timeout";
 		goto give_up;
 	}
+	/* Not drawn yet (a state of 0 drawn by chance is drawn again: no matter). */
+	if (p->rng == 0 && !cfg->seeded)
+		p->rng = rng_next();
 	delay = policy_next_delay(&cfg->policy, p->attempt, p->prev_ms, rng_step(&p->rng));
 	p->prev_ms = delay;
 	/* A wait never runs past the budget: the last attempt is made at its end. */
