@@ -182,6 +182,34 @@ count_attempts() {
 	done
 }
 
+@test "a preloaded client's SO_ERROR of its own connection goes to the kernel, not to the supervisor" {
+	[[ -z ${TEST_PRELOAD_FIRST:-} ]] || skip "not under make sanitize: the ASan runtime must come first"
+	require_strace
+	start_listener up 0 --count 10
+	cat >"$T/so_error.py" <<'PY'
+import select, socket, sys
+s = socket.socket()
+s.setblocking(False)
+try:
+    s.connect(("127.0.0.1", int(sys.argv[1])))
+except BlockingIOError:
+    pass
+select.select([], [s], [], 5)
+print("zeros", [s.getsockopt(socket.SOL_SOCKET, socket.SO_ERROR) for _ in range(20)].count(0))
+PY
+	local engine answered
+	# Each notification the supervisor answers is one SECCOMP_IOCTL_NOTIF_SEND of its own.
+	for engine in auto supervise; do
+		run timeout 20 strace -f -qq -e trace=ioctl -o "$T/trace.$engine" \
+			"$LAUNCHER" --engine "$engine" -- "$PYTHON" "$T/so_error.py" "$PORT"
+		assert_eq "$output" "zeros 20" "$engine: what the program read" || return
+		answered+="$engine $(grep -c 'SECCOMP_IOCTL_NOTIF_SEND' "$T/trace.$engine" || true) "
+	done
+	# auto: the preload marks its connect and its SO_ERROR reads (a round trip each, about
+	# 28 us, saved); supervise alone: the connect and the 20 reads go to the supervisor.
+	assert_eq "$answered" "auto 0 supervise 21 " "notifications answered by the supervisor"
+}
+
 @test "the exit status and a death by signal are the program's own" {
 	local engine
 	for engine in auto supervise; do

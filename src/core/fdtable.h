@@ -307,4 +307,13 @@ unsigned fdtable_top(void);
 /* In a forked child: no thread holds a claim; the parent's connects are not the child's. */
 void fdtable_after_fork(void);
 
+/* Whether @fd was connected through the library and has had no byte yet (FDS_FIRST). */
+static inline bool fdtable_is_first(int fd)
+{
+	struct fdslot *s;
+
+	return fdtable_any_first() && (s = fdtable_peek(fd)) != NULL &&
+	       (atomic_load_explicit(&s->word, memory_order_relaxed) & FDS_FIRST);
+}
+
 #endif

@@ -15,15 +15,19 @@
 /* Returns as getsockopt(2); only SO_ERROR of a managed fd is answered here. */
 EXPORT int getsockopt(int fd, int level, int name, void *value, socklen_t *len)
 {
-	if (level == SOL_SOCKET && name == SO_ERROR && pending_any() && value && len &&
-	    *len >= (socklen_t)sizeof(int)) {
-		int err = 0;
+	if (level == SOL_SOCKET && name == SO_ERROR) {
+		if (pending_any() && value && len && *len >= (socklen_t)sizeof(int)) {
+			int err = 0;
 
-		if (pending_so_error(init_config_get(), fd, &err) != PENDING_PASS) {
-			*(int *)value = err;
-			*len = sizeof(int);
-			return 0;
+			if (pending_so_error(init_config_get(), fd, &err) != PENDING_PASS) {
+				*(int *)value = err;
+				*len = sizeof(int);
+				return 0;
+			}
 		}
+		/* A connection of ours: under the supervisor engine, not its to answer. */
+		if (fdtable_is_first(fd))
+			return real_so_error_mine(fd, value, len);
 	}
 	return real_getsockopt(fd, level, name, value, len);
 }

@@ -37,9 +37,10 @@
 /*
  * The syscall number is tested first, so an unrelated system call costs four
  * instructions.  A connect whose 4th and 5th arguments hold the cookie is the
- * preload's own and goes straight to the kernel.  Another architecture's
- * calls (x32, i386 on x86_64) are let through: the supervisor does not cover
- * them.
+ * preload's own and goes straight to the kernel, and so does a
+ * getsockopt(SO_ERROR) whose 6th holds it (a connection the preload made).
+ * Another architecture's calls (x32, i386 on x86_64) are let through: the
+ * supervisor does not cover them.
  */
 static struct sock_filter program[] = {
 	/* 0 */ LD(offsetof(struct seccomp_data, arch)),
@@ -55,14 +56,18 @@ static struct sock_filter program[] = {
 	/* 10 */ LD(ARG(4, LO)),
 	/* 11 */ JEQ((__u32)COOKIE_ARG4, 0, 2),
 	/* 12 */ LD(ARG(4, HI)),
-	/* 13 */ JEQ((__u32)(COOKIE_ARG4 >> 32), 5, 0),
+	/* 13 */ JEQ((__u32)(COOKIE_ARG4 >> 32), 9, 0),
 	/* 14 */ RET(SECCOMP_RET_USER_NOTIF),
 	/* 15 */ LD(ARG(1, LO)),
-	/* 16 */ JEQ(SOL_SOCKET, 0, 2),
+	/* 16 */ JEQ(SOL_SOCKET, 0, 6),
 	/* 17 */ LD(ARG(2, LO)),
-	/* 18 */ JEQ(SO_ERROR, 1, 0),
-	/* 19 */ RET(SECCOMP_RET_ALLOW),
-	/* 20 */ RET(SECCOMP_RET_USER_NOTIF),
+	/* 18 */ JEQ(SO_ERROR, 0, 4),
+	/* 19 */ LD(ARG(5, LO)),
+	/* 20 */ JEQ((__u32)COOKIE_ARG5, 0, 3),
+	/* 21 */ LD(ARG(5, HI)),
+	/* 22 */ JEQ((__u32)(COOKIE_ARG5 >> 32), 0, 1),
+	/* 23 */ RET(SECCOMP_RET_ALLOW),
+	/* 24 */ RET(SECCOMP_RET_USER_NOTIF),
 };
 
 int filter_install(const char **why)

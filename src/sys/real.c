@@ -290,7 +290,17 @@ static int marked_connect(int fd, const struct sockaddr *a, socklen_t l)
 	return (int)syscall(SYS_connect, fd, a, l, COOKIE_ARG3, COOKIE_ARG4, 0);
 }
 
+static atomic_bool marking;
+
 void real_mark_connects(void)
 {
+	atomic_store(&marking, true);
 	atomic_store(&real_connect, marked_connect);
+}
+
+int real_so_error_mine(int fd, void *value, socklen_t *len)
+{
+	if (!atomic_load_explicit(&marking, memory_order_relaxed))
+		return real_getsockopt(fd, SOL_SOCKET, SO_ERROR, value, len);
+	return (int)syscall(SYS_getsockopt, fd, SOL_SOCKET, SO_ERROR, value, len, COOKIE_ARG5);
 }

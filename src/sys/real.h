@@ -88,4 +88,10 @@ void real_resolve_signal_safe(void);
  */
 void real_mark_connects(void);
 
+/*
+ * getsockopt(SO_ERROR) of a connection made through real_connect: marked as
+ * real_connect is, so that the supervisor engine lets it through.
+ */
+int real_so_error_mine(int fd, void *value, socklen_t *len);
+
 #endif
