@@ -347,6 +347,17 @@ env LD_PRELOAD="$LIB" BACKOFF_ATTEMPT_TIMEOUT=5s "$HELPERS/hazards" cancel-conne
 cancelled=1 sndtimeo=0.000000" "the cancelled thread's socket, with and without the library: $stderr"
 }
 
+@test "a siglongjmp out of an attempt with a deadline leaves the socket its own send timeout: the next send blocks until a signal, as without the library" {
+	in_silent_net '
+env LD_PRELOAD="$LIB" BACKOFF_ATTEMPT_TIMEOUT=1s "$HELPERS/hazards" jump-connect 10.9.9.2:80
+"$HELPERS/hazards" jump-connect 10.9.9.2:80'
+	# The bound, 1 s, left as the send timeout would read back and cut the send (EAGAIN).
+	assert_eq "$output" "sndtimeo first: jumped=1 sndtimeo=0.000000 send=EINTR
+send first: jumped=1 sndtimeo=0.000000 send=EINTR
+sndtimeo first: jumped=1 sndtimeo=0.000000 send=EINTR
+send first: jumped=1 sndtimeo=0.000000 send=EINTR" "the socket after the jump, with and without the library: $stderr"
+}
+
 @test "a fork during an attempt with a deadline: the child's connect keeps its own 200 ms timeout, the parent's ends at its budget with ETIMEDOUT" {
 	in_silent_net '
 env LD_PRELOAD="$LIB" BACKOFF_TIMEOUT=2s "$HELPERS/hazards" fork-connect 10.9.9.2:80
