@@ -210,10 +210,11 @@ zero OK" "the outcomes (status $status)"
 # in_silent_net SCRIPT: SCRIPT under sh in a network namespace of its own where
 # 10.9.9.2 is a host that is gone: its packets leave by a veth pair whose other end
 # has no address (a fixed neighbour entry, so no ARP), and no answer ever comes.
+# The script sees HELPERS, LIB, PYTHON, LAUNCHER and the test's directory T.
 in_silent_net() {
 	require_unshare -n
 	run --separate-stderr timeout 60 env HELPERS="$HELPERS" LIB="$LIB" PYTHON="$PYTHON" \
-		LAUNCHER="$LAUNCHER" "${UNSHARE[@]}" sh -c "ip link add name gone0 type veth peer name gone1 &&
+		LAUNCHER="$LAUNCHER" T="$T" "${UNSHARE[@]}" sh -c "ip link add name gone0 type veth peer name gone1 &&
 			ip addr add 10.9.9.1/24 dev gone0 && ip link set gone0 up &&
 			ip link set gone1 up && ip link set lo up &&
 			ip neigh replace 10.9.9.2 lladdr 02:00:00:00:00:02 nud permanent dev gone0 ||
@@ -236,6 +237,97 @@ env LD_PRELOAD="$LIB" BACKOFF_TIMEOUT=4s BACKOFF_ATTEMPT_TIMEOUT=1s BACKOFF_LOG=
 		"attempts aborted and retried: $stderr"
 }
 
+# opens: the kernel's count of connects made in the namespace (each a SYN sent), for in_silent_net.
+OPENS='opens() { awk '\''/^Tcp:/ { n++; if (n == 1) for (i = 1; i <= NF; i++) col[$i] = i; else print $col["ActiveOpens"] }'\'' /proc/net/snmp; }'
+
+@test "processes waiting together for a host that is gone leave their attempts to one: five make about the attempts of one, not five times as many" {
+	in_silent_net "$OPENS"'
+# together NAME N STATE MODE: N probes at once, sharing STATE; prints NAME and the attempts they made.
+together() {
+	before=$(opens) i=0
+	while [ "$i" -lt "$2" ]; do
+		i=$((i + 1))
+		env LD_PRELOAD="$LIB" BACKOFF_SHARED="$3" BACKOFF_TIMEOUT=3s BACKOFF_ATTEMPT_TIMEOUT=300ms \
+			BACKOFF_LOG=off "$HELPERS/probe" --mode "$4" --elapsed 10.9.9.2:80 \
+			>"$T/$1.$i.out" 2>"$T/$1.$i.err" &
+	done
+	wait
+	echo "$1 $(($(opens) - before))"
+}
+together one 1 "$T/state-one" blocking
+together five 5 "$T/state-five" blocking
+together loops 5 "$T/state-loops" epoll-lt
+together off 5 off blocking'
+	local one five loops off
+	one=$(sed -n 's/^one //p' <<<"$output")
+	five=$(sed -n 's/^five //p' <<<"$output")
+	loops=$(sed -n 's/^loops //p' <<<"$output")
+	off=$(sed -n 's/^off //p' <<<"$output")
+	assert_eq "$(cat "$T"/*.out | sort | uniq -c | sed 's/^ *//')" "16 ETIMEDOUT" "outcomes: $output"
+	local ms
+	ms=$(cat "$T"/*.err | sed -n 's/^elapsed_ms=\([0-9]*\).*/\1/p' | sort -n)
+	assert_between "$(head -n 1 <<<"$ms")" 2900 3500 "ms until the first probe ended"
+	assert_between "$(tail -n 1 <<<"$ms")" 2900 3500 "ms until the last probe ended"
+	# Alone: 300 ms attempts and delays of 100 ms, 200 ms, 400 ms... at most, within 3 s.
+	assert_between "$one" 4 12 "attempts of one process alone: $output"
+	# Each of the other four adds its first attempt (nothing is known yet) and its last,
+	# made at the budget's end for the kernel's answer: one's count and 8, give or take
+	# the jitter; each making its own would be five times one's count, as with sharing off.
+	assert_between "$five" 5 "$((one + 12))" "attempts of five blocking processes sharing: $output"
+	assert_between "$loops" 5 "$((one + 12))" "attempts of five event loops sharing: $output"
+	assert_between "$off" "$((3 * one))" 1000 "attempts of five with BACKOFF_SHARED=off: $output"
+}
+
+@test "a host that is gone is known down after its budget: each later connect of the process makes one attempt, cut at BACKOFF_ATTEMPT_TIMEOUT, and gets ETIMEDOUT" {
+	# Three connects in one process, blocking and then (a new process) with a timeout of
+	# python's own, 10 s, in its event loop; each line: outcome, ms, attempts the kernel made.
+	in_silent_net '
+for mode in blocking loop; do
+	env LD_PRELOAD="$LIB" BACKOFF_SHARED="$T/state-$mode" BACKOFF_TIMEOUT=2s \
+		BACKOFF_ATTEMPT_TIMEOUT=400ms BACKOFF_LOG=debug BACKOFF_LOG_FORMAT=json \
+		BACKOFF_LOG_FILE="$T/$mode.json" "$PYTHON" -c "
+import errno, socket, sys, time
+def opens():
+    tcp = [l.split() for l in open(\"/proc/net/snmp\") if l.startswith(\"Tcp:\")]
+    return int(tcp[1][tcp[0].index(\"ActiveOpens\")])
+for i in range(3):
+    s = socket.socket()
+    if sys.argv[1] == \"loop\":
+        s.settimeout(10)
+    before, t = opens(), time.monotonic()
+    try:
+        s.connect((\"10.9.9.2\", 80))
+        r = \"connected\"
+    except OSError as e:
+        r = errno.errorcode.get(e.errno, str(e))
+    print(sys.argv[1], r, int((time.monotonic() - t) * 1000), opens() - before, flush=True)
+    s.close()
+" "$mode"
+done'
+	assert_eq "$status" 0 "status: $stderr"
+	local mode line
+	for mode in blocking loop; do
+		# The first spends the budget on attempts cut at 400 ms, and gives up at its end.
+		read -r -a line <<<"$(grep "^$mode " <<<"$output" | sed -n 1p)"
+		assert_eq "${line[1]}" ETIMEDOUT "the first connect ($mode): $output"
+		assert_between "${line[2]}" 1900 2600 "ms of the first connect ($mode)"
+		assert_between "${line[3]}" 3 8 "attempts of the first connect ($mode)"
+		assert_eq "$(json_events "$T/$mode.json" down reason)" "budget-spent" "known down ($mode)"
+		# The next ones: one real attempt each, bounded by the attempt's deadline, not by a
+		# budget of their own, nor left to the kernel's two minutes; not answered without one.
+		for n in 2 3; do
+			read -r -a line <<<"$(grep "^$mode " <<<"$output" | sed -n "${n}p")"
+			assert_eq "${line[1]}" ETIMEDOUT "connect $n ($mode): $output"
+			assert_between "${line[2]}" 390 900 "ms of connect $n ($mode)"
+			assert_eq "${line[3]}" 1 "attempts of connect $n ($mode)"
+		done
+	done
+	assert_eq "$(json_events "$T/blocking.json" pass errno reason | sort | uniq -c | sed 's/^ *//')" \
+		"2 ETIMEDOUT known-down" "what the blocking connects passed through"
+	assert_eq "$(json_events "$T/blocking.json" giveup | wc -l)" 1 "give-ups (blocking)"
+	assert_eq "$(json_events "$T/loop.json" giveup | wc -l)" 1 "give-ups (event loop)"
+}
+
 @test "a signal during an attempt with a deadline: SA_RESTART waits on to the budget, without it EINTR at once" {
 	in_silent_net '
 env LD_PRELOAD="$LIB" BACKOFF_TIMEOUT=3s "$HELPERS/probe" --alarm 500 --sa-restart 10.9.9.2:80 2>&1
@@ -254,6 +346,17 @@ env LD_PRELOAD="$LIB" BACKOFF_ATTEMPT_TIMEOUT=5s "$HELPERS/hazards" cancel-conne
 "$HELPERS/hazards" cancel-connect 10.9.9.2:80'
 	assert_eq "$output" "cancelled=1 sndtimeo=0.000000
 cancelled=1 sndtimeo=0.000000" "the cancelled thread's socket, with and without the library: $stderr"
+}
+
+@test "a siglongjmp out of an attempt with a deadline leaves the socket its own send timeout: the next send blocks until a signal, as without the library" {
+	in_silent_net '
+env LD_PRELOAD="$LIB" BACKOFF_ATTEMPT_TIMEOUT=1s "$HELPERS/hazards" jump-connect 10.9.9.2:80
+"$HELPERS/hazards" jump-connect 10.9.9.2:80'
+	# The bound, 1 s, left as the send timeout would read back and cut the send (EAGAIN).
+	assert_eq "$output" "sndtimeo first: jumped=1 sndtimeo=0.000000 send=EINTR
+send first: jumped=1 sndtimeo=0.000000 send=EINTR
+sndtimeo first: jumped=1 sndtimeo=0.000000 send=EINTR
+send first: jumped=1 sndtimeo=0.000000 send=EINTR" "the socket after the jump, with and without the library: $stderr"
 }
 
 @test "a fork during an attempt with a deadline: the child's connect keeps its own 200 ms timeout, the parent's ends at its budget with ETIMEDOUT" {

@@ -25,6 +25,7 @@ static atomic_uint top_fd; /* the highest fd with a slot: scans stop there */
 atomic_uint fdtable_managed;
 atomic_uint fdtable_hidden;
 atomic_uint fdtable_first;
+atomic_uint fdtable_bound;
 atomic_uint fdtable_epoch;
 
 /*
@@ -248,6 +249,8 @@ unsigned fdtable_release(struct fdslot *s, unsigned state)
 	fdtable_count(w & FDS_STATE, next & FDS_STATE);
 	if ((w & FDS_FIRST) && !(next & FDS_FIRST))
 		atomic_fetch_sub_explicit(&fdtable_first, 1, memory_order_relaxed);
+	if ((w & FDS_BOUND) && !(next & FDS_BOUND))
+		atomic_fetch_sub_explicit(&fdtable_bound, 1, memory_order_relaxed);
 	held_pop(s);
 	return next & FDS_STATE;
 }
@@ -293,7 +296,29 @@ void fdtable_forget(int fd)
 			fdtable_count(w & FDS_STATE, FDS_FREE);
 		if (w & FDS_FIRST)
 			atomic_fetch_sub_explicit(&fdtable_first, 1, memory_order_relaxed);
+		/* Closed: the bound goes with the socket. */
+		if (w & FDS_BOUND)
+			atomic_fetch_sub_explicit(&fdtable_bound, 1, memory_order_relaxed);
 	}
+}
+
+bool fdtable_set_bound(int fd, bool on)
+{
+	struct fdslot *s = on ? fdtable_get(fd) : fdtable_peek(fd);
+	uint32_t w;
+
+	/* Clearing a bit not set, the hooks' case: a load, no write to the slot. */
+	if (!s || (!on && !(atomic_load_explicit(&s->word, memory_order_relaxed) & FDS_BOUND)))
+		return false;
+	w = on ? atomic_fetch_or_explicit(&s->word, FDS_BOUND, memory_order_relaxed)
+	       : atomic_fetch_and_explicit(&s->word, ~FDS_BOUND, memory_order_relaxed);
+	if (!(w & FDS_BOUND) == !on)
+		return false;
+	if (on)
+		atomic_fetch_add_explicit(&fdtable_bound, 1, memory_order_relaxed);
+	else
+		atomic_fetch_sub_explicit(&fdtable_bound, 1, memory_order_relaxed);
+	return true;
 }
 
 bool fdtable_set_first(struct fdslot *s, bool on)
@@ -376,6 +401,11 @@ void fdtable_after_fork(void)
 	atomic_store_explicit(&fdtable_managed, 0, memory_order_relaxed);
 	atomic_store_explicit(&fdtable_hidden, 0, memory_order_relaxed);
 	atomic_store_explicit(&fdtable_first, 0, memory_order_relaxed);
+	/*
+	 * A bound is the option of a socket the parent shares: given back by the
+	 * parent, whose attempt it may still be, never by the child.
+	 */
+	atomic_store_explicit(&fdtable_bound, 0, memory_order_relaxed);
 	atomic_store_explicit(&owner_pid, (int)getpid(), memory_order_relaxed);
 }
 

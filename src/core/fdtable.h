@@ -51,6 +51,12 @@ enum fdtable_state {
 #define FDS_EPOCH_SHIFT 16U
 #define FDS_FLIGHT 0x1000U   /* fdslot.flight holds a mapping */
 #define FDS_NOREPLAY 0x2000U /* something sent was not recorded: never replayed */
+/*
+ * The socket carries a blocking connect's bound as its send timeout: set
+ * while the bounded attempt runs, cleared when the program's own value
+ * (none) is given back; still set after a siglongjmp out of the attempt.
+ */
+#define FDS_BOUND 0x4000U
 
 /* What the program sent on a connection before its first byte, for BACKOFF_REPLAY. */
 #define FLIGHT_MAX 65536U
@@ -140,6 +146,22 @@ void fdtable_flight_put(struct fdslot *s, struct flight *f);
 
 /* Unmap @f (NULL: nothing).  Async-signal-safe; errno untouched. */
 void fdtable_flight_free(struct flight *f);
+
+/* Sockets that carry a connect's bound (FDS_BOUND). */
+extern atomic_uint fdtable_bound;
+
+/* Whether any socket carries a connect's bound: one relaxed load, for the hooks. */
+static inline bool fdtable_any_bound(void)
+{
+	return atomic_load_explicit(&fdtable_bound, memory_order_relaxed) != 0;
+}
+
+/*
+ * Set FDS_BOUND of @fd (@on: its slot made if needed) or clear it; returns
+ * whether it changed.  The counter follows.  Lock-free, async-signal-safe,
+ * errno untouched.
+ */
+bool fdtable_set_bound(int fd, bool on);
 
 /* Whether any fd needs an emulated answer: one relaxed load, for the I/O hooks. */
 static inline bool fdtable_any_hidden(void)

@@ -11,6 +11,7 @@
 #include "core/pending.h"
 #include "core/share.h"
 #include "init.h"
+#include "intercept/io.h"
 #include "sys/sock.h"
 #include "sys/clock.h"
 #include "sys/real.h"
@@ -21,12 +22,18 @@ struct connect_ctx {
 	socklen_t len;
 };
 
+/* The socket @fd carries a connect's bound (@on), or its own send timeout again. */
+static void bound_noted(int fd, bool on)
+{
+	(void)fdtable_set_bound(fd, on);
+}
+
 /* One more attempt of a blocking connect, aborted at @deadline_ms if still unanswered. */
 static int connect_again(void *ctx, uint64_t deadline_ms)
 {
 	struct connect_ctx *c = ctx;
 
-	return sock_connect_until(c->fd, c->addr, c->len, deadline_ms, SOCK_TIMEO_ASK);
+	return sock_connect_until(c->fd, c->addr, c->len, deadline_ms, SOCK_TIMEO_ASK, bound_noted);
 }
 
 /* Whether @addr is among BACKOFF_TARGETS (a list that is not empty). */
@@ -98,7 +105,8 @@ static inline __attribute__((always_inline)) int first_attempt(const struct conf
 	if (cap < bound)
 		bound = cap;
 	*started_ms = clock_now_ms();
-	err = sock_connect_from(c->fd, c->addr, c->len, *started_ms, *started_ms + bound, own);
+	err = sock_connect_from(c->fd, c->addr, c->len, *started_ms, *started_ms + bound, own,
+				bound_noted);
 	/* Non-blocking after all: its mode changed where the hooks could not see. */
 	if (err == EINPROGRESS)
 		fdtable_mode_forget(c->fd);
@@ -193,6 +201,9 @@ static __attribute__((noinline)) int connect_slow(int fd, const struct sockaddr 
 	int rc;
 
 	c.err = errno; /* the error of the attempt the fast path made, if it made one */
+	/* A bound a siglongjmp left is not the program's: its own counts, and is given back. */
+	if (!attempted)
+		GIVE_BACK_SNDTIMEO(fd);
 	if (!attempted && __builtin_expect(pending_any(), 0)) {
 		rc = connect_managed(cfg, fd, addr, len, &done);
 		if (done)
@@ -310,7 +321,9 @@ EXPORT int connect(int fd, COMPAT_CONST_SOCKADDR_ARG arg, socklen_t len)
 	const struct config *cfg = init_config_get();
 	int saved;
 
-	if (__builtin_expect(pending_any() || share_probing(addr, len) || dest_any_clock(), 0))
+	if (__builtin_expect(pending_any() || share_probing(addr, len) || dest_any_clock() ||
+				     fdtable_any_bound(),
+			     0))
 		return connect_slow(fd, addr, len, errno, false, 0);
 	/* Over IP: the first attempt's bound, and the watch for the first byte. */
 	if (early_watched(addr, len))

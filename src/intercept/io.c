@@ -16,6 +16,7 @@
 #include "init.h"
 #include "intercept/io.h"
 #include "sys/real.h"
+#include "sys/sock.h"
 
 bool io_masked(int fd, int *err)
 {
@@ -133,6 +134,12 @@ static __attribute__((noinline)) bool read_again(int fd, ssize_t *rc, struct iov
 
 static const struct iovec none = { NULL, 0 };
 
+__attribute__((noinline, cold)) void io_sndtimeo_back(int fd)
+{
+	if (fdtable_set_bound(fd, false))
+		sock_sndtimeo_none(fd);
+}
+
 EXPORT ssize_t read(int fd, void *buf, size_t n)
 {
 	READ_WATCHED(fd, real_read(fd, buf, n), ((struct iovec){ buf, n }));
@@ -179,6 +186,7 @@ EXPORT ssize_t write(int fd, const void *buf, size_t n)
 	ssize_t rc;
 
 	ANSWER_IF_MASKED(fd);
+	GIVE_BACK_SNDTIMEO(fd);
 	rc = real_write(fd, buf, n);
 	if (__builtin_expect(early_any(), 0)) {
 		struct iovec one = { (void *)buf, n };
@@ -193,6 +201,7 @@ EXPORT ssize_t writev(int fd, const struct iovec *iov, int n)
 	ssize_t rc;
 
 	ANSWER_IF_MASKED(fd);
+	GIVE_BACK_SNDTIMEO(fd);
 	rc = real_writev(fd, iov, n);
 	if (__builtin_expect(early_any(), 0))
 		write_seen(fd, rc, iov, n);

@@ -1,8 +1,10 @@
-/* The in-progress answers shared by the I/O hooks and the send hooks. */
+/* What the I/O, send and sockopt hooks share: in-progress answers, a send timeout given back. */
 #ifndef BACKOFF_INTERCEPT_IO_H
 #define BACKOFF_INTERCEPT_IO_H
 
 #include <stdbool.h>
+
+#include "core/fdtable.h"
 
 /*
  * Whether @fd is a managed connect the program must not touch yet: then *err
@@ -10,6 +12,22 @@
  * claim of the calling thread: safe in a signal handler.
  */
 bool io_masked(int fd, int *err);
+
+/*
+ * A blocking connect on @fd was left by a siglongjmp with its bound still
+ * the socket's send timeout: the program's own (none) is given back.  No
+ * system call unless it was left so.  errno untouched; async-signal-safe.
+ * (A call on the fd from another thread while the attempt runs gives it
+ * back early too: the attempt then waits as it would without the library.)
+ */
+void io_sndtimeo_back(int fd);
+
+/* Before any call on @fd that the send timeout changes: one relaxed load, usually. */
+#define GIVE_BACK_SNDTIMEO(fd)                                \
+	do {                                                  \
+		if (__builtin_expect(fdtable_any_bound(), 0)) \
+			io_sndtimeo_back(fd);                 \
+	} while (0)
 
 /* Return the in-progress answer for a masked @fd; one relaxed load otherwise. */
 #define ANSWER_IF_MASKED(fd)                                                             \

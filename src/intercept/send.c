@@ -215,6 +215,7 @@ EXPORT ssize_t send(int fd, const void *buf, size_t n, int flags)
 	ssize_t rc;
 
 	ANSWER_IF_MASKED(fd);
+	GIVE_BACK_SNDTIMEO(fd);
 	op.fd = fd;
 	op.buf = buf;
 	op.len = n;
@@ -234,6 +235,7 @@ EXPORT ssize_t sendto(int fd, const void *buf, size_t n, int flags, COMPAT_CONST
 	ssize_t rc;
 
 	ANSWER_IF_MASKED(fd);
+	GIVE_BACK_SNDTIMEO(fd);
 	op.fd = fd;
 	op.buf = buf;
 	op.len = n;
@@ -254,6 +256,7 @@ EXPORT ssize_t sendmsg(int fd, const struct msghdr *msg, int flags)
 	ssize_t rc;
 
 	ANSWER_IF_MASKED(fd);
+	GIVE_BACK_SNDTIMEO(fd);
 	op.fd = fd;
 	op.msg = msg;
 	op.flags = flags;
@@ -270,6 +273,7 @@ EXPORT int sendmmsg(int fd, struct mmsghdr *vec, unsigned vlen, compat_mmsg_flag
 	ssize_t rc;
 
 	ANSWER_IF_MASKED(fd);
+	GIVE_BACK_SNDTIMEO(fd);
 	op.fd = fd;
 	op.vec = vec;
 	op.vlen = vlen;

@@ -1,7 +1,8 @@
 /*
  * getsockopt(SO_ERROR): a hidden connect is still in progress; an emulated
  * failure is handed over.  setsockopt(SO_SNDTIMEO): the program's own send
- * timeout, followed.
+ * timeout, followed.  Both give a socket its own send timeout back first,
+ * if a siglongjmp left a connect's bound on it.
  */
 #include <errno.h>
 #include <sys/socket.h>
@@ -10,11 +11,14 @@
 #include "core/fdtable.h"
 #include "core/pending.h"
 #include "init.h"
+#include "intercept/io.h"
 #include "sys/real.h"
 
 /* Returns as getsockopt(2); only SO_ERROR of a managed fd is answered here. */
 EXPORT int getsockopt(int fd, int level, int name, void *value, socklen_t *len)
 {
+	/* A bound left by a siglongjmp is not what the program set: its own is read. */
+	GIVE_BACK_SNDTIMEO(fd);
 	if (level == SOL_SOCKET && name == SO_ERROR) {
 		if (pending_any() && value && len && *len >= (socklen_t)sizeof(int)) {
 			int err = 0;
@@ -56,6 +60,7 @@ static __attribute__((noinline)) int set_sndtimeo(int fd, int name, const void *
  */
 EXPORT int setsockopt(int fd, int level, int name, const void *value, socklen_t len)
 {
+	GIVE_BACK_SNDTIMEO(fd);
 	if (level != SOL_SOCKET || (name != SO_SNDTIMEO && name != COMPAT_SO_SNDTIMEO_NEW))
 		return real_setsockopt(fd, level, name, value, len);
 	return set_sndtimeo(fd, name, value, len);

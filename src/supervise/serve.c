@@ -77,7 +77,7 @@ static int attempt_while_valid(void *ctx, uint64_t deadline_ms)
 	if (!task_id_valid(blocking_id(j)))
 		return ECANCELED; /* interrupted or gone: not retried */
 	return sock_connect_until(j->dup, (const struct sockaddr *)&j->addr, j->len, deadline_ms,
-				  SOCK_TIMEO_ASK);
+				  SOCK_TIMEO_ASK, NULL);
 }
 
 static void blocking_retry(struct job *j)
@@ -100,7 +100,7 @@ static void blocking_retry(struct job *j)
 		pthread_mutex_unlock(&blocking_lock);
 	}
 	err = sock_connect_until(j->dup, (const struct sockaddr *)&j->addr, j->len,
-				 job_first_deadline(j), SOCK_TIMEO_ASK);
+				 job_first_deadline(j), SOCK_TIMEO_ASK, NULL);
 	if (err == 0)
 		job_connected(j);
 	else

@@ -87,10 +87,18 @@ static int set_sndtimeo(int fd, uint64_t ms)
 }
 
 int sock_connect_until(int fd, const struct sockaddr *addr, socklen_t len, uint64_t deadline_ms,
-		       enum sock_own_timeo known)
+		       enum sock_own_timeo known, sock_bound_fn *bound)
 {
 	return sock_connect_from(fd, addr, len, deadline_ms == UINT64_MAX ? 0 : clock_now_ms(),
-				 deadline_ms, known);
+				 deadline_ms, known, bound);
+}
+
+void sock_sndtimeo_none(int fd)
+{
+	int saved = errno;
+
+	(void)set_sndtimeo(fd, 0);
+	errno = saved;
 }
 
 /* The program's own send timeout of a socket, to give back. */
@@ -98,7 +106,17 @@ struct own_timeo {
 	int fd;
 	struct timeval tv;
 	socklen_t len;
+	sock_bound_fn *bound; /* told when the bound is set and when it is gone */
 };
+
+/* Set the bound @ms on @o's socket: 0 on success, as setsockopt. */
+static int set_bound(const struct own_timeo *o, uint64_t ms)
+{
+	/* Told first: a siglongjmp after the setsockopt must find it said. */
+	if (o->bound)
+		o->bound(o->fd, true);
+	return set_sndtimeo(o->fd, ms);
+}
 
 /* Give @arg's socket its own send timeout back, exactly as it was. */
 static void restore_own(void *arg)
@@ -106,13 +124,15 @@ static void restore_own(void *arg)
 	const struct own_timeo *o = arg;
 
 	(void)real_setsockopt(o->fd, SOL_SOCKET, SO_SNDTIMEO, &o->tv, o->len);
+	if (o->bound)
+		o->bound(o->fd, false);
 }
 
 int sock_connect_from(int fd, const struct sockaddr *addr, socklen_t len, uint64_t now,
-		      uint64_t deadline_ms, enum sock_own_timeo known)
+		      uint64_t deadline_ms, enum sock_own_timeo known, sock_bound_fn *bound)
 {
 	uint64_t left = deadline_ms > now ? deadline_ms - now : 0;
-	struct own_timeo own = { fd, { 0, 0 }, sizeof(struct timeval) };
+	struct own_timeo own = { fd, { 0, 0 }, sizeof(struct timeval), bound };
 	int err;
 
 	if (deadline_ms == UINT64_MAX || known == SOCK_TIMEO_OWN ||
@@ -129,8 +149,10 @@ int sock_connect_from(int fd, const struct sockaddr *addr, socklen_t len, uint64
 	if (left == 0)
 		left = 1; /* the budget's end: one attempt still, for an answer that comes at once
 			   */
-	if (set_sndtimeo(fd, left) != 0)
+	if (set_bound(&own, left) != 0) {
+		restore_own(&own);
 		return real_connect(fd, addr, len) == 0 ? 0 : errno;
+	}
 	/*
 	 * connect is a cancellation point: a thread cancelled in it gives the
 	 * socket its own value back on the way out, as this one does after it.
@@ -142,7 +164,7 @@ int sock_connect_from(int fd, const struct sockaddr *addr, socklen_t len, uint64
 			break;
 		/* Restarted as the kernel would: the attempt under way is waited for again. */
 		now = clock_now_ms();
-		if (now >= deadline_ms || set_sndtimeo(fd, deadline_ms - now) != 0) {
+		if (now >= deadline_ms || set_bound(&own, deadline_ms - now) != 0) {
 			err = EALREADY;
 			break;
 		}

@@ -36,10 +36,19 @@ enum sock_own_timeo {
 };
 
 /*
+ * Told that socket @fd carries a connect's bound as its send timeout (@on),
+ * or that its own value is back: what the program would see there is
+ * sock_sndtimeo_none's to give back, if it is left (a siglongjmp out of the
+ * attempt).  Async-signal-safe.
+ */
+typedef void sock_bound_fn(int fd, bool on);
+
+/*
  * connect() @fd (blocking) to @addr, ended at @deadline_ms (monotonic;
  * UINT64_MAX: the kernel's own end) if still unanswered: the attempt is
  * bounded with SO_SNDTIMEO, set to the time left and then restored to the
- * program's own value, exactly, and at the deadline aborted with
+ * program's own value, exactly (@bound, if not NULL, told of both), and at
+ * the deadline aborted with
  * sock_abort_connect, never abandoned (the kernel would complete it later by
  * itself).  A send timeout the program set is its own bound: then the
  * kernel answers as without libbackoff (EINPROGRESS at its end); @known
@@ -49,11 +58,18 @@ enum sock_own_timeo {
  * Returns 0, the errno of the attempt, or ETIMEDOUT.  errno may change.
  */
 int sock_connect_until(int fd, const struct sockaddr *addr, socklen_t len, uint64_t deadline_ms,
-		       enum sock_own_timeo known);
+		       enum sock_own_timeo known, sock_bound_fn *bound);
 
 /* sock_connect_until with the time (monotonic ms) already read: @now_ms, at the call. */
 int sock_connect_from(int fd, const struct sockaddr *addr, socklen_t len, uint64_t now_ms,
-		      uint64_t deadline_ms, enum sock_own_timeo known);
+		      uint64_t deadline_ms, enum sock_own_timeo known, sock_bound_fn *bound);
+
+/*
+ * Give @fd the send timeout the program had when a bound was set on it:
+ * none (a bound is set only on a socket without one of the program's own).
+ * For a bound left by a siglongjmp out of the attempt.  errno untouched.
+ */
+void sock_sndtimeo_none(int fd);
 
 /*
  * Abort the attempt under way on @fd (connect with AF_UNSPEC: the descriptor,

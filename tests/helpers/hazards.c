@@ -29,6 +29,12 @@
  *                              300 ms in, the process forks, and the child
  *                              connects to ADDR with a send timeout of its
  *                              own of 200 ms; prints each one's outcome
+ *   hazards jump-connect ADDR  a blocking connect to a silent ADDR left by
+ *                              siglongjmp from a SIGALRM handler 300 ms in,
+ *                              twice: then the socket's send timeout is read
+ *                              and a blocking send made (cut by a SIGALRM
+ *                              1500 ms later: EINTR if it waits), in one
+ *                              order and then the other; prints what each saw
  *
  * ADDR is HOST:PORT; for cancel, shared-data, huge-timeout and errno-ctl it
  * refuses (run with a long BACKOFF_BASE so that the socket stays hidden).
@@ -37,6 +43,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
+#include <setjmp.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -266,6 +273,81 @@ static int mode_fork_connect(void)
 	pthread_join(t, NULL);
 	printf("parent %s\n", err_name(attempt_err));
 	return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : 1;
+}
+
+static sigjmp_buf jump_out;
+
+static void jump_on_alarm(int sig)
+{
+	(void)sig;
+	siglongjmp(jump_out, 1);
+}
+
+static void interrupt_on_alarm(int sig)
+{
+	(void)sig;
+}
+
+/* A one-shot SIGALRM in @ms (0: none), caught by @handler without SA_RESTART. */
+static void alarm_in(long ms, void (*handler)(int))
+{
+	struct itimerval it = { { 0, 0 }, { ms / 1000, (ms % 1000) * 1000 } };
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = handler;
+	sigaction(SIGALRM, &sa, NULL);
+	setitimer(ITIMER_REAL, &it, NULL);
+}
+
+/* A blocking send of one byte on @fd, cut by a signal 1500 ms in: its errno name, or "sent". */
+static const char *send_cut(int fd)
+{
+	ssize_t n;
+	int err;
+
+	alarm_in(1500, interrupt_on_alarm);
+	n = send(fd, "x", 1, MSG_NOSIGNAL);
+	err = errno;
+	alarm_in(0, interrupt_on_alarm);
+	return n >= 0 ? "sent" : err_name(err);
+}
+
+/* One round of jump-connect: @send_first or the send timeout first. */
+static int jump_round(bool send_first)
+{
+	int fd = socket(target.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	volatile int jumped = 0;
+	struct timeval tv = { -1, 0 };
+	socklen_t len = sizeof(tv);
+	const char *sent = "?";
+
+	if (fd < 0)
+		return 1;
+	if (sigsetjmp(jump_out, 1) == 0) {
+		alarm_in(300, jump_on_alarm);
+		connect(fd, (struct sockaddr *)&target, target_len);
+		alarm_in(0, jump_on_alarm);
+	} else {
+		jumped = 1;
+	}
+	if (send_first)
+		sent = send_cut(fd);
+	if (getsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, &len) != 0)
+		return 1;
+	if (!send_first)
+		sent = send_cut(fd);
+	printf("%s first: jumped=%d sndtimeo=%ld.%06ld send=%s\n", send_first ? "send" : "sndtimeo",
+	       jumped, (long)tv.tv_sec, (long)tv.tv_usec, sent);
+	close(fd);
+	return jumped && tv.tv_sec == 0 && tv.tv_usec == 0 && strcmp(sent, "EINTR") == 0 ? 0 : 1;
+}
+
+static int mode_jump_connect(void)
+{
+	int rc = jump_round(false);
+
+	return jump_round(true) | rc;
 }
 
 static atomic_bool race_done;
@@ -568,10 +650,12 @@ int main(int argc, char **argv)
 		return mode_cancel_connect();
 	if (strcmp(mode, "fork-connect") == 0)
 		return mode_fork_connect();
+	if (strcmp(mode, "jump-connect") == 0)
+		return mode_jump_connect();
 usage:
 	fprintf(stderr, "usage: hazards "
 			"signals|cancel|race|shared-data|huge-timeout|errno-ctl|cancel-connect|"
-			"fork-connect "
+			"fork-connect|jump-connect "
 			"ADDR\n       hazards threads N ADDR\n");
 	return 2;
 }
