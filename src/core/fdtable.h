@@ -157,11 +157,12 @@ static inline bool fdtable_any_bound(void)
 }
 
 /*
- * Set FDS_BOUND of @fd (@on: its slot made if needed) or clear it; returns
+ * Set FDS_BOUND of @fd, whose slot is @s (NULL: looked up; @on: made if
+ * needed), or clear it; returns
  * whether it changed.  The counter follows.  Lock-free, async-signal-safe,
  * errno untouched.
  */
-bool fdtable_set_bound(int fd, bool on);
+bool fdtable_set_bound(int fd, struct fdslot *s, bool on);
 
 /* Whether any fd needs an emulated answer: one relaxed load, for the I/O hooks. */
 static inline bool fdtable_any_hidden(void)

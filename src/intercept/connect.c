@@ -22,18 +22,25 @@ struct connect_ctx {
 	socklen_t len;
 };
 
+/* A blocking attempt's bound, noted in the fd's slot (NULL: looked up). */
+struct slot_bound {
+	struct sock_bound base; /* first: the slot_bound is told as its sock_bound */
+	struct fdslot *slot;
+};
+
 /* The socket @fd carries a connect's bound (@on), or its own send timeout again. */
-static void bound_noted(int fd, bool on)
+static void bound_told(struct sock_bound *self, int fd, bool on)
 {
-	(void)fdtable_set_bound(fd, on);
+	(void)fdtable_set_bound(fd, ((struct slot_bound *)self)->slot, on);
 }
 
 /* One more attempt of a blocking connect, aborted at @deadline_ms if still unanswered. */
 static int connect_again(void *ctx, uint64_t deadline_ms)
 {
 	struct connect_ctx *c = ctx;
+	struct slot_bound b = { { bound_told }, NULL };
 
-	return sock_connect_until(c->fd, c->addr, c->len, deadline_ms, SOCK_TIMEO_ASK, bound_noted);
+	return sock_connect_until(c->fd, c->addr, c->len, deadline_ms, SOCK_TIMEO_ASK, &b.base);
 }
 
 /* Whether @addr is among BACKOFF_TARGETS (a list that is not empty). */
@@ -95,6 +102,7 @@ static inline __attribute__((always_inline)) int first_attempt(const struct conf
 							       struct fdslot **slot)
 {
 	uint64_t bound = cfg->first_attempt_ms, cap;
+	struct slot_bound b = { { bound_told }, NULL };
 	enum sock_own_timeo own;
 	int err;
 
@@ -105,8 +113,9 @@ static inline __attribute__((always_inline)) int first_attempt(const struct conf
 	if (cap < bound)
 		bound = cap;
 	*started_ms = clock_now_ms();
+	b.slot = *slot;
 	err = sock_connect_from(c->fd, c->addr, c->len, *started_ms, *started_ms + bound, own,
-				bound_noted);
+				&b.base);
 	/* Non-blocking after all: its mode changed where the hooks could not see. */
 	if (err == EINPROGRESS)
 		fdtable_mode_forget(c->fd);

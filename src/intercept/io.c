@@ -136,7 +136,7 @@ static const struct iovec none = { NULL, 0 };
 
 __attribute__((noinline, cold)) void io_sndtimeo_back(int fd)
 {
-	if (fdtable_set_bound(fd, false))
+	if (fdtable_set_bound(fd, NULL, false))
 		sock_sndtimeo_none(fd);
 }
 

@@ -5,7 +5,6 @@
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
-#include <pthread.h>
 #include <stddef.h>
 #include <sys/socket.h>
 #include <sys/time.h>
@@ -87,7 +86,7 @@ static int set_sndtimeo(int fd, uint64_t ms)
 }
 
 int sock_connect_until(int fd, const struct sockaddr *addr, socklen_t len, uint64_t deadline_ms,
-		       enum sock_own_timeo known, sock_bound_fn *bound)
+		       enum sock_own_timeo known, struct sock_bound *bound)
 {
 	return sock_connect_from(fd, addr, len, deadline_ms == UINT64_MAX ? 0 : clock_now_ms(),
 				 deadline_ms, known, bound);
@@ -106,7 +105,7 @@ struct own_timeo {
 	int fd;
 	struct timeval tv;
 	socklen_t len;
-	sock_bound_fn *bound; /* told when the bound is set and when it is gone */
+	struct sock_bound *bound; /* told when the bound is set and when it is gone */
 };
 
 /* Set the bound @ms on @o's socket: 0 on success, as setsockopt. */
@@ -114,7 +113,7 @@ static int set_bound(const struct own_timeo *o, uint64_t ms)
 {
 	/* Told first: a siglongjmp after the setsockopt must find it said. */
 	if (o->bound)
-		o->bound(o->fd, true);
+		o->bound->told(o->bound, o->fd, true);
 	return set_sndtimeo(o->fd, ms);
 }
 
@@ -125,11 +124,11 @@ static void restore_own(void *arg)
 
 	(void)real_setsockopt(o->fd, SOL_SOCKET, SO_SNDTIMEO, &o->tv, o->len);
 	if (o->bound)
-		o->bound(o->fd, false);
+		o->bound->told(o->bound, o->fd, false);
 }
 
 int sock_connect_from(int fd, const struct sockaddr *addr, socklen_t len, uint64_t now,
-		      uint64_t deadline_ms, enum sock_own_timeo known, sock_bound_fn *bound)
+		      uint64_t deadline_ms, enum sock_own_timeo known, struct sock_bound *bound)
 {
 	uint64_t left = deadline_ms > now ? deadline_ms - now : 0;
 	struct own_timeo own = { fd, { 0, 0 }, sizeof(struct timeval), bound };
@@ -154,10 +153,11 @@ int sock_connect_from(int fd, const struct sockaddr *addr, socklen_t len, uint64
 		return real_connect(fd, addr, len) == 0 ? 0 : errno;
 	}
 	/*
-	 * connect is a cancellation point: a thread cancelled in it gives the
-	 * socket its own value back on the way out, as this one does after it.
+	 * connect is a cancellation point: a thread cancelled in it, as one left
+	 * by a siglongjmp, leaves the bound told to @bound, whose next hook on the
+	 * socket gives its own value back (a cleanup handler here cost every
+	 * blocking connect 48 instructions).
 	 */
-	pthread_cleanup_push(restore_own, &own);
 	for (;;) {
 		err = real_connect(fd, addr, len) == 0 ? 0 : errno;
 		if (err != EINTR || !clock_every_handler_restarts())
@@ -169,7 +169,6 @@ int sock_connect_from(int fd, const struct sockaddr *addr, socklen_t len, uint64
 			break;
 		}
 	}
-	pthread_cleanup_pop(0);
 	/* The program's own value, exactly as it was. */
 	restore_own(&own);
 	/*

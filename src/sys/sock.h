@@ -41,7 +41,9 @@ enum sock_own_timeo {
  * sock_sndtimeo_none's to give back, if it is left (a siglongjmp out of the
  * attempt).  Async-signal-safe.
  */
-typedef void sock_bound_fn(int fd, bool on);
+struct sock_bound {
+	void (*told)(struct sock_bound *self, int fd, bool on);
+};
 
 /*
  * connect() @fd (blocking) to @addr, ended at @deadline_ms (monotonic;
@@ -58,11 +60,11 @@ typedef void sock_bound_fn(int fd, bool on);
  * Returns 0, the errno of the attempt, or ETIMEDOUT.  errno may change.
  */
 int sock_connect_until(int fd, const struct sockaddr *addr, socklen_t len, uint64_t deadline_ms,
-		       enum sock_own_timeo known, sock_bound_fn *bound);
+		       enum sock_own_timeo known, struct sock_bound *bound);
 
 /* sock_connect_until with the time (monotonic ms) already read: @now_ms, at the call. */
 int sock_connect_from(int fd, const struct sockaddr *addr, socklen_t len, uint64_t now_ms,
-		      uint64_t deadline_ms, enum sock_own_timeo known, sock_bound_fn *bound);
+		      uint64_t deadline_ms, enum sock_own_timeo known, struct sock_bound *bound);
 
 /*
  * Give @fd the send timeout the program had when a bound was set on it:
