@@ -23,9 +23,8 @@ _Atomic(struct fdtable_mid *) fdtable_dir[DIR_ENTRIES];
 static atomic_uint top_fd; /* the highest fd with a slot: scans stop there */
 
 atomic_uint fdtable_managed;
-atomic_uint fdtable_hidden;
 atomic_uint fdtable_first;
-atomic_uint fdtable_bound;
+_Atomic uint64_t fdtable_attention;
 atomic_uint fdtable_epoch;
 
 /*
@@ -224,9 +223,11 @@ static void fdtable_count(unsigned old_state, unsigned new_state)
 	else if (old_state != FDS_FREE && new_state == FDS_FREE)
 		atomic_fetch_sub_explicit(&fdtable_managed, 1, memory_order_relaxed);
 	if (!masks(old_state) && masks(new_state))
-		atomic_fetch_add_explicit(&fdtable_hidden, 1, memory_order_relaxed);
+		atomic_fetch_add_explicit(&fdtable_attention, FDTABLE_HIDDEN_ONE,
+					  memory_order_relaxed);
 	else if (masks(old_state) && !masks(new_state))
-		atomic_fetch_sub_explicit(&fdtable_hidden, 1, memory_order_relaxed);
+		atomic_fetch_sub_explicit(&fdtable_attention, FDTABLE_HIDDEN_ONE,
+					  memory_order_relaxed);
 }
 
 unsigned fdtable_release(struct fdslot *s, unsigned state)
@@ -250,7 +251,8 @@ unsigned fdtable_release(struct fdslot *s, unsigned state)
 	if ((w & FDS_FIRST) && !(next & FDS_FIRST))
 		atomic_fetch_sub_explicit(&fdtable_first, 1, memory_order_relaxed);
 	if ((w & FDS_BOUND) && !(next & FDS_BOUND))
-		atomic_fetch_sub_explicit(&fdtable_bound, 1, memory_order_relaxed);
+		atomic_fetch_sub_explicit(&fdtable_attention, FDTABLE_BOUND_ONE,
+					  memory_order_relaxed);
 	held_pop(s);
 	return next & FDS_STATE;
 }
@@ -298,7 +300,8 @@ void fdtable_forget(int fd)
 			atomic_fetch_sub_explicit(&fdtable_first, 1, memory_order_relaxed);
 		/* Closed: the bound goes with the socket. */
 		if (w & FDS_BOUND)
-			atomic_fetch_sub_explicit(&fdtable_bound, 1, memory_order_relaxed);
+			atomic_fetch_sub_explicit(&fdtable_attention, FDTABLE_BOUND_ONE,
+						  memory_order_relaxed);
 	}
 }
 
@@ -319,9 +322,11 @@ bool fdtable_set_bound(int fd, struct fdslot *s, bool on)
 	if (!(w & FDS_BOUND) == !on)
 		return false;
 	if (on)
-		atomic_fetch_add_explicit(&fdtable_bound, 1, memory_order_relaxed);
+		atomic_fetch_add_explicit(&fdtable_attention, FDTABLE_BOUND_ONE,
+					  memory_order_relaxed);
 	else
-		atomic_fetch_sub_explicit(&fdtable_bound, 1, memory_order_relaxed);
+		atomic_fetch_sub_explicit(&fdtable_attention, FDTABLE_BOUND_ONE,
+					  memory_order_relaxed);
 	return true;
 }
 
@@ -403,13 +408,13 @@ void fdtable_after_fork(void)
 		atomic_store_explicit(&s->claimed_ns, 0, memory_order_relaxed);
 	}
 	atomic_store_explicit(&fdtable_managed, 0, memory_order_relaxed);
-	atomic_store_explicit(&fdtable_hidden, 0, memory_order_relaxed);
 	atomic_store_explicit(&fdtable_first, 0, memory_order_relaxed);
 	/*
-	 * A bound is the option of a socket the parent shares: given back by the
-	 * parent, whose attempt it may still be, never by the child.
+	 * Nothing hidden; and a bound is the option of a socket the parent
+	 * shares: given back by the parent, whose attempt it may still be, never
+	 * by the child.
 	 */
-	atomic_store_explicit(&fdtable_bound, 0, memory_order_relaxed);
+	atomic_store_explicit(&fdtable_attention, 0, memory_order_relaxed);
 	atomic_store_explicit(&owner_pid, (int)getpid(), memory_order_relaxed);
 }
 

@@ -109,9 +109,8 @@ struct fdslot {
 	_Atomic(struct flight *) flight; /* FDS_FLIGHT: written by the claimer */
 };
 
-/* Managed connects in the process, and those hidden: the hooks' fast paths read these. */
+/* Managed connects in the process (those hidden: fdtable_attention): the fast paths read it. */
 extern atomic_uint fdtable_managed;
-extern atomic_uint fdtable_hidden;
 
 /* Whether any connect is managed: one relaxed load, for every wait hook. */
 static inline bool fdtable_any(void)
@@ -147,13 +146,26 @@ void fdtable_flight_put(struct fdslot *s, struct flight *f);
 /* Unmap @f (NULL: nothing).  Async-signal-safe; errno untouched. */
 void fdtable_flight_free(struct flight *f);
 
-/* Sockets that carry a connect's bound (FDS_BOUND). */
-extern atomic_uint fdtable_bound;
+/*
+ * Two counts in one word, so that the hooks that send test both with one
+ * load: fds whose state masks them from the program (FDS_HIDDEN,
+ * FDS_FAILED) in the low half, sockets that carry a connect's bound
+ * (FDS_BOUND) in the high half.
+ */
+extern _Atomic uint64_t fdtable_attention;
+#define FDTABLE_HIDDEN_ONE 1ULL
+#define FDTABLE_BOUND_ONE (1ULL << 32)
+
+/* Whether any fd is masked or carries a bound: one relaxed load. */
+static inline bool fdtable_any_attention(void)
+{
+	return atomic_load_explicit(&fdtable_attention, memory_order_relaxed) != 0;
+}
 
 /* Whether any socket carries a connect's bound: one relaxed load, for the hooks. */
 static inline bool fdtable_any_bound(void)
 {
-	return atomic_load_explicit(&fdtable_bound, memory_order_relaxed) != 0;
+	return (atomic_load_explicit(&fdtable_attention, memory_order_relaxed) >> 32) != 0;
 }
 
 /*
@@ -167,7 +179,7 @@ bool fdtable_set_bound(int fd, struct fdslot *s, bool on);
 /* Whether any fd needs an emulated answer: one relaxed load, for the I/O hooks. */
 static inline bool fdtable_any_hidden(void)
 {
-	return atomic_load_explicit(&fdtable_hidden, memory_order_relaxed) != 0;
+	return (uint32_t)atomic_load_explicit(&fdtable_attention, memory_order_relaxed) != 0;
 }
 
 /* The table's pages (fdtable.c maps them), read by fdtable_peek in every hook. */

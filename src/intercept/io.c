@@ -140,6 +140,12 @@ __attribute__((noinline, cold)) void io_sndtimeo_back(int fd)
 		sock_sndtimeo_none(fd);
 }
 
+bool io_masked_given_back(int fd, int *err)
+{
+	GIVE_BACK_SNDTIMEO(fd);
+	return pending_any_masked() && io_masked(fd, err);
+}
+
 EXPORT ssize_t read(int fd, void *buf, size_t n)
 {
 	READ_WATCHED(fd, real_read(fd, buf, n), ((struct iovec){ buf, n }));
@@ -185,8 +191,7 @@ EXPORT ssize_t write(int fd, const void *buf, size_t n)
 {
 	ssize_t rc;
 
-	ANSWER_IF_MASKED(fd);
-	GIVE_BACK_SNDTIMEO(fd);
+	ANSWER_IF_MASKED_GIVE_BACK(fd);
 	rc = real_write(fd, buf, n);
 	if (__builtin_expect(early_any(), 0)) {
 		struct iovec one = { (void *)buf, n };
@@ -200,8 +205,7 @@ EXPORT ssize_t writev(int fd, const struct iovec *iov, int n)
 {
 	ssize_t rc;
 
-	ANSWER_IF_MASKED(fd);
-	GIVE_BACK_SNDTIMEO(fd);
+	ANSWER_IF_MASKED_GIVE_BACK(fd);
 	rc = real_writev(fd, iov, n);
 	if (__builtin_expect(early_any(), 0))
 		write_seen(fd, rc, iov, n);

@@ -29,6 +29,23 @@ void io_sndtimeo_back(int fd);
 			io_sndtimeo_back(fd);                 \
 	} while (0)
 
+/* GIVE_BACK_SNDTIMEO, then whether @fd is masked as io_masked says. */
+bool io_masked_given_back(int fd, int *err);
+
+/*
+ * ANSWER_IF_MASKED and GIVE_BACK_SNDTIMEO in one test, for the calls that
+ * send: one relaxed load, usually.
+ */
+#define ANSWER_IF_MASKED_GIVE_BACK(fd)                              \
+	do {                                                        \
+		int err_;                                           \
+		if (__builtin_expect(fdtable_any_attention(), 0) && \
+		    io_masked_given_back(fd, &err_)) {              \
+			errno = err_;                               \
+			return -1;                                  \
+		}                                                   \
+	} while (0)
+
 /* Return the in-progress answer for a masked @fd; one relaxed load otherwise. */
 #define ANSWER_IF_MASKED(fd)                                                             \
 	do {                                                                             \

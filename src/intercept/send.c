@@ -214,8 +214,7 @@ EXPORT ssize_t send(int fd, const void *buf, size_t n, int flags)
 	struct send_op op;
 	ssize_t rc;
 
-	ANSWER_IF_MASKED(fd);
-	GIVE_BACK_SNDTIMEO(fd);
+	ANSWER_IF_MASKED_GIVE_BACK(fd);
 	op.fd = fd;
 	op.buf = buf;
 	op.len = n;
@@ -234,8 +233,7 @@ EXPORT ssize_t sendto(int fd, const void *buf, size_t n, int flags, COMPAT_CONST
 	struct send_op op;
 	ssize_t rc;
 
-	ANSWER_IF_MASKED(fd);
-	GIVE_BACK_SNDTIMEO(fd);
+	ANSWER_IF_MASKED_GIVE_BACK(fd);
 	op.fd = fd;
 	op.buf = buf;
 	op.len = n;
@@ -255,8 +253,7 @@ EXPORT ssize_t sendmsg(int fd, const struct msghdr *msg, int flags)
 	struct send_op op;
 	ssize_t rc;
 
-	ANSWER_IF_MASKED(fd);
-	GIVE_BACK_SNDTIMEO(fd);
+	ANSWER_IF_MASKED_GIVE_BACK(fd);
 	op.fd = fd;
 	op.msg = msg;
 	op.flags = flags;
@@ -272,8 +269,7 @@ EXPORT int sendmmsg(int fd, struct mmsghdr *vec, unsigned vlen, compat_mmsg_flag
 	struct send_op op;
 	ssize_t rc;
 
-	ANSWER_IF_MASKED(fd);
-	GIVE_BACK_SNDTIMEO(fd);
+	ANSWER_IF_MASKED_GIVE_BACK(fd);
 	op.fd = fd;
 	op.vec = vec;
 	op.vlen = vlen;
