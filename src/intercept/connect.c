@@ -102,7 +102,7 @@ static inline __attribute__((always_inline)) int first_attempt(const struct conf
 							       struct fdslot **slot)
 {
 	uint64_t bound = cfg->first_attempt_ms, cap;
-	struct slot_bound b = { { bound_told }, NULL };
+	struct slot_bound b;
 	enum sock_own_timeo own;
 	int err;
 
@@ -113,7 +113,7 @@ static inline __attribute__((always_inline)) int first_attempt(const struct conf
 	if (cap < bound)
 		bound = cap;
 	*started_ms = clock_now_ms();
-	b.slot = *slot;
+	b = (struct slot_bound){ { bound_told }, *slot };
 	err = sock_connect_from(c->fd, c->addr, c->len, *started_ms, *started_ms + bound, own,
 				&b.base);
 	/* Non-blocking after all: its mode changed where the hooks could not see. */
