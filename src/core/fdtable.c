@@ -307,13 +307,12 @@ void fdtable_forget(int fd)
 
 bool fdtable_set_bound(int fd, struct fdslot *s, bool on)
 {
-	if (!s)
-		s = fdtable_peek(fd);
 	uint32_t w;
 
+	if (!s)
+		s = fdtable_peek(fd);
 	if (!s && on)
 		s = fdtable_get(fd); /* a socket no hook saw made */
-
 	/* Clearing a bit not set, the hooks' case: a load, no write to the slot. */
 	if (!s || (!on && !(atomic_load_explicit(&s->word, memory_order_relaxed) & FDS_BOUND)))
 		return false;
