@@ -70,8 +70,8 @@ syscalls() {
 	# 2 us of each exec); so would the terminators of the configuration's unset paths.
 	run nm "$BUILD/libbackoff.so"
 	local data page name addr out=""
-	data=$(sed -nE 's/^([0-9a-f]+) [dD] real_connect$/\1/p' <<<"$output")
-	[[ -n $data ]] || fail "no real_connect in the symbol table"
+	data=$(sed -nE 's/^([0-9a-f]+) [dD] real_ptr_connect$/\1/p' <<<"$output")
+	[[ -n $data ]] || fail "no real_ptr_connect in the symbol table"
 	page=$((0x$data >> 12))
 	for name in init_done init_once env_seen env_seen_count env_secure init_config log_json \
 		log_path rng_seed rng_seeded share_cfg; do
@@ -79,5 +79,5 @@ syscalls() {
 		[[ -n $addr ]] || fail "no $name in the symbol table"
 		(((0x$addr >> 12) == page)) || out+="$name "
 	done
-	assert_eq "$out" "" "variables written at load outside the page of real_connect ($data)"
+	assert_eq "$out" "" "variables written at load outside the page of real_ptr_connect ($data)"
 }

@@ -46,9 +46,9 @@ static int libc_connect(int fd, const struct sockaddr *addr, socklen_t len)
 	return connect(fd, addr, len);
 }
 
-ssize_t (*_Atomic real_write)(int, const void *, size_t) = libc_write;
-int (*_Atomic real_connect)(int, const struct sockaddr *, socklen_t) = libc_connect;
-int (*_Atomic real_getsockopt)(int, int, int, void *, socklen_t *) = libc_getsockopt;
-int (*_Atomic real_close)(int) = libc_close;
-int (*_Atomic real_setsockopt)(int, int, int, const void *, socklen_t) = libc_setsockopt;
-int (*_Atomic real_fcntl)(int, int, ...) = libc_fcntl;
+ssize_t (*_Atomic real_ptr_write)(int, const void *, size_t) = libc_write;
+int (*_Atomic real_ptr_connect)(int, const struct sockaddr *, socklen_t) = libc_connect;
+int (*_Atomic real_ptr_getsockopt)(int, int, int, void *, socklen_t *) = libc_getsockopt;
+int (*_Atomic real_ptr_close)(int) = libc_close;
+int (*_Atomic real_ptr_setsockopt)(int, int, int, const void *, socklen_t) = libc_setsockopt;
+int (*_Atomic real_ptr_fcntl)(int, int, ...) = libc_fcntl;

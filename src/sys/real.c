@@ -90,18 +90,18 @@ static int raw_poll(struct pollfd *fds, nfds_t n, int ms)
 		use_ = fb_;                                                      \
 		if (found_)                                                      \
 			memcpy(&use_, &found_, sizeof(found_));                  \
-		atomic_compare_exchange_strong(&real_##name, &stub_, use_);      \
+		atomic_compare_exchange_strong(&real_ptr_##name, &stub_, use_);  \
 	}
-#define STUB_AS(ret, name, params, args, raw, missing)   \
-	static ret first_##name params;                  \
-	ret(*_Atomic real_##name) params = first_##name; \
-	RESOLVER(name, missing)                          \
-	static ret first_##name params                   \
-	{                                                \
-		if (resolving)                           \
-			return (ret)(raw);               \
-		resolve_##name();                        \
-		return real_##name args;                 \
+#define STUB_AS(ret, name, params, args, raw, missing)       \
+	static ret first_##name params;                      \
+	ret(*_Atomic real_ptr_##name) params = first_##name; \
+	RESOLVER(name, missing)                              \
+	static ret first_##name params                       \
+	{                                                    \
+		if (resolving)                               \
+			return (ret)(raw);                   \
+		resolve_##name();                            \
+		return real_##name args;                     \
 	}
 #define STUB(ret, name, params, args, raw) STUB_AS(ret, name, params, args, raw, NULL)
 
@@ -109,21 +109,21 @@ static int raw_poll(struct pollfd *fds, nfds_t n, int ms)
  * The same for a call whose third argument is variadic (fcntl, ioctl): read
  * as a word, as the C library itself reads it, and passed on so.
  */
-#define STUB_VARIADIC(name, type2, sysno, missing)                  \
-	static int first_##name(int fd, type2 op, ...);             \
-	int (*_Atomic real_##name)(int, type2, ...) = first_##name; \
-	RESOLVER(name, missing)                                     \
-	static int first_##name(int fd, type2 op, ...)              \
-	{                                                           \
-		va_list ap;                                         \
-		void *arg;                                          \
-		va_start(ap, op);                                   \
-		arg = va_arg(ap, void *);                           \
-		va_end(ap);                                         \
-		if (resolving)                                      \
-			return (int)syscall(sysno, fd, op, arg);    \
-		resolve_##name();                                   \
-		return real_##name(fd, op, arg);                    \
+#define STUB_VARIADIC(name, type2, sysno, missing)                      \
+	static int first_##name(int fd, type2 op, ...);                 \
+	int (*_Atomic real_ptr_##name)(int, type2, ...) = first_##name; \
+	RESOLVER(name, missing)                                         \
+	static int first_##name(int fd, type2 op, ...)                  \
+	{                                                               \
+		va_list ap;                                             \
+		void *arg;                                              \
+		va_start(ap, op);                                       \
+		arg = va_arg(ap, void *);                               \
+		va_end(ap);                                             \
+		if (resolving)                                          \
+			return (int)syscall(sysno, fd, op, arg);        \
+		resolve_##name();                                       \
+		return real_##name(fd, op, arg);                        \
 	}
 
 /* For the optional symbols of older C libraries: the same through the kernel. */
@@ -247,7 +247,7 @@ STUB_VARIADIC(ioctl, compat_ioctl_req, SYS_ioctl, NULL)
 
 /* closefrom returns nothing: its stub is written out. */
 static void first_closefrom(int lo);
-void (*_Atomic real_closefrom)(int) = first_closefrom;
+void (*_Atomic real_ptr_closefrom)(int) = first_closefrom;
 RESOLVER(closefrom, fallback_closefrom)
 
 static void first_closefrom(int lo)
@@ -295,7 +295,7 @@ static atomic_bool marking;
 void real_mark_connects(void)
 {
 	atomic_store(&marking, true);
-	atomic_store(&real_connect, marked_connect);
+	atomic_store(&real_ptr_connect, marked_connect);
 }
 
 int real_so_error_mine(int fd, void *value, socklen_t *len)
