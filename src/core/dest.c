@@ -64,13 +64,14 @@ struct dest *dest_of(const struct config *cfg, const struct target_addr *t, pid_
 
 		if (state == DEST_EMPTY && atomic_compare_exchange_strong_explicit(
 						   &d->state, &empty, DEST_WRITING,
-						   memory_order_acquire, memory_order_relaxed)) {
+						   memory_order_acquire, memory_order_acquire)) {
 			d->hash = h;
 			d->owner = owner;
 			d->target = *t;
 			atomic_store_explicit(&d->state, DEST_READY, memory_order_release);
 			return d;
 		}
+		/* Lost the claim: what it read, acquired, as the load above is. */
 		if (state == DEST_EMPTY)
 			state = empty;
 		/* Another thread is writing this one: it may be ours; look further. */
