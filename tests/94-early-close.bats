@@ -162,6 +162,43 @@ start_socat_front() {
 		"backoff status: $stderr"
 }
 
+@test "an event loop that ended its side before it looked: the connection made and closed is not a failed attempt (SO_ERROR 0, as without the library)" {
+	# A non-blocking connect to an accept-then-close front, then shutdown(SHUT_WR) before
+	# any poll: the kernel then takes the socket as connected, and the connection is
+	# closed by both sides (TCP_CLOSE) when the program first looks.
+	start_front front fin -1
+	local prog='
+import errno, select, socket, sys, time
+def until(s, want):
+    end = time.monotonic() + 5
+    while s.getsockopt(socket.IPPROTO_TCP, socket.TCP_INFO, 8)[0] != want:
+        if time.monotonic() > end:
+            sys.exit("no TCP state %d" % want)
+        time.sleep(0.005)
+s = socket.socket()
+s.setblocking(False)
+print("connect", errno.errorcode.get(s.connect_ex(("127.0.0.1", int(sys.argv[1]))), "0"))
+until(s, 8)  # CLOSE_WAIT: the front ended it
+s.shutdown(socket.SHUT_WR)
+until(s, 7)  # CLOSE: both sides
+p = select.poll()
+p.register(s, select.POLLOUT)
+t = time.monotonic()
+print("ready", len(p.poll(3000)), int((time.monotonic() - t) * 1000) < 500)
+print("so_error", errno.errorcode.get(s.getsockopt(socket.SOL_SOCKET, socket.SO_ERROR), "0"))
+print("recv", repr(s.recv(10)))
+'
+	local want
+	want=$(printf '%s\n' "connect EINPROGRESS" "ready 1 True" "so_error 0" "recv b''")
+	run --separate-stderr timeout 20 "$PYTHON" -c "$prog" "$PORT"
+	assert_eq "$output" "$want" "without the library: $stderr"
+	run --separate-stderr timeout 20 env LD_PRELOAD="$LIB" "${SHARED[@]}" "$PYTHON" -c "$prog" "$PORT"
+	assert_eq "$output" "$want" "with the library: $stderr"
+	# The destination answered: not down, no error of its own.
+	run --separate-stderr "$BUILD/backoff-status" --file "$T/state" --json
+	assert_no_match "$output" '"state":"down"|EISCONN' "backoff status"
+}
+
 @test "a healthy server that answers and closes: no early close, no wait, every answer" {
 	require_command nc
 	local i
@@ -353,6 +390,21 @@ except OSError as e:
 	assert_match "$output" "^(b''|ConnectionResetError)$" "the client's end: $stderr"
 	assert_eq "$(json_events "$T/log.json" early attempt reason)" "1 sent" "the early close"
 	assert_eq "$(wc -l <"$T/front.out")" 1 "connections"
+}
+
+@test "BACKOFF_REPLAY=on never replays a connection the program ended its side of: its end of file, one connection" {
+	start_front front read 1
+	run --separate-stderr timeout 20 env LD_PRELOAD="$LIB" "${SHARED[@]}" BACKOFF_REPLAY=on \
+		"$PYTHON" -c '
+import socket, sys
+s = socket.create_connection(("127.0.0.1", int(sys.argv[1])))
+s.sendall(b"PING\n")
+s.shutdown(socket.SHUT_WR)
+print(repr(s.recv(100)))
+' "$PORT"
+	assert_eq "$output" "b''" "what the client read: $stderr"
+	assert_eq "$(cat "$T/front.out")" "conn 1 bytes=5" "the connections the server saw"
+	assert_eq "$(json_events "$T/log.json" early attempt reason)" "1 sent" "the early close"
 }
 
 @test "BACKOFF_REPLAY=on never replays more than 64 KiB: a 70000-byte request, one connection" {

@@ -89,6 +89,28 @@ static enum ready_answer startup_answer(const struct flight *fl, const struct io
 	return ready_answer(got->iov_base, got->iov_len < n ? got->iov_len : n, fl->data, fl->len);
 }
 
+/*
+ * Whether the program has ended its own side (shutdown): its FIN is out, or
+ * both sides are ended at an end of file.  A new connection would not carry
+ * that end (a server reading to it would wait), so it is never made: the end
+ * counts as a sent request's does.
+ */
+static bool own_side_ended(int state, ssize_t rc)
+{
+	switch (state) {
+	case TCP_FIN_WAIT1:
+	case TCP_FIN_WAIT2:
+	case TCP_CLOSING:
+	case TCP_LAST_ACK:
+	case TCP_TIME_WAIT:
+		return true;
+	case TCP_CLOSE:
+		return rc == 0; /* a reset is read as ECONNRESET */
+	default:
+		return false;
+	}
+}
+
 enum early_action early_seen(const struct config *cfg, int fd, ssize_t rc, int err, bool sending,
 			     const struct iovec *got, struct sockaddr_storage *addr, socklen_t *len,
 			     struct flight **flight)
@@ -98,7 +120,7 @@ enum early_action early_seen(const struct config *cfg, int fd, ssize_t rc, int e
 	enum ready_answer answer = READY_ANSWERED;
 	struct target_addr t;
 	struct flight *fl = NULL;
-	bool again, blocking, sent, recorded = false;
+	bool again, blocking, sent, ended, recorded = false;
 	uint32_t w;
 
 	if (!s || !((w = atomic_load_explicit(&s->word, memory_order_acquire)) & FDS_FIRST))
@@ -145,9 +167,13 @@ enum early_action early_seen(const struct config *cfg, int fd, ssize_t rc, int e
 		decide_first_byte(cfg, &t);
 		return EARLY_NONE;
 	}
-	sent = f.segs_out != 0 || sending || recorded;
-	/* A failed send is only counted: the program is told, and sends again if it will. */
-	if (sent && !sending)
+	ended = own_side_ended(f.state, rc);
+	sent = f.segs_out != 0 || sending || recorded || ended;
+	/*
+	 * A failed send is only counted: the program is told, and sends again if
+	 * it will.  An ended side is never replayed: the end would not be.
+	 */
+	if (sent && !sending && !ended)
 		fl = replayable(s, &f);
 	blocking = sock_is_blocking(fd);
 	/* A blocking read with a timeout of its own is not made to wait for a new connection. */

@@ -311,11 +311,19 @@ static unsigned attempt_failed_claimed(const struct config *cfg, struct fdslot *
 	if (decide_loop_final(cfg, &s->conn, fd, now))
 		return FDS_FINAL;
 	epollreg_hide(s, fd);
-	if (real_connect(fd, (const struct sockaddr *)&s->conn.addr, s->conn.addrlen) == 0) {
-		epollreg_replay(s, fd); /* cannot happen: a closed socket has an error */
+	err = real_connect(fd, (const struct sockaddr *)&s->conn.addr, s->conn.addrlen) == 0
+		      ? 0
+		      : errno;
+	/*
+	 * Not a failure: the connection was made and both sides have ended it
+	 * since (the program's shutdown() took it as connected: EISCONN).  Its
+	 * end is the program's to read, and the watch's for its first byte.
+	 */
+	if (err == 0 || err == EISCONN) {
+		epollreg_replay(s, fd);
+		succeeded(cfg, s, fd, now);
 		return FDS_FREE;
 	}
-	err = errno;
 	if (!decide_loop_failed(cfg, &s->conn, fd, err, now, &due)) {
 		atomic_store_explicit(&s->conn.err, err, memory_order_relaxed);
 		epollreg_replay(s, fd);
