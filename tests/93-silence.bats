@@ -278,6 +278,38 @@ together off 5 off blocking'
 	assert_between "$off" "$((3 * one))" 1000 "attempts of five with BACKOFF_SHARED=off: $output"
 }
 
+@test "a waiter whose attempts another made goes on attempting when that other gives up: each finding of the other's stands for one attempt, not for the rest of the budget" {
+	# No jitter, delays of 500 ms, attempts cut at 300 ms.  The long waiter's first attempt
+	# is under way when the short one starts: the short one's findings come last, so the
+	# long one leaves its attempts to it, until the short one's 1 s budget is spent.
+	in_silent_net "$OPENS"'
+probe() {
+	env LD_PRELOAD="$LIB" BACKOFF_SHARED="$T/state-$2" BACKOFF_TIMEOUT="$1" BACKOFF_BASE=500ms \
+		BACKOFF_CAP=500ms BACKOFF_JITTER=none BACKOFF_ATTEMPT_TIMEOUT=300ms BACKOFF_LOG=off \
+		"$HELPERS/probe" --mode "$2" 10.9.9.2:80
+}
+for mode in blocking epoll-lt; do
+	before=$(opens) i=0
+	probe 4500ms "$mode" >"$T/long-$mode.out" 2>&1 &
+	long=$!
+	while [ "$(opens)" = "$before" ] && [ "$i" -lt 500 ]; do i=$((i + 1)); sleep 0.01; done
+	probe 1s "$mode" >"$T/short-$mode.out" 2>&1
+	after=$(opens)
+	wait "$long"
+	echo "$mode $(($(opens) - after)) $(cat "$T/short-$mode.out" "$T/long-$mode.out" | tr "\n" " ")"
+done'
+	assert_eq "$status" 0 "status: $stderr"
+	local mode line
+	for mode in blocking epoll-lt; do
+		read -r -a line <<<"$(grep "^$mode " <<<"$output")"
+		assert_eq "${line[2]} ${line[3]}" "ETIMEDOUT ETIMEDOUT" "outcomes ($mode): $output"
+		# After the short one ended, about 3 s of the long one's budget are left: once the
+		# short one's last finding is older than a delay and an attempt (800 ms), attempts at
+		# 500 ms delays, and the last at the budget's end; never only that last one.
+		assert_between "${line[1]}" 2 8 "attempts of the long waiter once the short one ended ($mode): $output"
+	done
+}
+
 @test "a host that is gone is known down after its budget: each later connect of the process makes one attempt, cut at BACKOFF_ATTEMPT_TIMEOUT, and gets ETIMEDOUT" {
 	# Three connects in one process, blocking and then (a new process) with a timeout of
 	# python's own, 10 s, in its event loop; each line: outcome, ms, attempts the kernel made.

@@ -11,7 +11,18 @@
 void fate_join(struct fate *f, const struct config *cfg, const struct target_addr *t, int type,
 	       uint64_t now_ns)
 {
+	uint64_t attempt = cfg->attempt_timeout_ms == CONFIG_INFINITE ? cfg->policy.cap_ms
+								      : cfg->attempt_timeout_ms;
+
 	f->slot = NULL;
+	/*
+	 * Another attempting on this policy finds the destination down at least
+	 * once a delay and an attempt: the longest delay, the longest attempt (a
+	 * refusal, whose attempts are short, if the kernel's is theirs).
+	 */
+	f->stale_ns = cfg->policy.cap_ms + attempt < UINT64_MAX / 1000000
+			      ? (cfg->policy.cap_ms + attempt) * 1000000
+			      : UINT64_MAX;
 	f->last_ns = now_ns;
 	f->look_ns = 0;
 	f->looking = f->seen_listener = f->full = false;
@@ -113,7 +124,10 @@ enum fate_step fate_wake(struct fate *f, const struct target_addr *t,
 
 bool fate_left_to_other(struct fate *f, uint64_t now_ns)
 {
-	if (!f || !f->slot || !share_probed_since(f->slot, f->last_ns, now_ns))
+	uint64_t news = f && f->slot ? share_probed_since(f->slot, f->last_ns, now_ns) : 0;
+
+	/* A finding older than any other's attempts are apart is of one that gave up or went. */
+	if (!news || now_ns - news > f->stale_ns)
 		return false;
 	share_note_saved(f->slot); /* an attempt saved, as backoff status counts them */
 	return true;

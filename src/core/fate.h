@@ -15,6 +15,7 @@ struct fate {
 	struct share_slot *slot; /* NULL: the call backs off alone */
 	uint64_t look_ns;	 /* how often its prober looks for a listener; 0: never */
 	uint64_t last_ns;	 /* our last real attempt */
+	uint64_t stale_ns;	 /* another's finding older than this: no longer stands for ours */
 	uint32_t seq;		 /* the slot's success count then */
 	bool looking;		 /* look for a local listener between attempts */
 	bool seen_listener;	 /* one was seen and its attempt failed: not again until it goes */

@@ -526,18 +526,21 @@ int share_fresh_down(struct share_slot *s, uint64_t now_ns, uint64_t fresh_ns,
 	return err;
 }
 
-bool share_probed_since(struct share_slot *s, uint64_t since_ns, uint64_t now_ns)
+uint64_t share_probed_since(struct share_slot *s, uint64_t since_ns, uint64_t now_ns)
 {
 	int prober = atomic_load_explicit(&s->prober, memory_order_relaxed);
+	uint64_t probed = atomic_load_explicit(&s->probed_ns, memory_order_relaxed), looked;
 
 	if (atomic_load_explicit(&s->state, memory_order_relaxed) != SHARE_DOWN)
-		return false;
-	if (atomic_load_explicit(&s->probed_ns, memory_order_relaxed) > since_ns)
-		return true;
+		return 0;
+	if (probed > since_ns)
+		return probed;
 	/* Another thread's looks, while it holds the lease; never our own. */
-	return prober != 0 && prober != my_tid() &&
-	       atomic_load_explicit(&s->lease_ns, memory_order_relaxed) > now_ns &&
-	       atomic_load_explicit(&s->looked_ns, memory_order_relaxed) > since_ns;
+	if (prober == 0 || prober == my_tid() ||
+	    atomic_load_explicit(&s->lease_ns, memory_order_relaxed) <= now_ns)
+		return 0;
+	looked = atomic_load_explicit(&s->looked_ns, memory_order_relaxed);
+	return looked > since_ns ? looked : 0;
 }
 
 uint32_t share_seq(struct share_slot *s)

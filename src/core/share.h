@@ -174,13 +174,13 @@ int share_fresh_down(struct share_slot *s, uint64_t now_ns, uint64_t fresh_ns,
 		     const struct config_errset *retryable);
 
 /*
- * Whether @s was found down after @since_ns, and is not known up since: by a
+ * When @s was found down after @since_ns, if it is not known up since: by a
  * real attempt of anyone, or by a look of another thread holding the lease
- * at @now_ns.  Our own looks do not count: a prober's planned attempts stay
- * real, so a process alone attempts on the policy's schedule, as without
- * sharing.
+ * at @now_ns; 0 if it was not.  Our own looks do not count: a prober's
+ * planned attempts stay real, so a process alone attempts on the policy's
+ * schedule, as without sharing.
  */
-bool share_probed_since(struct share_slot *s, uint64_t since_ns, uint64_t now_ns);
+uint64_t share_probed_since(struct share_slot *s, uint64_t since_ns, uint64_t now_ns);
 
 /* The success count of @s, to wait on. */
 uint32_t share_seq(struct share_slot *s);
