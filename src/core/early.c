@@ -21,7 +21,7 @@ static void flight_restart(struct fdslot *s)
 		atomic_fetch_or_explicit(&s->word, FDS_NOREPLAY, memory_order_relaxed);
 		return;
 	}
-	atomic_fetch_and_explicit(&s->word, ~FDS_NOREPLAY, memory_order_relaxed);
+	atomic_fetch_and_explicit(&s->word, ~(FDS_NOREPLAY | FDS_SHUT), memory_order_relaxed);
 	fl = atomic_load_explicit(&s->flight, memory_order_relaxed);
 	if (fl && (atomic_load_explicit(&s->word, memory_order_relaxed) & FDS_FLIGHT))
 		fl->len = 0;
@@ -50,7 +50,7 @@ void early_watch_inet(const struct config *cfg, int fd, struct fdslot *s,
 	s->first_len = len;
 	/* A new connection: nothing sent on it yet (rare: a replay's flight is held apart). */
 	if (__builtin_expect(atomic_load_explicit(&s->word, memory_order_relaxed) &
-				     (FDS_FLIGHT | FDS_NOREPLAY),
+				     (FDS_FLIGHT | FDS_NOREPLAY | FDS_SHUT),
 			     0))
 		flight_restart(s);
 	fdtable_set_first(s, true);
@@ -90,12 +90,13 @@ static enum ready_answer startup_answer(const struct flight *fl, const struct io
 }
 
 /*
- * Whether the program has ended its own side (shutdown): its FIN is out, or
- * both sides are ended at an end of file.  A new connection would not carry
- * that end (a server reading to it would wait), so it is never made: the end
- * counts as a sent request's does.
+ * Whether the program has ended its own side of @s's connection: it called
+ * shutdown (@w), or its FIN is out (a raw system call; once both ends are
+ * through, TCP_CLOSE says no more than a reset does).  A new connection
+ * would not carry that end (a server reading to it would wait), so it is
+ * never made: the end counts as a sent request's does.
  */
-static bool own_side_ended(int state, ssize_t rc)
+static bool own_side_ended(uint32_t w, int state)
 {
 	switch (state) {
 	case TCP_FIN_WAIT1:
@@ -104,11 +105,18 @@ static bool own_side_ended(int state, ssize_t rc)
 	case TCP_LAST_ACK:
 	case TCP_TIME_WAIT:
 		return true;
-	case TCP_CLOSE:
-		return rc == 0; /* a reset is read as ECONNRESET */
 	default:
-		return false;
+		return (w & FDS_SHUT) != 0;
 	}
+}
+
+void early_shutdown(int fd, int how)
+{
+	struct fdslot *s = fdtable_peek(fd);
+
+	if (how != SHUT_RD && s &&
+	    (atomic_load_explicit(&s->word, memory_order_relaxed) & FDS_FIRST))
+		atomic_fetch_or_explicit(&s->word, FDS_SHUT, memory_order_relaxed);
 }
 
 enum early_action early_seen(const struct config *cfg, int fd, ssize_t rc, int err, bool sending,
@@ -167,7 +175,7 @@ enum early_action early_seen(const struct config *cfg, int fd, ssize_t rc, int e
 		decide_first_byte(cfg, &t);
 		return EARLY_NONE;
 	}
-	ended = own_side_ended(f.state, rc);
+	ended = own_side_ended(atomic_load_explicit(&s->word, memory_order_relaxed), f.state);
 	sent = f.segs_out != 0 || sending || recorded || ended;
 	/*
 	 * A failed send is only counted: the program is told, and sends again if

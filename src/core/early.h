@@ -74,6 +74,12 @@ void early_record(const struct config *cfg, int fd, const struct iovec *iov, int
  */
 void early_flight_done(int fd, struct flight *flight);
 
+/*
+ * The program ends its side of @fd (@how: shutdown's): a watched connection
+ * is then never connected again, nor replayed.  errno untouched.
+ */
+void early_shutdown(int fd, int how);
+
 /* A send on @fd failed with @err: on a watched connection, maybe an early close.  errno kept. */
 void early_sent(const struct config *cfg, int fd, int err);
 

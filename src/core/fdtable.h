@@ -57,6 +57,8 @@ enum fdtable_state {
  * (none) is given back; still set after a siglongjmp out of the attempt.
  */
 #define FDS_BOUND 0x4000U
+/* The program ended its side of the connection (shutdown) before its first byte. */
+#define FDS_SHUT 0x8000U
 
 /* What the program sent on a connection before its first byte, for BACKOFF_REPLAY. */
 #define FLIGHT_MAX 65536U

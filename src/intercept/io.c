@@ -211,3 +211,10 @@ EXPORT ssize_t writev(int fd, const struct iovec *iov, int n)
 		write_seen(fd, rc, iov, n);
 	return rc;
 }
+
+EXPORT int shutdown(int fd, int how)
+{
+	if (__builtin_expect(early_any(), 0))
+		early_shutdown(fd, how);
+	return real_shutdown(fd, how);
+}

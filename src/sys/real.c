@@ -241,6 +241,7 @@ STUB(int, socket, (int domain, int type, int protocol), (domain, type, protocol)
      syscall(SYS_socket, domain, type, protocol))
 STUB(int, setsockopt, (int fd, int level, int name, const void *v, socklen_t l),
      (fd, level, name, v, l), syscall(SYS_setsockopt, fd, level, name, v, l))
+STUB(int, shutdown, (int fd, int how), (fd, how), syscall(SYS_shutdown, fd, how))
 STUB_VARIADIC(fcntl, int, SYS_fcntl, NULL)
 STUB_VARIADIC(fcntl64, int, SYS_fcntl, fallback_fcntl64)
 STUB_VARIADIC(ioctl, compat_ioctl_req, SYS_ioctl, NULL)

@@ -65,6 +65,7 @@ extern int (*_Atomic real_ptr_dup3)(int, int, int);
 extern int (*_Atomic real_ptr_dup)(int);
 extern int (*_Atomic real_ptr_socket)(int, int, int);
 extern int (*_Atomic real_ptr_setsockopt)(int, int, int, const void *, socklen_t);
+extern int (*_Atomic real_ptr_shutdown)(int, int);
 /* The variadic three: their last argument passed on as the word it was given as. */
 extern int (*_Atomic real_ptr_fcntl)(int, int, ...);
 extern int (*_Atomic real_ptr_fcntl64)(int, int, ...);
@@ -113,6 +114,7 @@ extern int (*_Atomic real_ptr_ioctl)(int, compat_ioctl_req, ...);
 #define real_dup REAL_LOAD(real_ptr_dup)
 #define real_socket REAL_LOAD(real_ptr_socket)
 #define real_setsockopt REAL_LOAD(real_ptr_setsockopt)
+#define real_shutdown REAL_LOAD(real_ptr_shutdown)
 #define real_fcntl REAL_LOAD(real_ptr_fcntl)
 #define real_fcntl64 REAL_LOAD(real_ptr_fcntl64)
 #define real_ioctl REAL_LOAD(real_ptr_ioctl)
