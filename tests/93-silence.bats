@@ -279,21 +279,25 @@ together off 5 off blocking'
 }
 
 @test "a waiter whose attempts another made goes on attempting when that other gives up: each finding of the other's stands for one attempt, not for the rest of the budget" {
-	# No jitter, delays of 500 ms, attempts cut at 300 ms.  The long waiter's first attempt
-	# is under way when the short one starts: the short one's findings come last, so the
-	# long one leaves its attempts to it, until the short one's 1 s budget is spent.
+	# No jitter, delays of 800 ms, attempts cut at 300 ms.  The short waiter starts once the
+	# long one's first attempt has failed: its findings come after the long one's, before
+	# the long one's next attempt is due, which it leaves to them until the short one's 1 s
+	# budget is spent.
 	in_silent_net "$OPENS"'
 probe() {
-	env LD_PRELOAD="$LIB" BACKOFF_SHARED="$T/state-$2" BACKOFF_TIMEOUT="$1" BACKOFF_BASE=500ms \
-		BACKOFF_CAP=500ms BACKOFF_JITTER=none BACKOFF_ATTEMPT_TIMEOUT=300ms BACKOFF_LOG=off \
-		"$HELPERS/probe" --mode "$2" 10.9.9.2:80
+	env LD_PRELOAD="$LIB" BACKOFF_SHARED="$T/state-$2" BACKOFF_TIMEOUT="$1" BACKOFF_BASE=800ms \
+		BACKOFF_CAP=800ms BACKOFF_JITTER=none BACKOFF_ATTEMPT_TIMEOUT=300ms BACKOFF_LOG="$3" \
+		BACKOFF_LOG_FORMAT=json BACKOFF_LOG_FILE="$T/$2.json" "$HELPERS/probe" --mode "$2" 10.9.9.2:80
 }
 for mode in blocking epoll-lt; do
-	before=$(opens) i=0
-	probe 4500ms "$mode" >"$T/long-$mode.out" 2>&1 &
+	i=0
+	probe 5500ms "$mode" debug >"$T/long-$mode.out" 2>&1 &
 	long=$!
-	while [ "$(opens)" = "$before" ] && [ "$i" -lt 500 ]; do i=$((i + 1)); sleep 0.01; done
-	probe 1s "$mode" >"$T/short-$mode.out" 2>&1
+	while ! grep -qs "\"event\":\"retry\"" "$T/$mode.json" && [ "$i" -lt 500 ]; do
+		i=$((i + 1))
+		sleep 0.01
+	done
+	probe 1s "$mode" off >"$T/short-$mode.out" 2>&1
 	after=$(opens)
 	wait "$long"
 	echo "$mode $(($(opens) - after)) $(cat "$T/short-$mode.out" "$T/long-$mode.out" | tr "\n" " ")"
@@ -303,10 +307,13 @@ done'
 	for mode in blocking epoll-lt; do
 		read -r -a line <<<"$(grep "^$mode " <<<"$output")"
 		assert_eq "${line[2]} ${line[3]}" "ETIMEDOUT ETIMEDOUT" "outcomes ($mode): $output"
-		# After the short one ended, about 3 s of the long one's budget are left: once the
-		# short one's last finding is older than a delay and an attempt (800 ms), attempts at
-		# 500 ms delays, and the last at the budget's end; never only that last one.
+		# After the short one ended, about 4 s of the long one's budget are left: once the
+		# short one's last finding is older than a delay and an attempt (1.1 s), attempts at
+		# 800 ms delays, and the last at the budget's end; never only that last one.
 		assert_between "${line[1]}" 2 8 "attempts of the long waiter once the short one ended ($mode): $output"
+		# What it left, it left to a finding: a remote destination has no prober to name.
+		assert_eq "$(json_events "$T/$mode.json" waited reason | sort -u)" \
+			"left to another's finding" "the long waiter's waited events ($mode)"
 	done
 }
 

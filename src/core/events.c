@@ -132,8 +132,13 @@ void events_left(const struct events_subject *s, int err, uint64_t attempt, uint
 	if (!log_enabled(LOG_LEVEL_DEBUG))
 		return;
 	text_init(&t, why, sizeof(why));
-	text_str(&t, "left to prober tid ");
-	text_u64(&t, prober_tid);
+	/* A remote destination has no prober: its findings are any attempt's. */
+	if (prober_tid) {
+		text_str(&t, "left to prober tid ");
+		text_u64(&t, prober_tid);
+	} else {
+		text_str(&t, "left to another's finding");
+	}
 	line(LOG_LEVEL_DEBUG, "waited", s, err, attempt, LOG_NONE, LOG_NONE, (int64_t)elapsed_ms,
 	     why);
 }
