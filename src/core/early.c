@@ -175,7 +175,7 @@ enum early_action early_seen(const struct config *cfg, int fd, ssize_t rc, int e
 		decide_first_byte(cfg, &t);
 		return EARLY_NONE;
 	}
-	ended = own_side_ended(atomic_load_explicit(&s->word, memory_order_relaxed), f.state);
+	ended = own_side_ended(w, f.state);
 	sent = f.segs_out != 0 || sending || recorded || ended;
 	/*
 	 * A failed send is only counted: the program is told, and sends again if
