@@ -11,6 +11,7 @@
 #include "core/retry.h"
 #include "core/share.h"
 #include "sys/clock.h"
+#include "sys/listen.h"
 #include "sys/rng.h"
 #include "sys/sock.h"
 
@@ -341,8 +342,26 @@ enum decide_wake decide_loop_wake(const struct config *cfg, struct fdconn *c, ui
 	return DECIDE_WAKE_SLEEP;
 }
 
+/*
+ * When the new connection of an early close must have answered: one
+ * attempt's time (BACKOFF_ATTEMPT_TIMEOUT) after its planned start, @now_ms
+ * + @delay_ms, and within the budget counted from the streak's first early
+ * close at @since_ms; CONFIG_INFINITE when neither bounds it.  Pure.
+ */
+static uint64_t early_until_ms(const struct config *cfg, uint64_t now_ms, uint64_t delay_ms,
+			       uint64_t since_ms)
+{
+	uint64_t until = CONFIG_INFINITE;
+
+	if (cfg->attempt_timeout_ms != CONFIG_INFINITE)
+		until = now_ms + delay_ms + cfg->attempt_timeout_ms;
+	if (cfg->timeout_ms != CONFIG_INFINITE && since_ms + cfg->timeout_ms < until)
+		until = since_ms + cfg->timeout_ms;
+	return until;
+}
+
 bool decide_early_close(const struct config *cfg, const struct target_addr *t, bool not_ready,
-			bool sent, bool replay, bool blocking, bool timed)
+			bool sent, bool replay, bool blocking, bool timed, uint64_t *until_ms)
 {
 	struct share_slot *s = share_get(cfg, t);
 	struct events_subject what = { .call = "connect", .target = t };
@@ -352,6 +371,16 @@ bool decide_early_close(const struct config *cfg, const struct target_addr *t, b
 
 	if (!s)
 		return false; /* no shared state: nothing to count it in */
+	/*
+	 * Nothing listens there any more (asked of the kernel, for a local
+	 * destination): the server closed on purpose and stopped listening
+	 * (an FTP data channel, a server that answered and exited).  No failed
+	 * attempt: the end is the program's, at once.
+	 */
+	if (decide_listener_gone(cfg, t)) {
+		events_early_end(&what, 0, "gone");
+		return false;
+	}
 	/* A streak whose last early close is further back than two of the longest delays is over.
 	 */
 	n = share_note_early(s, now, 2 * (cap + 1000) * 1000000, &since, &prev);
@@ -369,7 +398,10 @@ bool decide_early_close(const struct config *cfg, const struct target_addr *t, b
 		 (now - since) / 1000000 + delay >= cfg->timeout_ms)
 		why = "budget";
 	events_early(&what, not_ready, n, delay, why ? why : sent ? "replay" : "reconnect");
-	return why == NULL;
+	if (why)
+		return false;
+	*until_ms = early_until_ms(cfg, now / 1000000, delay, since / 1000000);
+	return true;
 }
 
 void decide_first_byte(const struct config *cfg, const struct target_addr *t)
@@ -380,7 +412,36 @@ void decide_first_byte(const struct config *cfg, const struct target_addr *t)
 		share_note_first_byte(s);
 }
 
-int decide_damp(const struct config *cfg, int fd, const struct target_addr *t, uint64_t *until_ms)
+bool decide_listener_gone(const struct config *cfg, const struct target_addr *t)
+{
+	return cfg->local_probe_ms && share_is_local(t) && listen_probe(t) == 0;
+}
+
+/*
+ * Sleep until @until_ns, woken early by a success to @s; @watch: looking
+ * every BACKOFF_LOCAL_PROBE whether @t's local listener is gone.  0, EINTR
+ * (a signal that may not restart the call), or ECONNREFUSED (gone).
+ */
+static int damp_wait(const struct config *cfg, struct share_slot *s, const struct target_addr *t,
+		     uint64_t until_ns, bool watch)
+{
+	uint64_t look_ns = watch && cfg->local_probe_ms && share_is_local(t)
+				   ? cfg->local_probe_ms * 1000000
+				   : 0,
+		 now;
+	int rc = 0;
+
+	while (rc == 0 && (now = clock_now_ns()) < until_ns) {
+		rc = share_wait(s, share_seq(s),
+				look_ns && now + look_ns < until_ns ? now + look_ns : until_ns);
+		if (rc == 0 && look_ns && decide_listener_gone(cfg, t))
+			rc = ECONNREFUSED;
+	}
+	return rc;
+}
+
+int decide_damp(const struct config *cfg, int fd, const struct target_addr *t, uint64_t *until_ms,
+		bool watch)
 {
 	struct share_slot *s;
 	struct events_subject what = { .call = "connect", .target = t };
@@ -409,7 +470,6 @@ int decide_damp(const struct config *cfg, int fd, const struct target_addr *t, u
 	if (sndtimeo != CONFIG_INFINITE && now + sndtimeo * 1000000 < until)
 		until = now + sndtimeo * 1000000;
 	events_damped(&what, streak, (until - now) / 1000000);
-	while (rc == 0 && clock_now_ns() < until)
-		rc = share_wait(s, share_seq(s), until);
+	rc = damp_wait(cfg, s, t, until, watch);
 	return rc;
 }

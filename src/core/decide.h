@@ -85,10 +85,12 @@ void decide_connected(const struct config *cfg, const struct target_addr *t, pid
  * in full under BACKOFF_REPLAY=on), it is @blocking (or BACKOFF_NONBLOCK is
  * on), and the streak is within BACKOFF_RETRIES and BACKOFF_TIMEOUT (counted
  * from the streak's first early close), and the read has no timeout of its
- * own (@timed: SO_RCVTIMEO).  Said at info; counted.
+ * own (@timed: SO_RCVTIMEO).  Said at info; counted.  When it is, *until_ms
+ * is when the new connection must have answered (monotonic ms): one
+ * BACKOFF_ATTEMPT_TIMEOUT after its planned start, within the budget.
  */
 bool decide_early_close(const struct config *cfg, const struct target_addr *t, bool not_ready,
-			bool sent, bool replay, bool blocking, bool timed);
+			bool sent, bool replay, bool blocking, bool timed, uint64_t *until_ms);
 
 /* A connection to @t received its first byte: the streak of early closes ends. */
 void decide_first_byte(const struct config *cfg, const struct target_addr *t);
@@ -99,8 +101,18 @@ void decide_first_byte(const struct config *cfg, const struct target_addr *t);
  * SO_SNDTIMEO) and 0 is returned, or EINTR if a signal that may not restart
  * the call cut the wait; a non-blocking one gets EINPROGRESS with *until_ms,
  * when its attempt may go (the event loop's to make).  0 when not damped.
+ * @watch (a new connection of an early close): a blocking wait looks every
+ * BACKOFF_LOCAL_PROBE whether a local destination's listener is gone, and
+ * returns ECONNREFUSED at once if it is.
  */
-int decide_damp(const struct config *cfg, int fd, const struct target_addr *t, uint64_t *until_ms);
+int decide_damp(const struct config *cfg, int fd, const struct target_addr *t, uint64_t *until_ms,
+		bool watch);
+
+/*
+ * Whether nothing listens at @t any more: a local destination, looked up
+ * in the kernel's tables (BACKOFF_LOCAL_PROBE on).  A remote one: false.
+ */
+bool decide_listener_gone(const struct config *cfg, const struct target_addr *t);
 
 /*
  * The event loop's part: a connect retried in the program's event loop, its

@@ -7,8 +7,10 @@
 #include <sys/mman.h>
 
 #include "core/decide.h"
+#include "core/events.h"
 #include "core/ready.h"
 #include "core/target.h"
+#include "sys/real.h"
 #include "sys/sock.h"
 
 /* A new connection on @s's fd: what was recorded of the last one is forgotten. */
@@ -119,9 +121,20 @@ void early_shutdown(int fd, int how)
 		atomic_fetch_or_explicit(&s->word, FDS_SHUT, memory_order_relaxed);
 }
 
+/* The end the first connection of @s met, if the library made it again (then forgotten): *end. */
+static bool first_end(struct fdslot *s, int *end)
+{
+	int e = atomic_exchange_explicit(&s->again_end, 0, memory_order_relaxed);
+
+	if (e == 0)
+		return false;
+	*end = e - 1;
+	return true;
+}
+
 enum early_action early_seen(const struct config *cfg, int fd, ssize_t rc, int err, bool sending,
 			     const struct iovec *got, struct sockaddr_storage *addr, socklen_t *len,
-			     struct flight **flight)
+			     struct flight **flight, int *end)
 {
 	struct fdslot *s = fdtable_peek(fd);
 	struct sock_first f = { .segs_in = 1 };
@@ -129,6 +142,7 @@ enum early_action early_seen(const struct config *cfg, int fd, ssize_t rc, int e
 	struct target_addr t;
 	struct flight *fl = NULL;
 	bool again, blocking, sent, ended, recorded = false;
+	uint64_t until = CONFIG_INFINITE;
 	uint32_t w;
 
 	if (!s || !((w = atomic_load_explicit(&s->word, memory_order_acquire)) & FDS_FIRST))
@@ -173,6 +187,7 @@ enum early_action early_seen(const struct config *cfg, int fd, ssize_t rc, int e
 		answer = READY_ANSWERED;
 	if (answer == READY_ANSWERED && f.segs_in != 0) {
 		decide_first_byte(cfg, &t);
+		(void)first_end(s, end); /* answered: the connection is the program's */
 		return EARLY_NONE;
 	}
 	ended = own_side_ended(w, f.state);
@@ -186,14 +201,48 @@ enum early_action early_seen(const struct config *cfg, int fd, ssize_t rc, int e
 	blocking = sock_is_blocking(fd);
 	/* A blocking read with a timeout of its own is not made to wait for a new connection. */
 	again = decide_early_close(cfg, &t, answer == READY_NOT, sent, fl != NULL, blocking,
-				   blocking && sock_rcvtimeo_ms(fd) != UINT64_MAX);
+				   blocking && sock_rcvtimeo_ms(fd) != UINT64_MAX, &until);
 	if (!again) {
 		fdtable_flight_free(fl);
+		/* Ended by a connection of the library's: the first end is the program's. */
+		if (first_end(s, end) && rc <= 0 && !sending)
+			return EARLY_END;
 		return EARLY_NONE;
 	}
+	/* What the program gets if the new connections fail, stay silent or end too. */
+	if (atomic_load_explicit(&s->again_end, memory_order_relaxed) == 0)
+		atomic_store_explicit(&s->again_end, 1 + (rc < 0 ? err : 0), memory_order_relaxed);
+	atomic_store_explicit(&s->again_until_ms, until, memory_order_relaxed);
 	sock_abort_connect(fd);
 	*flight = fl;
 	return fl ? EARLY_REPLAY : EARLY_RECONNECT;
+}
+
+int early_end(int fd, int err, const char *why)
+{
+	struct fdslot *s = fdtable_peek(fd);
+	struct events_subject what = { .call = "connect" };
+	struct target_addr t;
+	int saved = errno, end = 0;
+
+	/*
+	 * Whatever the socket holds (an attempt under way, a silent connection,
+	 * an error) is aborted; read-shut, it reads as ended from now on.
+	 */
+	sock_abort_connect(fd);
+	(void)real_shutdown(fd, SHUT_RD);
+	if (s) {
+		fdtable_set_first(s, false);
+		atomic_store_explicit(&s->again_until_ms, 0, memory_order_relaxed);
+		(void)first_end(s, &end);
+		if (target_from_sockaddr((const struct sockaddr *)&s->first_addr, s->first_len,
+					 &t)) {
+			what.target = &t;
+			events_early_end(&what, err, why);
+		}
+	}
+	errno = saved;
+	return end;
 }
 
 /* The first bytes of @n sent from @iov, for a look at the protocol. */
@@ -281,9 +330,9 @@ void early_sent(const struct config *cfg, int fd, int err)
 	struct sockaddr_storage addr;
 	struct flight *fl = NULL;
 	socklen_t len;
-	int saved = errno;
+	int saved = errno, end;
 
 	/* Something was being sent: never connected again, only counted. */
-	early_seen(cfg, fd, -1, err, true, NULL, &addr, &len, &fl);
+	early_seen(cfg, fd, -1, err, true, NULL, &addr, &len, &fl, &end);
 	errno = saved;
 }

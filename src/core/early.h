@@ -41,6 +41,9 @@ enum early_action {
 	EARLY_NONE,	 /* nothing: the program sees what the read returned */
 	EARLY_RECONNECT, /* connect again (*addr, *len), then read again */
 	EARLY_REPLAY,	 /* connect again, send *flight again, then read again */
+	EARLY_END,	 /* a connection made again ended too, and is not made again: the
+			    program gets the end the first one met (*end: 0 end of file,
+			    else its errno) */
 };
 
 /*
@@ -53,11 +56,14 @@ enum early_action {
  * decided by decide_early_close.  When the socket is to be connected again, its
  * connection is aborted and *addr, *len hold the destination; for
  * EARLY_REPLAY *flight is what the program had sent, the caller's to give
- * back (early_flight_done).  errno may change.
+ * back (early_flight_done).  A connection that the library made again,
+ * ended too before its first byte and not made again, is EARLY_END: the
+ * program's read is to give the end the first connection met (*end), never
+ * one of the library's connections'.  errno may change.
  */
 enum early_action early_seen(const struct config *cfg, int fd, ssize_t rc, int err, bool sending,
 			     const struct iovec *got, struct sockaddr_storage *addr, socklen_t *len,
-			     struct flight **flight);
+			     struct flight **flight, int *end);
 
 /*
  * A send on @fd wrote the first @n bytes of @iov (@iovcnt entries): under
@@ -79,6 +85,22 @@ void early_flight_done(int fd, struct flight *flight);
  * is then never connected again, nor replayed.  errno untouched.
  */
 void early_shutdown(int fd, int how);
+
+/*
+ * The new connection of @fd's early close failed with @err (refused: @why
+ * "gone"; else "failed"), or (@err 0, @why "silent") sent nothing by its
+ * time: the program gets the end the first connection met.  The socket is
+ * aborted and left reading as ended (0) from now on, its watch and its
+ * reconnect over.  Returns how the first connection ended (0: end of
+ * file, else its errno: a reset).  errno untouched.
+ */
+int early_end(int fd, int err, const char *why);
+
+/* Whether @s's connection is one being made again after an early close, not yet answered. */
+static inline bool early_again(const struct fdslot *s)
+{
+	return atomic_load_explicit(&s->again_until_ms, memory_order_relaxed) != 0;
+}
 
 /* A send on @fd failed with @err: on a watched connection, maybe an early close.  errno kept. */
 void early_sent(const struct config *cfg, int fd, int err);

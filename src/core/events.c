@@ -178,6 +178,11 @@ void events_early(const struct events_subject *s, bool not_ready, uint64_t strea
 	     LOG_NONE, LOG_NONE, what);
 }
 
+void events_early_end(const struct events_subject *s, int err, const char *why)
+{
+	line(LOG_LEVEL_INFO, "early-end", s, err, 0, LOG_NONE, LOG_NONE, LOG_NONE, why);
+}
+
 void events_damped(const struct events_subject *s, uint64_t streak, uint64_t wait_ms)
 {
 	count(&stat_waited_ms, wait_ms);

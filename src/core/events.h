@@ -86,6 +86,14 @@ void events_no_look(void);
 void events_early(const struct events_subject *s, bool not_ready, uint64_t streak,
 		  uint64_t delay_ms, const char *what);
 
+/*
+ * The new connection of an early close to s->target is given up: it failed
+ * with @err, or (@err 0) sent nothing within its attempt's time; @why:
+ * "gone" (refused: the listener served its one connection), "failed" or
+ * "silent".  The program gets the end the first connection met.  At info.
+ */
+void events_early_end(const struct events_subject *s, int err, const char *why);
+
 /* A connect waits @wait_ms before its attempt: @streak early closes in a row.  At info. */
 void events_damped(const struct events_subject *s, uint64_t streak, uint64_t wait_ms);
 

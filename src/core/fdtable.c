@@ -264,6 +264,11 @@ void fdtable_forget(int fd)
 
 	if (!s)
 		return;
+	/* A connection made again for the socket closed is no other socket's. */
+	if (__builtin_expect(atomic_load_explicit(&s->again_end, memory_order_relaxed) != 0, 0)) {
+		atomic_store_explicit(&s->again_until_ms, 0, memory_order_relaxed);
+		atomic_store_explicit(&s->again_end, 0, memory_order_relaxed);
+	}
 	w = atomic_load_explicit(&s->word, memory_order_relaxed);
 	if (w == 0)
 		return;
@@ -405,6 +410,8 @@ void fdtable_after_fork(void)
 		atomic_store_explicit(&s->word, w & (FDS_EPOLL | FDS_REGS | FDS_UNKNOWN),
 				      memory_order_relaxed);
 		atomic_store_explicit(&s->claimed_ns, 0, memory_order_relaxed);
+		atomic_store_explicit(&s->again_until_ms, 0, memory_order_relaxed);
+		atomic_store_explicit(&s->again_end, 0, memory_order_relaxed);
 	}
 	atomic_store_explicit(&fdtable_managed, 0, memory_order_relaxed);
 	atomic_store_explicit(&fdtable_first, 0, memory_order_relaxed);

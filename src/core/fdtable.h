@@ -31,6 +31,7 @@ enum fdtable_state {
 	FDS_HIDDEN = 2,	    /* a failed attempt, hidden until its retry is due */
 	FDS_FAILED = 3,	    /* the outcome is an error the kernel no longer holds */
 	FDS_FINAL = 4,	    /* the last failure was handed over: connect() is the kernel's */
+	FDS_AWAIT = 5,	    /* connected again after an early close: its first byte due by due_ms */
 };
 #define FDS_STATE 0x7U
 #define FDS_CLAIMED 0x8U  /* one thread works on the slot; others do not wait for it */
@@ -109,6 +110,16 @@ struct fdslot {
 	struct sockaddr_in6 first_addr;
 	socklen_t first_len;
 	_Atomic(struct flight *) flight; /* FDS_FLIGHT: written by the claimer */
+	/*
+	 * The connection is being made again after an early close: by when its
+	 * new connection must have answered (monotonic ms; 0: not being made
+	 * again).  again_end: 0, the connection is the program's own; else the
+	 * library made it again, and the first one ended with again_end - 1
+	 * (0: end of file, else its errno), which the program gets if the
+	 * library's connections fail, stay silent or end too.
+	 */
+	_Atomic uint64_t again_until_ms;
+	_Atomic int again_end;
 };
 
 /* Managed connects in the process (those hidden: fdtable_attention): the fast paths read it. */

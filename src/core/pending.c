@@ -12,8 +12,10 @@
 
 #include "core/decide.h"
 #include "core/dest.h"
+#include "core/early.h"
 #include "core/epollreg.h"
 #include "core/events.h"
+#include "core/share.h"
 #include "sys/clock.h"
 #include "sys/fdinfo.h"
 #include "sys/sock.h"
@@ -89,14 +91,96 @@ static void release_waiters(const struct dest *d)
 	due_lower(now);
 }
 
-/* The connect of @s (@fd) succeeded at @now; its destination is up. */
-static void succeeded(const struct config *cfg, struct fdslot *s, int fd, uint64_t now)
+/*
+ * The connect of @s (@fd, claimed) succeeded at @now; its destination is
+ * up.  Returns the new state: free, or, for a connection made again after
+ * an early close, visible and awaited until its time (FDS_AWAIT).
+ */
+static unsigned succeeded(const struct config *cfg, struct fdslot *s, int fd, uint64_t now)
 {
 	int cancel = fdtable_nocancel(); /* a log line is a cancellation point */
+	uint64_t until;
 
 	if (decide_loop_succeeded(cfg, &s->conn, fd, now))
 		release_waiters(s->conn.dest);
 	fdtable_cancel_restore(cancel);
+	until = atomic_load_explicit(&s->again_until_ms, memory_order_relaxed);
+	if (until == 0)
+		return FDS_FREE;
+	if (until == CONFIG_INFINITE) {
+		/* No attempt time and no budget: the program waits as it chose. */
+		atomic_store_explicit(&s->again_until_ms, 0, memory_order_relaxed);
+		return FDS_FREE;
+	}
+	atomic_store_explicit(&s->conn.due_ms, until, memory_order_relaxed);
+	due_lower(until);
+	return FDS_AWAIT;
+}
+
+/*
+ * The new connection of an early close on @s (@fd, claimed) failed with
+ * @err, or (0) stayed silent, or its listener is gone (@why, as
+ * early_end's): the program gets the end the first one met, a reset as the
+ * error held for it.  @hidden: out of its epoll sets, which get it back.
+ */
+static unsigned again_over(struct fdslot *s, int fd, int err, const char *why, bool hidden)
+{
+	int cancel = fdtable_nocancel(); /* a log line is a cancellation point */
+	int end = early_end(fd, err, why);
+
+	fdtable_cancel_restore(cancel);
+	if (hidden)
+		epollreg_replay(s, fd);
+	if (end == 0)
+		return FDS_FREE;
+	atomic_store_explicit(&s->conn.err, end, memory_order_relaxed);
+	return FDS_FAILED;
+}
+
+/*
+ * The time of @s's new connection (@fd, claimed) is up: answered (a byte
+ * came), it is the program's alone; else it is over (again_over).
+ */
+static unsigned again_due(struct fdslot *s, int fd)
+{
+	struct tcp_info info;
+	socklen_t len = sizeof(info);
+
+	if (!(atomic_load_explicit(&s->word, memory_order_relaxed) & FDS_FIRST)) {
+		atomic_store_explicit(&s->again_until_ms, 0, memory_order_relaxed);
+		return FDS_FREE;
+	}
+	memset(&info, 0, sizeof(info));
+	if (real_getsockopt(fd, IPPROTO_TCP, TCP_INFO, &info, &len) != 0)
+		info.tcpi_state = TCP_CLOSE;
+	if (info.tcpi_state == TCP_SYN_SENT)
+		return again_over(s, fd, ETIMEDOUT, "failed", false);
+	return again_over(s, fd, 0, "silent", false);
+}
+
+/*
+ * A hidden new connection of an early close (@s, claimed) waits for its
+ * planned attempt: a local destination's is back every BACKOFF_LOCAL_PROBE
+ * to look whether its listener is gone.  Returns its state, hidden.
+ */
+static unsigned again_look(const struct config *cfg, struct fdslot *s, uint64_t now)
+{
+	uint64_t due = s->conn.policy_due_ms;
+
+	if (cfg->local_probe_ms && share_is_local(&s->conn.target) &&
+	    now + cfg->local_probe_ms < due)
+		due = now + cfg->local_probe_ms;
+	atomic_store_explicit(&s->conn.due_ms, due, memory_order_relaxed);
+	due_lower(due);
+	return FDS_HIDDEN;
+}
+
+/* When the attempt of @s made at @now must end: a new connection's of an early close, its time. */
+static uint64_t attempt_until(const struct config *cfg, const struct fdslot *s, uint64_t now)
+{
+	uint64_t until = atomic_load_explicit(&s->again_until_ms, memory_order_relaxed);
+
+	return until ? until : decide_loop_attempt_deadline(cfg, &s->conn, now);
 }
 
 /*
@@ -162,6 +246,8 @@ static unsigned attempt_deadline(const struct config *cfg, struct fdslot *s, int
 
 	if (!still_ours(s, fd))
 		return FDS_FREE; /* replaced behind the hooks, or made blocking */
+	if (early_again(s))
+		return again_due(s, fd);
 	if (tcp_state(fd) != TCP_SYN_SENT) {
 		atomic_store_explicit(&s->conn.due_ms, CONFIG_INFINITE, memory_order_relaxed);
 		return FDS_CONNECTING;
@@ -237,6 +323,9 @@ static bool manage(const struct config *cfg, int fd, const struct sockaddr *addr
 		events_unmanaged();
 		goto out_release;
 	}
+	/* A new connection of an early close that failed at once: its caller gives the end. */
+	if (sync_err && early_again(s))
+		goto out_release;
 	s->conn.dev = st.st_dev;
 	s->conn.ino = st.st_ino;
 	memcpy(&s->conn.addr, addr, len);
@@ -249,9 +338,11 @@ static bool manage(const struct config *cfg, int fd, const struct sockaddr *addr
 		/* No attempt yet: the first is made when due, as a retry is. */
 		s->conn.progress.attempt = 0;
 		state = hide(s, fd, later_ms);
+		if (early_again(s))
+			state = again_look(cfg, s, now);
 		goto out_release;
 	}
-	state = connecting(s, decide_loop_attempt_deadline(cfg, &s->conn, now));
+	state = connecting(s, attempt_until(cfg, s, now));
 	if (known_down) {
 		if (sync_err)
 			state = FDS_FREE; /* known down: the kernel's answer */
@@ -308,6 +399,17 @@ static unsigned attempt_failed_claimed(const struct config *cfg, struct fdslot *
 
 	if (!still_ours(s, fd))
 		return FDS_FREE; /* replaced behind the hooks, or made blocking */
+	if (early_again(s)) {
+		socklen_t len = sizeof(err);
+
+		/* A new connection of an early close: one attempt; its error read, not left. */
+		if (real_getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len) != 0)
+			err = ECONNREFUSED;
+		/* Made and ended since: its end is for the program's read to meet. */
+		if (err == 0)
+			return succeeded(cfg, s, fd, now);
+		return again_over(s, fd, err, err == ECONNREFUSED ? "gone" : "failed", false);
+	}
 	if (decide_loop_final(cfg, &s->conn, fd, now))
 		return FDS_FINAL;
 	epollreg_hide(s, fd);
@@ -321,8 +423,7 @@ static unsigned attempt_failed_claimed(const struct config *cfg, struct fdslot *
 	 */
 	if (err == 0 || err == EISCONN) {
 		epollreg_replay(s, fd);
-		succeeded(cfg, s, fd, now);
-		return FDS_FREE;
+		return succeeded(cfg, s, fd, now);
 	}
 	if (!decide_loop_failed(cfg, &s->conn, fd, err, now, &due)) {
 		atomic_store_explicit(&s->conn.err, err, memory_order_relaxed);
@@ -359,6 +460,14 @@ static unsigned attempt_again(const struct config *cfg, struct fdslot *s, int fd
 	bool made = false;
 	int err = 0;
 
+	if (early_again(s)) {
+		/* Its listener gone, it served its one connection: no attempt. */
+		if (decide_listener_gone(cfg, &s->conn.target))
+			return again_over(s, fd, 0, "gone", true);
+		if (now_ms < s->conn.policy_due_ms)
+			return again_look(cfg, s, now_ms);
+	}
+
 	switch (decide_loop_wake(cfg, &s->conn, now_ms, attempt_real, &w, &err, &due)) {
 	case DECIDE_WAKE_SLEEP:
 		return schedule(s, fd, due);
@@ -374,20 +483,22 @@ static unsigned attempt_again(const struct config *cfg, struct fdslot *s, int fd
 	if (s->conn.fate.slot)
 		events_probed();
 	/* Before the attempt: once it is made, another thread may see the fd ready. */
-	deadline = decide_loop_attempt_deadline(cfg, &s->conn, now_ms);
+	deadline = attempt_until(cfg, s, now_ms);
 	if (!made)
 		err = real_connect(fd, (const struct sockaddr *)&s->conn.addr, s->conn.addrlen) == 0
 			      ? 0
 			      : errno;
 	if (err == 0) {
 		epollreg_replay(s, fd);
-		succeeded(cfg, s, fd, now_ms);
-		return FDS_FREE;
+		return succeeded(cfg, s, fd, now_ms);
 	}
 	if (err == EINPROGRESS) {
 		epollreg_replay(s, fd);
 		return connecting(s, deadline);
 	}
+	/* A new connection of an early close has one attempt (refused: the listener is gone). */
+	if (early_again(s))
+		return again_over(s, fd, err, err == ECONNREFUSED ? "gone" : "failed", true);
 	if (decide_loop_failed(cfg, &s->conn, fd, err, now_ms, &due))
 		return hide(s, fd, due);
 	atomic_store_explicit(&s->conn.err, err, memory_order_relaxed);
@@ -428,8 +539,7 @@ bool pending_event(const struct config *cfg, int fd, bool maybe_failed, bool *ex
 		 */
 		show = false;
 	} else if (state == FDS_CONNECTING) {
-		succeeded(cfg, s, fd, clock_now_ms());
-		state = FDS_FREE; /* handed over */
+		state = succeeded(cfg, s, fd, clock_now_ms()); /* handed over */
 	}
 	fdtable_release(s, state);
 	errno = saved;
@@ -455,6 +565,25 @@ static bool scan_begin(void)
 						       memory_order_acquire, memory_order_relaxed);
 }
 
+/* The states that are due at a time: a hidden retry, an attempt's deadline, a first byte's. */
+static bool timed(unsigned state)
+{
+	return state == FDS_HIDDEN || state == FDS_CONNECTING || state == FDS_AWAIT;
+}
+
+/* What is due of @s (@fd, claimed, timed) at @now_ms: the new state. */
+static unsigned run_one(const struct config *cfg, struct fdslot *s, int fd, uint64_t now_ms)
+{
+	switch (fdtable_state_of(s)) {
+	case FDS_HIDDEN:
+		return attempt_again(cfg, s, fd, now_ms);
+	case FDS_CONNECTING:
+		return attempt_deadline(cfg, s, fd, now_ms);
+	default:
+		return same_socket(s, fd) ? again_due(s, fd) : FDS_FREE;
+	}
+}
+
 void pending_run_due(const struct config *cfg, uint64_t now_ms)
 {
 	uint64_t next = CONFIG_INFINITE;
@@ -473,7 +602,7 @@ void pending_run_due(const struct config *cfg, uint64_t now_ms)
 			fd |= (1U << FDTABLE_LEAF_BITS) - 1; /* the rest of an unmapped page */
 			continue;
 		}
-		if (fdtable_state_of(s) != FDS_HIDDEN && fdtable_state_of(s) != FDS_CONNECTING)
+		if (!timed(fdtable_state_of(s)))
 			continue;
 		due = atomic_load_explicit(&s->conn.due_ms, memory_order_relaxed);
 		if (due == CONFIG_INFINITE)
@@ -484,17 +613,15 @@ void pending_run_due(const struct config *cfg, uint64_t now_ms)
 				next = now_ms + 1;
 			continue;
 		}
-		if (fdtable_state_of(s) == FDS_HIDDEN || fdtable_state_of(s) == FDS_CONNECTING) {
+		if (timed(fdtable_state_of(s))) {
 			int cancel = fdtable_nocancel(); /* connect and a log line: cancellation
 							    points */
 
-			fdtable_release(s, fdtable_state_of(s) == FDS_HIDDEN
-						   ? attempt_again(cfg, s, (int)fd, now_ms)
-						   : attempt_deadline(cfg, s, (int)fd, now_ms));
+			fdtable_release(s, run_one(cfg, s, (int)fd, now_ms));
 			fdtable_cancel_restore(cancel);
 		} else
 			fdtable_release(s, fdtable_state_of(s));
-		if (fdtable_state_of(s) == FDS_HIDDEN || fdtable_state_of(s) == FDS_CONNECTING) {
+		if (timed(fdtable_state_of(s))) {
 			due = atomic_load_explicit(&s->conn.due_ms, memory_order_relaxed);
 			next = due < next ? due : next;
 		}
@@ -597,8 +724,7 @@ enum pending_answer pending_so_error(const struct config *cfg, int fd, int *err)
 			if (tcp == TCP_CLOSE) {
 				state = attempt_failed(cfg, s, fd);
 			} else if (tcp == TCP_ESTABLISHED) {
-				succeeded(cfg, s, fd, clock_now_ms());
-				state = FDS_FREE;
+				state = succeeded(cfg, s, fd, clock_now_ms());
 			}
 		}
 		fdtable_release(s, state);

@@ -43,6 +43,16 @@ static int connect_again(void *ctx, uint64_t deadline_ms)
 	return sock_connect_until(c->fd, c->addr, c->len, deadline_ms, SOCK_TIMEO_ASK, &b.base);
 }
 
+int connect_once(int fd, const struct sockaddr *addr, socklen_t len, uint64_t deadline_ms)
+{
+	struct connect_ctx ctx = { fd, addr, len };
+	int err = connect_again(&ctx, deadline_ms);
+
+	if (err == 0 && early_watched(addr, len))
+		early_watch_inet(init_config_get(), fd, NULL, addr, len);
+	return err;
+}
+
 /* Whether @addr is among BACKOFF_TARGETS (a list that is not empty). */
 static __attribute__((noinline, cold)) bool in_targets(const struct config *cfg,
 						       const struct sockaddr *addr, socklen_t len)
@@ -225,7 +235,7 @@ static __attribute__((noinline)) int connect_slow(int fd, const struct sockaddr 
 
 		/* Its destination closed connections before their first byte: wait first. */
 		rc = target_from_sockaddr(addr, len, &target)
-			     ? decide_damp(cfg, fd, &target, &until)
+			     ? decide_damp(cfg, fd, &target, &until, false)
 			     : 0;
 		if (rc == EINTR) {
 			errno = EINTR;

@@ -5,16 +5,19 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <poll.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include "core/decide.h"
 #include "core/early.h"
 #include "core/pending.h"
 #include "core/ready.h"
 #include "init.h"
 #include "intercept/io.h"
+#include "sys/clock.h"
 #include "sys/real.h"
 #include "sys/sock.h"
 
@@ -24,7 +27,7 @@ bool io_masked(int fd, int *err)
 }
 
 /* Send @n bytes at @p on @fd, whole (MSG_NOSIGNAL: an end shows in the read that follows). */
-static bool send_all(int fd, const unsigned char *p, uint32_t n)
+static int send_all(int fd, const unsigned char *p, uint32_t n)
 {
 	uint32_t done = 0;
 
@@ -34,54 +37,123 @@ static bool send_all(int fd, const unsigned char *p, uint32_t n)
 		if (k < 0 && errno == EINTR)
 			continue;
 		if (k <= 0)
-			return false;
+			return k < 0 ? errno : EPIPE;
 		done += (uint32_t)k;
 	}
-	return true;
+	return 0;
 }
 
-/* The server's one-byte answer on @fd (blocking, within 10 s) is @want. */
-static bool answered(int fd, unsigned char want)
+/* Wait until @until_ms (CONFIG_INFINITE: for ever) for @fd to be readable: whether it is. */
+static bool readable_by(int fd, uint64_t until_ms)
 {
 	struct pollfd p = { .fd = fd, .events = POLLIN };
-	unsigned char got = 0;
 
-	return real_poll(&p, 1, 10000) == 1 && real_recv(fd, &got, 1, 0) == 1 && got == want;
+	for (;;) {
+		uint64_t now = clock_now_ms();
+		int ms = until_ms == CONFIG_INFINITE ? -1
+			 : now >= until_ms	     ? 0
+			 : until_ms - now > INT_MAX  ? INT_MAX
+						     : (int)(until_ms - now);
+		int rc = real_poll(&p, 1, ms);
+
+		if (rc > 0)
+			return true;
+		if (rc == 0 || errno != EINTR)
+			return false;
+	}
+}
+
+/* The server's one-byte answer on @fd (readable) is @want: 0, else an errno. */
+static int answered(int fd, unsigned char want)
+{
+	unsigned char got = 0;
+	ssize_t n = real_recv(fd, &got, 1, 0);
+
+	return n == 1 && got == want ? 0 : n < 0 ? errno : ECONNRESET;
 }
 
 /*
  * Send @fl again on @fd's new connection: a start-up that negotiated first
  * (PostgreSQL's SSLRequest) stops for the server's answer, which must be the
- * one the program had (in the clear), before the rest.
+ * one the program had (in the clear), before the rest.  0, else an errno,
+ * or -1: no answer by @until_ms.
  */
-static bool send_flight(int fd, const struct flight *fl)
+static int send_flight(int fd, const struct flight *fl, uint64_t until_ms)
 {
 	uint32_t pause = ready_pause(fl->data, fl->len);
+	int err;
 
 	if (pause == 0 || pause >= fl->len)
 		return send_all(fd, fl->data, fl->len);
-	return send_all(fd, fl->data, pause) && answered(fd, READY_GO_ON) &&
-	       send_all(fd, fl->data + pause, fl->len - pause);
+	if ((err = send_all(fd, fl->data, pause)) != 0)
+		return err;
+	if (!readable_by(fd, until_ms))
+		return -1;
+	if ((err = answered(fd, READY_GO_ON)) != 0)
+		return err;
+	return send_all(fd, fl->data + pause, fl->len - pause);
 }
 
 /*
- * Connect @fd to @addr again and send @fl again on it (EARLY_REPLAY): on a
- * non-blocking socket too, in this call, blocking (the request is the
- * program's only business on it until the answer comes).  Returns whether
- * it is connected.
+ * The new connection of @fd's early close to @addr, made here and blocking
+ * (a replay's on a non-blocking socket too: the request is the program's
+ * only business on it until the answer comes): after its destination's
+ * delay, one attempt, @fl (if any) sent again, and its answer awaited, all
+ * by the time early_seen gave it.  Whether it answered (a byte or an end:
+ * the read is made again).  If not, the socket is left ended as the first
+ * connection was, and *end says how (early_end): a listener that refuses
+ * served its one connection, and the program has its end at once.
  */
-static bool replay(int fd, const struct sockaddr_storage *addr, socklen_t len, struct flight *fl)
+static bool again_here(int fd, const struct sockaddr_storage *addr, socklen_t len,
+		       struct flight *fl, int *end)
 {
-	int flags = fcntl(fd, F_GETFL);
-	bool nonblocking = flags >= 0 && (flags & O_NONBLOCK), ok;
+	const struct config *cfg = init_config_get();
+	struct fdslot *s = fdtable_peek(fd);
+	uint64_t until = s ? atomic_load_explicit(&s->again_until_ms, memory_order_relaxed) : 0,
+		 later = 0;
+	int flags = fcntl(fd, F_GETFL), err;
+	bool nonblocking = flags >= 0 && (flags & O_NONBLOCK), ok = false;
+	const char *why = "failed";
+	struct target_addr t;
 
+	if (until == 0)
+		until = CONFIG_INFINITE;
 	if (nonblocking)
 		(void)fcntl(fd, F_SETFL, flags & ~O_NONBLOCK);
-	ok = connect(fd, (const struct sockaddr *)addr, len) == 0 && send_flight(fd, fl);
+	/*
+	 * The destination's delay, ended by a local listener that goes away (it
+	 * served its one connection), or by a signal, as the end would have been.
+	 */
+	err = target_from_sockaddr((const struct sockaddr *)addr, len, &t)
+		      ? decide_damp(cfg, fd, &t, &later, true)
+		      : 0;
+	if (err == ECONNREFUSED) {
+		err = 0;
+		why = "gone";
+	} else if (err == 0) {
+		err = connect_once(fd, (const struct sockaddr *)addr, len, until);
+		if (err == 0 && fl)
+			err = send_flight(fd, fl, until);
+		if (err == 0)
+			ok = readable_by(fd, until);
+		if (err == -1 || (err == 0 && !ok))
+			why = "silent";
+		else if (err == ECONNREFUSED)
+			why = "gone";
+		if (err == -1)
+			err = 0;
+	}
 	if (nonblocking)
 		(void)fcntl(fd, F_SETFL, flags);
-	early_flight_done(fd, fl);
-	return ok;
+	if (fl)
+		early_flight_done(fd, fl);
+	if (ok) {
+		if (s)
+			atomic_store_explicit(&s->again_until_ms, 0, memory_order_relaxed);
+		return true;
+	}
+	*end = early_end(fd, err, why);
+	return false;
 }
 
 /*
@@ -89,22 +161,32 @@ static bool replay(int fd, const struct sockaddr_storage *addr, socklen_t len, s
  * whether to read again, the connection made again (it was closed before its
  * first byte, and the program had sent nothing, or what it sent is sent
  * again).  A non-blocking socket's new attempt is under way (or waits for
- * its time): *rc -1 with EAGAIN, as a read before any data.  Otherwise *rc
- * and errno are the read's.
+ * its time) in the program's event loop, which awaits its first byte by its
+ * time too (core/pending.h): *rc -1 with EAGAIN, as a read before any data.
+ * Otherwise *rc and errno are the read's: a new connection that fails or
+ * stays silent leaves the program the end it met, as without libbackoff.
  */
 static __attribute__((noinline)) bool read_again(int fd, ssize_t *rc, struct iovec got)
 {
 	struct sockaddr_storage addr;
 	struct flight *fl = NULL;
 	socklen_t len = 0;
-	int err = errno;
+	int err = errno, end = 0;
 
-	switch (early_seen(init_config_get(), fd, *rc, err, false, &got, &addr, &len, &fl)) {
+	switch (early_seen(init_config_get(), fd, *rc, err, false, &got, &addr, &len, &fl, &end)) {
 	case EARLY_REPLAY:
-		if (replay(fd, &addr, len, fl))
+		if (again_here(fd, &addr, len, fl, &end))
 			return true;
 		break;
 	case EARLY_RECONNECT:
+		if (sock_is_blocking(fd)) {
+			if (again_here(fd, &addr, len, NULL, &end))
+				return true;
+			break;
+		}
+		/* What the event loop knew of the first connection is over. */
+		if (pending_any())
+			pending_release(init_config_get(), fd, false);
 		if (connect(fd, (const struct sockaddr *)&addr, len) == 0)
 			return true;
 		if (errno == EINPROGRESS) {
@@ -112,11 +194,23 @@ static __attribute__((noinline)) bool read_again(int fd, ssize_t *rc, struct iov
 			*rc = -1;
 			return false;
 		}
+		end = errno;
+		end = early_end(fd, end, end == ECONNREFUSED ? "gone" : "failed");
+		break;
+	case EARLY_END:
 		break;
 	case EARLY_NONE:
-		break;
+		errno = err;
+		return false;
 	}
-	/* Not connected again: the program sees the end it met, as without libbackoff. */
+	/*
+	 * Not connected again: the program sees the end the first connection
+	 * met, as without libbackoff (an answer it read stays its own).
+	 */
+	if (*rc <= 0) {
+		*rc = end ? -1 : 0;
+		err = end;
+	}
 	errno = err;
 	return false;
 }

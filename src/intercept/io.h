@@ -3,6 +3,8 @@
 #define BACKOFF_INTERCEPT_IO_H
 
 #include <stdbool.h>
+#include <stdint.h>
+#include <sys/socket.h>
 
 #include "core/fdtable.h"
 
@@ -21,6 +23,13 @@ bool io_masked(int fd, int *err);
  * back early too: the attempt then waits as it would without the library.)
  */
 void io_sndtimeo_back(int fd);
+
+/*
+ * One attempt of a blocking connect of @fd to @addr, aborted at
+ * @deadline_ms (CONFIG_INFINITE: none) if still unanswered; a connection
+ * made is watched for its first byte.  0 or its errno.  errno may change.
+ */
+int connect_once(int fd, const struct sockaddr *addr, socklen_t len, uint64_t deadline_ms);
 
 /* Before any call on @fd that the send timeout changes: one relaxed load, usually. */
 #define GIVE_BACK_SNDTIMEO(fd)                                \

@@ -294,6 +294,20 @@ static void format_text(struct text *t, const struct log_event *ev)
 		text_str(t, ", new connects wait ");
 		text_u64(t, (uint64_t)ev->delay_ms);
 		text_str(t, "ms");
+	} else if (strcmp(ev->event, "early-end") == 0) {
+		if (ev->err) {
+			text_str(t, err_text(ev));
+			text_str(t, " on connecting again");
+		} else if (ev->reason && strcmp(ev->reason, "gone") == 0) {
+			text_str(t, "closed by the peer before its first byte, and nothing listens "
+				    "there "
+				    "any more");
+		} else {
+			text_str(t, "the new connection sent nothing in its attempt's time");
+		}
+		if (ev->reason && strcmp(ev->reason, "gone") == 0)
+			text_str(t, ": the listener served its one connection");
+		text_str(t, "; the program gets the end it met");
 	} else if (strcmp(ev->event, "damped") == 0) {
 		text_str(t, "waiting ");
 		text_u64(t, (uint64_t)ev->wait_ms);
