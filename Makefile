@@ -147,14 +147,17 @@ check-exports: $(LIBRARY)
 # The musl build, when there is one, goes to musl/ next to the glibc build: the launcher
 # looks there for a program linked against musl.
 MUSL_INSTALL := $(if $(wildcard $(MUSL_BUILD)/libbackoff.so),musl)
+# Installed stripped (the build keeps its symbols for the debugger): STRIP_FLAG= keeps them.
+STRIP_FLAG ?= -s
+
 install: $(LIBRARY) $(TOOL) $(STATUS) $(SUPERVISOR) $(MUSL_INSTALL)
 	install -d $(DESTDIR)$(LIBDIR) $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)
-	install -m 0755 $(LIBRARY) $(DESTDIR)$(LIBDIR)/libbackoff.so
-	install -m 0755 $(TOOL) $(DESTDIR)$(LIBDIR)/backoff-schedule
-	install -m 0755 $(STATUS) $(DESTDIR)$(LIBDIR)/backoff-status
-	install -m 0755 $(SUPERVISOR) $(DESTDIR)$(LIBDIR)/backoff-supervise
+	install -m 0755 $(STRIP_FLAG) $(LIBRARY) $(DESTDIR)$(LIBDIR)/libbackoff.so
+	install -m 0755 $(STRIP_FLAG) $(TOOL) $(DESTDIR)$(LIBDIR)/backoff-schedule
+	install -m 0755 $(STRIP_FLAG) $(STATUS) $(DESTDIR)$(LIBDIR)/backoff-status
+	install -m 0755 $(STRIP_FLAG) $(SUPERVISOR) $(DESTDIR)$(LIBDIR)/backoff-supervise
 	$(if $(MUSL_INSTALL),install -d $(DESTDIR)$(LIBDIR)/musl)
-	$(if $(MUSL_INSTALL),install -m 0755 $(MUSL_BUILD)/libbackoff.so \
+	$(if $(MUSL_INSTALL),install -m 0755 $(STRIP_FLAG) $(MUSL_BUILD)/libbackoff.so \
 		$(MUSL_BUILD)/backoff-schedule $(MUSL_BUILD)/backoff-supervise $(DESTDIR)$(LIBDIR)/musl/)
 	sed -e 's|@LIBDIR@|$(LIBDIR)|g' scripts/backoff > $(DESTDIR)$(BINDIR)/backoff
 	chmod 0755 $(DESTDIR)$(BINDIR)/backoff
@@ -176,8 +179,8 @@ uninstall:
 		$(DESTDIR)$(LIBDIR)/backoff-supervise $(DESTDIR)$(LIBDIR)/musl/libbackoff.so \
 		$(DESTDIR)$(LIBDIR)/musl/backoff-schedule $(DESTDIR)$(LIBDIR)/musl/backoff-supervise \
 		$(DESTDIR)$(BINDIR)/backoff $(DESTDIR)$(MANDIR)/backoff.1
-	-rmdir $(DESTDIR)$(LIBDIR)/musl 2>/dev/null
-	-rmdir $(DESTDIR)$(LIBDIR)
+	rmdir $(DESTDIR)$(LIBDIR)/musl 2>/dev/null || true
+	rmdir $(DESTDIR)$(LIBDIR) 2>/dev/null || true
 
 FORMAT_FILES = $(shell find src tests -name '*.[ch]')
 

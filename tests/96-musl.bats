@@ -152,8 +152,12 @@ interpreter() {
 		musl/backoff-schedule musl/backoff-supervise; do
 		[[ -x $T/stage/usr/lib/libbackoff/$f ]] || fail "$f not installed" || return
 	done
-	cmp "$MUSL_LIB" "$T/stage/usr/lib/libbackoff/musl/libbackoff.so" ||
-		fail "the installed musl library differs from build/musl's"
+	# Installed stripped: the build's own, stripped.
+	strip -o "$T/musl-stripped.so" "$MUSL_LIB"
+	cmp "$T/musl-stripped.so" "$T/stage/usr/lib/libbackoff/musl/libbackoff.so" ||
+		fail "the installed musl library differs from build/musl's, stripped"
+	[[ $(stat -c %s "$T/stage/usr/lib/libbackoff/musl/libbackoff.so") -lt $(stat -c %s "$MUSL_LIB") ]] ||
+		fail "the installed musl library is not stripped"
 }
 
 @test "in a root without glibc (an Alpine image), ENTRYPOINT [\"backoff\", \"--\"] runs a musl client" {

@@ -656,11 +656,14 @@ STARTUP_CODE void config_parse(config_lookup_fn *lookup, void *ctx, struct confi
 		 * the cap if it was taken, else the base (then above the preset's cap).
 		 */
 		if (cap) {
-			add_problem(problems, "BACKOFF_CAP", cap, "must not be below BACKOFF_BASE");
+			snprintf(why, sizeof(why), "must not be below BACKOFF_BASE (%llums)",
+				 (unsigned long long)cfg->policy.base_ms);
+			add_problem(problems, "BACKOFF_CAP", cap, why);
 			cfg->policy.cap_ms = preset->policy.cap_ms;
 		} else {
-			add_problem(problems, "BACKOFF_BASE", base,
-				    "must not be above BACKOFF_CAP");
+			snprintf(why, sizeof(why), "must not be above BACKOFF_CAP (%llums)",
+				 (unsigned long long)cfg->policy.cap_ms);
+			add_problem(problems, "BACKOFF_BASE", base, why);
 		}
 		if (cfg->policy.cap_ms < cfg->policy.base_ms)
 			cfg->policy.base_ms = preset->policy.base_ms;

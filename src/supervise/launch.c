@@ -17,9 +17,24 @@
 #include "supervise/elf.h"
 #include "sys/log.h"
 
-/* scripts/backoff's own usage line, which its checks end with. */
+/* scripts/backoff's own usage line, for a bad value given as one of its options. */
 static const char launcher_usage[] =
 	"usage: backoff [options] [--] command [args...] (backoff --help for more)\n";
+
+/* The variables scripts/backoff set from its options, separated by spaces. */
+#define OPTION_VARS_ENV "LIBBACKOFF_OPTION_VARS"
+
+/* Whether the variable @name was set from an option of the command line (@set: the list). */
+static bool from_option(const char *set, const char *name)
+{
+	size_t n = strlen(name);
+	const char *p;
+
+	for (p = set; p && (p = strstr(p, name)) != NULL; p += n)
+		if ((p == set || p[-1] == ' ') && (p[n] == ' ' || p[n] == '\0'))
+			return true;
+	return false;
+}
 
 /* The build that the launcher runs from: the library, its directory, the supervisor. */
 struct build {
@@ -228,13 +243,17 @@ static void print_unknown(const struct config_unknown *u, void *ctx)
 
 /*
  * Check the environment with the library's own parser, as backoff-schedule
- * --check does: each problem on a line, then the usage line and exit 2.
+ * --check does: each problem on a line, then exit 2, with the usage line
+ * only when a bad value came from an option (an environment's is no
+ * command-line error).
  * The unknown BACKOFF_* names are said here, once for the launched tree.
  */
 static void validate(void)
 {
+	const char *options = getenv(OPTION_VARS_ENV);
 	struct config_problems problems;
 	struct config cfg;
+	bool usage = false;
 	unsigned p;
 
 	config_parse(lookup_env, NULL, &cfg, &problems);
@@ -243,7 +262,11 @@ static void validate(void)
 
 		config_problem_format(&problems.item[p], line, sizeof(line));
 		fprintf(stderr, "%s\n", line);
+		usage = usage || from_option(options, problems.item[p].variable);
 	}
+	/* The command does not inherit it. */
+	if (options)
+		unsetenv(OPTION_VARS_ENV);
 	if (problems.count == 0) {
 		log_configure(cfg.log_level, cfg.log_json, config_log_file(&cfg));
 		if (!(config_unknown_scan(environ, print_unknown, NULL) > 0 && cfg.strict)) {
@@ -251,7 +274,8 @@ static void validate(void)
 			return;
 		}
 	}
-	fputs(launcher_usage, stderr);
+	if (usage)
+		fputs(launcher_usage, stderr);
 	exit(2);
 }
 

@@ -253,6 +253,7 @@ static void test_cap_below_base(void)
 	config_parse(lookup, (void *)cap, &cfg, &problems);
 	CHECK_U64(problems.count, 1);
 	CHECK_STR(problems.item[0].variable, "BACKOFF_CAP");
+	CHECK_STR(problems.item[0].message, "must not be below BACKOFF_BASE (2000ms)");
 	CHECK_U64(cfg.policy.base_ms, 2000);
 	CHECK_U64(cfg.policy.cap_ms, 10000);
 	config_parse(lookup, (void *)base, &cfg, &problems);
@@ -276,7 +277,7 @@ static void test_cap_rejected_with_base_above_default_cap(void)
 	CHECK_U64(problems.count, 2);
 	CHECK_STR(problems.item[0].variable, "BACKOFF_CAP");
 	CHECK_STR(problems.item[1].variable, "BACKOFF_BASE");
-	CHECK_STR(problems.item[1].message, "must not be above BACKOFF_CAP");
+	CHECK_STR(problems.item[1].message, "must not be above BACKOFF_CAP (10000ms)");
 	CHECK_U64(cfg.policy.base_ms, 100);
 	CHECK_U64(cfg.policy.cap_ms, 10000);
 	config_parse(lookup, (void *)bad_cap, &cfg, &problems);
