@@ -1,6 +1,7 @@
 #!/usr/bin/env bats
 # What an operator sees: honest stats when the program's own timeout ends a
-# call, and a word when local listeners cannot be looked for.
+# call, a word when local listeners cannot be looked for, and one line when a
+# wait gets long.
 # shellcheck disable=SC2154 # status, output, stderr: set by bats run
 
 load helper
@@ -32,5 +33,37 @@ setup() {
 	run --separate-stderr timeout 20 env LD_PRELOAD="$LIB" BACKOFF_CAP=500ms \
 		BACKOFF_SHARED="$T/state2" "$HELPERS/deny-syscall" netlink-socket -- \
 		"$HELPERS/probe" "127.0.0.1:$PORT"
-	assert_eq "$stderr" "" "nothing at the default level"
+	assert_eq "$(grep -c 'cannot look' <<<"$stderr")" 0 "nothing of it at the default level: $stderr"
+}
+
+# probe_closed_port [VAR=VALUE...]: nc -z under the launcher, in the background,
+# against a closed port; its stderr in $T/err, its status in $T/err.status once
+# it ended; sets START (ms).
+probe_closed_port() {
+	closed_port closed
+	START=$(now_ms)
+	# shellcheck disable=SC2016 # expanded by that shell
+	start_bg probe sh -c '"$@" 2>"$0"; echo "$?" >"$0.status"' "$T/err" \
+		env "$@" "$LAUNCHER" --timeout 8s -- nc -z 127.0.0.1 "$PORT"
+}
+
+@test "a long wait is not silent: nc -z to a closed port says once what it waits for, within 5.5 s, at the default log level; nothing at BACKOFF_LOG=error" {
+	require_command nc
+	local said
+	probe_closed_port
+	wait_for_line "$T/err" "waiting|still retrying" 10 || return
+	said=$(($(now_ms) - START))
+	assert_between "$said" 0 5500 "ms before the line"
+	wait_for_file "$T/err.status" 20 || return
+	assert_eq "$(cat "$T/err.status")" 1 "nc's status"
+	assert_eq "$(grep -c . "$T/err")" 2 "lines in all: the wait, then the give-up ($(cat "$T/err"))"
+	assert_match "$(head -n 1 "$T/err")" \
+		"^backoff\\[[0-9]+\\]: connect 127\\.0\\.0\\.1:$PORT: ECONNREFUSED for [0-9]+ms \\([0-9]+ attempts?\\), still retrying for up to [0-9]+ms more \\(BACKOFF_TIMEOUT\\); BACKOFF_LOG=info shows each retry\$" \
+		"the line"
+	assert_match "$(tail -n 1 "$T/err")" "giving up after" "the give-up"
+	stop_bg_all
+	rm -f "$T/err" "$T/err.status"
+	probe_closed_port BACKOFF_LOG=error
+	wait_for_file "$T/err.status" 20 || return
+	assert_eq "$(cat "$T/err")" "" "nothing at BACKOFF_LOG=error"
 }

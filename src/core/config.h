@@ -18,6 +18,11 @@
  * inside connect() or dropped (a full accept queue), never late.
  */
 #define CONFIG_LOCAL_ATTEMPT_MS 20
+/*
+ * A call that will have waited this long says so once at warn level (per
+ * destination and process), so that a long wait is not silent by default.
+ */
+#define CONFIG_TELL_WAIT_MS 5000
 #define CONFIG_MAX_RETRIES 1000000ULL
 #define CONFIG_PROBLEMS_MAX 24
 #define CONFIG_ERRNO_MAX 192 /* errno values a set can hold */

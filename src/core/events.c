@@ -4,6 +4,7 @@
 #include <stdatomic.h>
 #include <string.h>
 
+#include "core/config.h"
 #include "sys/log.h"
 #include "sys/text.h"
 
@@ -96,6 +97,52 @@ void events_retry(const struct events_subject *s, bool first, int err, uint64_t 
 	     LOG_NONE, NULL);
 	count(&stat_retries, 1);
 	count(&stat_waited_ms, wait_ms);
+}
+
+/* The destinations whose long wait this process has said (hashes of their text; 0: free). */
+#define TOLD_SLOTS 16
+static _Atomic uint64_t told[TOLD_SLOTS];
+
+/* FNV-1a of @text, never 0. */
+static uint64_t text_hash(const char *text)
+{
+	uint64_t h = 14695981039346656037ULL;
+
+	for (; *text; text++)
+		h = (h ^ (unsigned char)*text) * 1099511628211ULL;
+	return h ? h : 1;
+}
+
+/* Whether the long wait of @call to @target was said already; if not, it is now. */
+static bool told_before(const char *call, const char *target)
+{
+	uint64_t h = text_hash(target) ^ text_hash(call), cur = 0;
+	unsigned i, at = (unsigned)(h % TOLD_SLOTS);
+
+	for (i = 0; i < TOLD_SLOTS; i++)
+		if (atomic_load_explicit(&told[i], memory_order_relaxed) == h)
+			return true;
+	/* A free slot, else the one the hash names: a destination forgotten says it again. */
+	for (i = 0; i < TOLD_SLOTS; i++) {
+		cur = 0;
+		if (atomic_compare_exchange_strong_explicit(&told[i], &cur, h, memory_order_relaxed,
+							    memory_order_relaxed))
+			return false;
+	}
+	atomic_store_explicit(&told[at], h, memory_order_relaxed);
+	return false;
+}
+
+void events_waiting(const struct events_subject *s, int err, uint64_t attempt, uint64_t elapsed_ms,
+		    uint64_t left_ms)
+{
+	char target[TARGET_TEXT_MAX];
+
+	if (!log_enabled(LOG_LEVEL_WARN) ||
+	    told_before(s->call ? s->call : "", subject_text(s, target, sizeof(target))))
+		return;
+	line(LOG_LEVEL_WARN, "waiting", s, err, attempt, LOG_NONE,
+	     left_ms == CONFIG_INFINITE ? LOG_NONE : (int64_t)left_ms, (int64_t)elapsed_ms, NULL);
 }
 
 void events_giveup(const struct events_subject *s, bool first, int err, uint64_t attempt,

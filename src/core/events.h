@@ -34,6 +34,14 @@ void events_stats_read(struct events_stats *out);
 void events_retry(const struct events_subject *s, bool first, int err, uint64_t attempt,
 		  uint64_t delay_ms, uint64_t wait_ms);
 
+/*
+ * A call to s->target that failed with @err for @elapsed_ms (@attempt
+ * attempts) waits on, for at most @left_ms more (CONFIG_INFINITE: no
+ * budget): said once at warn level per destination and process.
+ */
+void events_waiting(const struct events_subject *s, int err, uint64_t attempt, uint64_t elapsed_ms,
+		    uint64_t left_ms);
+
 /* A planned wait ended @early_ms before its time (a success, a listener): not waited. */
 void events_woke_early(uint64_t early_ms);
 

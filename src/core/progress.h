@@ -11,6 +11,7 @@ struct retry_progress {
 	uint64_t deadline_ms; /* CONFIG_INFINITE or start + budget */
 	uint64_t rng;	      /* this call's own random sequence (splitmix64 state) */
 	int answered;	      /* the last error the kernel gave, not our deadline's ETIMEDOUT */
+	int told;	      /* the long wait was said (CONFIG_TELL_WAIT_MS) */
 };
 
 #endif

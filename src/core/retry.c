@@ -16,6 +16,7 @@ void retry_begin(const struct config *cfg, struct retry_progress *p, uint64_t bu
 	p->prev_ms = cfg->policy.base_ms;
 	p->start_ms = now_ms;
 	p->answered = 0;
+	p->told = 0;
 	p->deadline_ms = budget == CONFIG_INFINITE ? CONFIG_INFINITE : now_ms + budget;
 	/*
 	 * Each call draws from a sequence of its own: with BACKOFF_SEED the same
@@ -61,6 +62,13 @@ bool retry_plan(const struct config *cfg, const struct retry_call *c, struct ret
 	/* A wait never runs past the budget: the last attempt is made at its end. */
 	*wake_ms = delay < p->deadline_ms - now_ms ? now_ms + delay : p->deadline_ms;
 	events_retry(&c->what, p->attempt == 1, err, p->attempt, delay, *wake_ms - now_ms);
+	/* A wait that takes the call past a few seconds is not silent by default. */
+	if (!p->told && *wake_ms - p->start_ms >= CONFIG_TELL_WAIT_MS) {
+		p->told = 1;
+		events_waiting(&c->what, err, p->attempt, now_ms - p->start_ms,
+			       p->deadline_ms == CONFIG_INFINITE ? CONFIG_INFINITE
+								 : p->deadline_ms - now_ms);
+	}
 	return true;
 give_up:
 	/* What the program gets: an attempt our deadline cut is no answer of the kernel's. */

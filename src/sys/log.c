@@ -277,6 +277,22 @@ static void format_text(struct text *t, const struct log_event *ev)
 		text_str(t, " (");
 		text_str(t, reason_text(ev->reason ? ev->reason : "?"));
 		text_str(t, ")");
+	} else if (strcmp(ev->event, "waiting") == 0) {
+		text_str(t, ev->err ? err_text(ev) : "no connection");
+		text_str(t, " for ");
+		text_u64(t, (uint64_t)ev->elapsed_ms);
+		text_str(t, "ms (");
+		text_u64(t, ev->attempt);
+		text_str(t, ev->attempt == 1 ? " attempt), still retrying"
+					     : " attempts), still retrying");
+		if (ev->wait_ms != LOG_NONE) {
+			text_str(t, " for up to ");
+			text_u64(t, (uint64_t)ev->wait_ms);
+			text_str(t, "ms more (BACKOFF_TIMEOUT)");
+		} else {
+			text_str(t, " with no time budget (BACKOFF_TIMEOUT=inf)");
+		}
+		text_str(t, "; BACKOFF_LOG=info shows each retry");
 	} else if (strcmp(ev->event, "ended") == 0) {
 		text_str(t, "ended by the program (it closed the socket) after ");
 		text_u64(t, ev->attempt);
