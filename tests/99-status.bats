@@ -255,7 +255,28 @@ print(r["destination"], r["state"], r["last_error"], r["prober_pid"], r["waiters
 	assert_match "$output" '"state":"waiting",.*"waiters":9,' "a count of sleepers of now"
 	require_unshare -T --fork --monotonic 7200
 	run --separate-stderr "${UNSHARE[@]}" "$LAUNCHER" status --json --file "$STATE"
-	assert_match "$output" '"state":"down",.*"waiters":0,' "a count of sleepers from two hours ago"
+	assert_eq "$output" "" "an outage of two hours ago, nobody there to see it: not shown"
+	run --separate-stderr "${UNSHARE[@]}" "$LAUNCHER" status --all --json --file "$STATE"
+	assert_match "$output" '"state":"past",.*"waiters":0,' "a count of sleepers from two hours ago"
+}
+
+@test "backoff status shows what is true now: a destination a process found down before it exited is past, shown only under --all" {
+	closed_port dead
+	run --separate-stderr timeout 20 env LD_PRELOAD="$LIB" BACKOFF_SHARED="$STATE" \
+		BACKOFF_TIMEOUT=300ms BACKOFF_BASE=20ms "$HELPERS/probe" "127.0.0.1:$PORT"
+	assert_eq "$output" ECONNREFUSED "the probe"
+	# Its last attempt a moment ago: down now (the default age is 5 minutes).
+	run --separate-stderr "$LAUNCHER" status --json --file "$STATE"
+	assert_match "$output" "^\\{\"destination\":\"127.0.0.1:$PORT\",\"state\":\"down\"," "down: $stderr"
+	# No attempt within --age 0 and no prober alive: past.
+	run --separate-stderr "$LAUNCHER" status --age 0 --file "$STATE"
+	assert_eq "$output" "no destination waited for or known down ($STATE)" "the table"
+	run --separate-stderr "$LAUNCHER" status --age 0 --all --json --file "$STATE"
+	assert_match "$output" "^\\{\"destination\":\"127.0.0.1:$PORT\",\"state\":\"past\",.*\"last_error\":\"ECONNREFUSED\"" \
+		"past under --all: $stderr"
+	run --separate-stderr "$LAUNCHER" status --age 5x --file "$STATE"
+	assert_eq "$status" 2 "a bad --age"
+	assert_match "$stderr" '^backoff status: --age "5x": expected a duration' "its message"
 }
 
 @test "another user's state file is refused; only root may name another user" {

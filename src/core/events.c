@@ -116,7 +116,7 @@ static uint64_t text_hash(const char *text)
 /* Whether the long wait of @call to @target was said already; if not, it is now. */
 static bool told_before(const char *call, const char *target)
 {
-	uint64_t h = text_hash(target) ^ text_hash(call), cur = 0;
+	uint64_t h = text_hash(target) ^ text_hash(call), cur;
 	unsigned i, at = (unsigned)(h % TOLD_SLOTS);
 
 	for (i = 0; i < TOLD_SLOTS; i++)

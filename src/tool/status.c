@@ -29,12 +29,16 @@
 #define COMM_MAX 64 /* /proc/PID/comm is 16 bytes; escaped, at most 4 times that */
 
 static const char usage[] =
-	"usage: backoff-status [--json | --openmetrics] [--all] [--user NAME] [--file PATH]\n"
+	"usage: backoff-status [--json | --openmetrics] [--all] [--age DUR] [--user NAME]\n"
+	"                      [--file PATH]\n"
 	"Shows the destinations the user's processes wait for or found down, from the\n"
 	"state file of shared fate (BACKOFF_SHARED=/path names another).  Read-only.\n"
 	"  --json          one JSON object per destination and line\n"
 	"  --openmetrics   OpenMetrics text (gauges only), for node_exporter's textfile collector\n"
-	"  --all           also destinations found up since\n"
+	"  --all           also destinations found up since, and past ones\n"
+	"  --age DUR       a destination with no live prober and no attempt in DUR\n"
+	"                  (default 5m; 250ms, 30s, 10m, 2h) is past: left by processes\n"
+	"                  gone, shown only under --all\n"
 	"  --user NAME     another user's file (root only)\n"
 	"  --file PATH     this state file\n";
 
@@ -44,7 +48,7 @@ enum format { FORMAT_TABLE, FORMAT_JSON, FORMAT_OPENMETRICS };
 struct row {
 	struct share_view v;
 	char dest[TARGET_TEXT_MAX];
-	const char *state;		      /* waiting, down, up or unknown */
+	const char *state;		      /* waiting, down, early, up, unknown or past */
 	bool prober_alive;		      /* the prober's thread is in its process, now */
 	char comm[COMM_MAX];		      /* the prober's command name, escaped; "" unknown */
 	const char *err_name;		      /* NULL: none */
@@ -156,8 +160,21 @@ static int by_destination(const void *a, const void *b)
 	return strcmp(((const struct row *)a)->dest, ((const struct row *)b)->dest);
 }
 
+/*
+ * Whether what @r says is past: no prober of it is alive, and no real attempt
+ * or early close of it is younger than @age_ms (its processes are gone, or
+ * have not tried for that long).
+ */
+static bool is_past(const struct row *r, uint64_t now_ns, uint64_t age_ms)
+{
+	if (r->prober_alive || r->v.early > 0)
+		return false;
+	return r->v.probed_ns == 0 || now_ns < r->v.probed_ns ||
+	       (now_ns - r->v.probed_ns) / 1000000 > age_ms;
+}
+
 /* The slots worth showing, sorted by destination: their count. */
-static unsigned collect(uint64_t now_ns, bool all)
+static unsigned collect(uint64_t now_ns, bool all, uint64_t age_ms)
 {
 	const struct share_head *h = (const struct share_head *)(const void *)image;
 	unsigned i, n = 0;
@@ -178,7 +195,14 @@ static unsigned collect(uint64_t now_ns, bool all)
 		r->prober_alive =
 			r->v.prober_pid > 0 && r->v.prober_tid > 0 &&
 			read_comm(r->v.prober_pid, r->v.prober_tid, r->comm, sizeof(r->comm));
-		r->err_name = r->v.err ? errname(r->v.err) : NULL;
+		/* A wait or an outage nobody is there to see any more is the past's. */
+		if (strcmp(r->state, "up") != 0 && is_past(r, now_ns, age_ms)) {
+			if (!all)
+				continue;
+			r->state = "past";
+		}
+		/* The last error only while it is current: not once the destination is up. */
+		r->err_name = r->v.err && strcmp(r->state, "up") != 0 ? errname(r->v.err) : NULL;
 		r->since_ms_ago = (now_ns - r->v.since_ns) / 1000000;
 		r->probed_ms_ago = (now_ns - r->v.probed_ns) / 1000000;
 		n++;
@@ -452,6 +476,32 @@ static unsigned uid_of(const char *name)
 	return (unsigned)n;
 }
 
+/* A duration as --age takes it (digits, then ms, s, m or h; bare: ms) in *ms. */
+static bool parse_age(const char *text, uint64_t *ms)
+{
+	static const struct {
+		const char *unit;
+		uint64_t ms;
+	} units[] = { { "", 1 }, { "ms", 1 }, { "s", 1000 }, { "m", 60000 }, { "h", 3600000 } };
+	uint64_t n = 0;
+	const char *p = text;
+	size_t u;
+
+	if (*p < '0' || *p > '9')
+		return false;
+	for (; *p >= '0' && *p <= '9'; p++) {
+		if (n > UINT64_MAX / 10 / 3600000)
+			return false;
+		n = n * 10 + (uint64_t)(*p - '0');
+	}
+	for (u = 0; u < sizeof(units) / sizeof(units[0]); u++)
+		if (strcmp(p, units[u].unit) == 0) {
+			*ms = n * units[u].ms;
+			return true;
+		}
+	return false;
+}
+
 static const char *lookup_env(const char *name, void *ctx)
 {
 	(void)ctx;
@@ -465,6 +515,7 @@ int main(int argc, char **argv)
 	char path[PATH_MAX];
 	unsigned owner = (unsigned)geteuid(), n = 0;
 	bool all = false, found;
+	uint64_t age_ms = 5ULL * 60 * 1000;
 	struct timespec wall;
 	uint64_t now_ns;
 	int i;
@@ -476,6 +527,14 @@ int main(int argc, char **argv)
 			format = FORMAT_OPENMETRICS;
 		} else if (strcmp(argv[i], "--all") == 0) {
 			all = true;
+		} else if (strcmp(argv[i], "--age") == 0 && i + 1 < argc) {
+			if (!parse_age(argv[++i], &age_ms)) {
+				fprintf(stderr,
+					"backoff status: --age \"%s\": expected a duration "
+					"such as 250ms, 30s, 10m, 2h\n%s",
+					argv[i], usage);
+				return EXIT_USAGE;
+			}
 		} else if (strcmp(argv[i], "--user") == 0 && i + 1 < argc) {
 			user = argv[++i];
 		} else if (strcmp(argv[i], "--file") == 0 && i + 1 < argc) {
@@ -530,7 +589,7 @@ int main(int argc, char **argv)
 	now_ns = clock_now_ns();
 	clock_gettime(CLOCK_REALTIME, &wall);
 	if (found)
-		n = collect(now_ns, all);
+		n = collect(now_ns, all, age_ms);
 	switch (format) {
 	case FORMAT_TABLE:
 		print_table(path, n);
