@@ -10,55 +10,14 @@
 
 load helper
 
+# The servers: start_front (helper.bash), whose first connection is ended
+# before a byte, then keeps listening without accepting (keep), or stops
+# listening and exits (exit).
+
 setup() {
 	require_build
 	LOGGED=(BACKOFF_SHARED="$T/state" BACKOFF_LOG=info BACKOFF_LOG_FORMAT=json
 		BACKOFF_LOG_FILE="$T/log.json")
-}
-
-# start_once NAME MODE: a TCP server on 127.0.0.1 (sets PORT) that accepts one
-# connection and ends it without a byte, then: keep (keeps listening, never
-# accepts again: a reconnect waits in its queue), exit (stops listening first,
-# then ends the connection and exits),
-# rst-fin (the first connection reset, every later one accepted and closed),
-# read-keep (reads the request before it closes, then keeps listening).
-# It appends "conn N bytes=B" per connection to $T/NAME.out.
-start_once() {
-	# shellcheck disable=SC2016 # a python program
-	start_bg "$1" "$PYTHON" -c '
-import os, socket, struct, sys, time
-path, mode = sys.argv[1], sys.argv[2]
-srv = socket.socket()
-srv.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-srv.bind(("127.0.0.1", 0))
-srv.listen(16)
-with open(path + ".tmp", "w") as f:
-    f.write(f"{srv.getsockname()[1]}\n")
-os.rename(path + ".tmp", path)
-n = 0
-while True:
-    c, _ = srv.accept()
-    n += 1
-    got = b""
-    if mode == "read-keep":
-        c.settimeout(2)
-        try:
-            got = c.recv(4096)
-        except OSError:
-            pass
-    if mode == "rst-fin" and n == 1:
-        c.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
-    print(f"conn {n} bytes={len(got)}", flush=True)
-    if mode == "exit":
-        srv.close()  # no listener left when the connection ends
-        c.close()
-        sys.exit(0)
-    c.close()
-    if mode in ("keep", "read-keep"):
-        time.sleep(3600)
-' "$T/$1.port" "$2"
-	wait_for_file "$T/$1.port" 5 || return
-	PORT=$(<"$T/$1.port")
 }
 
 # A python client: connects, waits for the socket to be readable (select on a
@@ -114,12 +73,12 @@ within() {
 @test "a server that accepts once and keeps listening: nc -d gets its end of file within the attempt's time, as without the library, preloaded and under the launcher" {
 	require_command nc
 	local start elapsed
-	start_once plain keep
+	start_front plain fin 1 keep
 	start=$(now_ms)
 	run --separate-stderr timeout 20 nc -d 127.0.0.1 "$PORT"
 	assert_eq "$status/$output" "0/" "without the library: $stderr"
 	assert_between "$(($(now_ms) - start))" 0 "$(within 1000)" "ms without the library"
-	start_once lib keep
+	start_front lib fin 1 keep
 	start=$(now_ms)
 	run --separate-stderr timeout 20 env LD_PRELOAD="$LIB" "${LOGGED[@]}" BACKOFF_ATTEMPT_TIMEOUT=1s \
 		nc -d 127.0.0.1 "$PORT"
@@ -128,7 +87,7 @@ within() {
 	assert_between "$elapsed" 1000 "$(within 1300)" "ms with the library (one attempt's time)"
 	assert_eq "$(json_events "$T/log.json" early-end reason)" "silent" "the new connection's end"
 	rm -f "$T/log.json"
-	start_once launched keep
+	start_front launched fin 1 keep
 	start=$(now_ms)
 	run --separate-stderr timeout 20 env "${LOGGED[@]}" "$LAUNCHER" --attempt-timeout 1s -- \
 		nc -d 127.0.0.1 "$PORT"
@@ -141,7 +100,7 @@ within() {
 @test "the default attempt time (5 s) bounds the wait for a silent new connection: nc -d" {
 	require_command nc
 	local start elapsed
-	start_once front keep
+	start_front front fin 1 keep
 	start=$(now_ms)
 	run --separate-stderr timeout 30 env LD_PRELOAD="$LIB" "${LOGGED[@]}" nc -d 127.0.0.1 "$PORT"
 	elapsed=$(($(now_ms) - start))
@@ -152,11 +111,11 @@ within() {
 @test "a server that accepts once and keeps listening: a python select + recv client gets b'' within the attempt's time, blocking and non-blocking (select, poll, epoll, a wait to write), preloaded and under the launcher" {
 	local mode how
 	for mode in blocking select poll epoll pollout; do
-		start_once "plain-$mode" keep
+		start_front "plain-$mode" fin 1 keep
 		run --separate-stderr timeout 20 "$PYTHON" -c "$CLIENT" "$PORT" "$mode"
 		assert_match "$output" "^b'' [0-9]+$" "without the library ($mode): $stderr"
 		for how in preload launcher; do
-			start_once "$how-$mode" keep
+			start_front "$how-$mode" fin 1 keep
 			if [[ $how == preload ]]; then
 				run --separate-stderr timeout 20 env LD_PRELOAD="$LIB" "${LOGGED[@]}" \
 					BACKOFF_ATTEMPT_TIMEOUT=1s "$PYTHON" -c "$CLIENT" "$PORT" "$mode"
@@ -176,10 +135,10 @@ within() {
 @test "a server that accepts once and exits: the read returns 0 at once, blocking and non-blocking, as without the library" {
 	local mode
 	for mode in blocking select poll epoll; do
-		start_once "plain-$mode" exit
+		start_front "plain-$mode" fin 1 exit
 		run --separate-stderr timeout 20 "$PYTHON" -c "$CLIENT" "$PORT" "$mode"
 		assert_match "$output" "^b'' [0-9]+$" "without the library ($mode): $stderr"
-		start_once "lib-$mode" exit
+		start_front "lib-$mode" fin 1 exit
 		run --separate-stderr timeout 20 env LD_PRELOAD="$LIB" "${LOGGED[@]}" \
 			"$PYTHON" -c "$CLIENT" "$PORT" "$mode"
 		assert_match "$output" "^b'' [0-9]+$" "with the library ($mode): $stderr"
@@ -196,7 +155,7 @@ within() {
 	# new connection is made, refused, and the program still gets its end of file.
 	local mode
 	for mode in blocking select; do
-		start_once "lib-$mode" exit
+		start_front "lib-$mode" fin 1 exit
 		run --separate-stderr timeout 20 env LD_PRELOAD="$LIB" "${LOGGED[@]}" \
 			BACKOFF_LOCAL_PROBE=off BACKOFF_BASE=50ms BACKOFF_TIMEOUT=5s \
 			"$PYTHON" -c "$CLIENT" "$PORT" "$mode"
@@ -212,12 +171,12 @@ within() {
 @test "a give-up after early closes leaves the program the end the first connection met: a reset stays a reset" {
 	# The first connection is reset, every later one ended with a FIN: the
 	# program's read is the reset's, as without the library.
-	start_once plain rst-fin
+	start_front plain rst1 -1
 	run --separate-stderr timeout 20 "$PYTHON" -c "$CLIENT" "$PORT" blocking
 	assert_match "$output" "^ConnectionResetError [0-9]+$" "without the library: $stderr"
 	local mode
 	for mode in blocking select; do
-		start_once "lib-$mode" rst-fin
+		start_front "lib-$mode" rst1 -1
 		run --separate-stderr timeout 20 env LD_PRELOAD="$LIB" "${LOGGED[@]}" BACKOFF_RETRIES=2 \
 			BACKOFF_BASE=20ms "$PYTHON" -c "$CLIENT" "$PORT" "$mode"
 		assert_match "$output" "^ConnectionResetError [0-9]+$" "with the library ($mode): $stderr"
@@ -229,18 +188,10 @@ within() {
 
 @test "BACKOFF_REPLAY=on: a replayed request whose new connection stays silent gets the end it met within the attempt's time" {
 	local start elapsed
-	start_once front read-keep
+	start_front front read 1 keep
 	start=$(now_ms)
-	run --separate-stderr timeout 20 env LD_PRELOAD="$LIB" "${LOGGED[@]}" BACKOFF_REPLAY=on \
-		BACKOFF_ATTEMPT_TIMEOUT=1s "$PYTHON" -c '
-import socket, sys
-s = socket.create_connection(("127.0.0.1", int(sys.argv[1])))
-s.sendall(b"PING\n")
-try:
-    print(repr(s.recv(100)))
-except OSError as e:
-    print(type(e).__name__)
-' "$PORT"
+	run --separate-stderr client sends timeout 20 env LD_PRELOAD="$LIB" "${LOGGED[@]}" \
+		BACKOFF_REPLAY=on BACKOFF_ATTEMPT_TIMEOUT=1s
 	elapsed=$(($(now_ms) - start))
 	assert_eq "$output" "b''" "the client's end of file: $stderr"
 	assert_between "$elapsed" 900 "$(within 1500)" "ms"

@@ -487,3 +487,84 @@ my $s = IO::Socket::INET->new(PeerAddr => $ARGV[0], PeerPort => $ARGV[1], Timeou
     or die "connect: $@\n";
 print while <$s>;
 ')
+
+# start_front NAME MODE COUNT [THEN]: a TCP server on 127.0.0.1 (sets PORT)
+# whose first COUNT connections are ended before a byte: MODE fin (closed at
+# once), rst (reset at once), rst1 (the first reset, the others closed) or read
+# (closed after reading what the client sent); every later one gets "hello" and
+# is closed.  COUNT -1: every connection is ended; a list (1,2,4): those
+# connections are ended, the others greeted.  THEN, after the COUNT-th: greet
+# (the default, as said), keep (keeps listening but accepts no more: a new
+# connection waits in its queue) or exit (stops listening before it ends the
+# COUNT-th connection, then exits).
+# It appends "conn N bytes=B" for each connection to $T/NAME.out, B the bytes
+# the client had sent when it was ended or greeted.
+start_front() {
+	# shellcheck disable=SC2016 # a python program
+	start_bg "$1" "$PYTHON" -c '
+import os, socket, struct, sys, time
+path, mode, then = sys.argv[1], sys.argv[2], sys.argv[4]
+ended = [int(x) for x in sys.argv[3].split(",")] if "," in sys.argv[3] else []
+count = int(sys.argv[3]) if not ended else -2
+srv = socket.socket()
+srv.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+srv.bind(("127.0.0.1", 0))
+srv.listen(128)
+with open(path + ".tmp", "w") as f:
+    f.write(f"{srv.getsockname()[1]}\n")
+os.rename(path + ".tmp", path)
+n = 0
+while True:
+    c, _ = srv.accept()
+    n += 1
+    got = b""
+    if count == -1 or (count >= 0 and n <= count) or n in ended:
+        if mode == "read":
+            c.settimeout(2)
+            try:
+                got = c.recv(4096)
+            except OSError:
+                pass
+        elif mode == "rst" or (mode == "rst1" and n == 1):
+            c.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+    else:
+        c.settimeout(0.2)
+        try:
+            got = c.recv(4096)
+        except OSError:
+            pass
+        c.sendall(b"hello\n")
+    print(f"conn {n} bytes={len(got)}", flush=True)
+    last = n == count and then != "greet"
+    if last and then == "exit":
+        srv.close()  # no listener left when the connection ends
+    c.close()
+    if last and then == "exit":
+        sys.exit(0)
+    if last and then == "keep":
+        time.sleep(3600)
+' "$T/$1.port" "$2" "$3" "${4:-greet}"
+	wait_for_file "$T/$1.port" 5 || return
+	PORT=$(<"$T/$1.port")
+}
+
+# client FIRST COMMAND...: python clients of start_front's PORT: "reads" reads first (a server-first protocol), "sends" sends
+# PING first (a client-first one), "timed" reads first with an SO_RCVTIMEO of
+# 5 s; each prints what it received, or the error.
+client() {
+	local first=$1
+	shift
+	"$@" "$PYTHON" -c '
+import socket, struct, sys
+s = socket.create_connection(("127.0.0.1", int(sys.argv[2])))
+if sys.argv[1] == "sends":
+    s.sendall(b"PING\n")
+if sys.argv[1] == "timed":
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVTIMEO, struct.pack("ll", 5, 0))
+try:
+    data = s.recv(100)
+    print(repr(data))
+except OSError as e:
+    print(type(e).__name__)
+' "$first" "$PORT"
+}
