@@ -318,3 +318,27 @@ print(r["destination"], r["state"], r["last_error"], r["prober_pid"], r["waiters
 	run -127 --separate-stderr "$LAUNCHER" -- status
 	assert_eq "$status" 127 "a command named status is run"
 }
+
+@test "root's view names the other users whose processes keep a state file, and how to see one" {
+	[[ $EUID -eq 0 ]] || skip "needs root to run a client as another user"
+	require_program setpriv util-linux
+	local file=/dev/shm/libbackoff-65534.v5 made=
+	[[ -e $file ]] || made=1
+	closed_port dead
+	chmod 755 "$T" "$T/.." "$T/../.." 2>/dev/null || true
+	# A client of nobody's: its default state file.
+	run --separate-stderr timeout 20 setpriv --reuid=nobody --regid=nogroup --clear-groups \
+		env LD_PRELOAD="$LIB" BACKOFF_TIMEOUT=200ms BACKOFF_BASE=20ms \
+		"$HELPERS/probe" "127.0.0.1:$PORT"
+	assert_eq "$output" ECONNREFUSED "nobody's client: $stderr"
+	run --separate-stderr "$LAUNCHER" status
+	assert_match "$(tail -n 1 <<<"$output")" \
+		"^other users' state files: (.*, )?nobody(, .*)? \\(backoff status --user NAME shows one\\)$" \
+		"the line naming them"
+	run --separate-stderr "$LAUNCHER" status --user nobody --all --json
+	assert_match "$output" "\"destination\":\"127.0.0.1:$PORT\"" "nobody's view: $stderr"
+	# Not in JSON: it stays one object per line.
+	run --separate-stderr "$LAUNCHER" status --json
+	assert_no_match "$output" "other users" "JSON"
+	[[ -z $made ]] || rm -f "$file"
+}

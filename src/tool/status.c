@@ -1,5 +1,6 @@
 /* backoff-status: the user's destinations being waited for or known down, read from the state file.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -461,6 +462,55 @@ static void print_openmetrics(unsigned n, uint64_t wall_ms)
 }
 
 /* The uid of user @name (a name or a number), or dies. */
+/*
+ * Root's view is its own file: one line names the other users whose
+ * default state files exist in @dir (as users, else uids), with the option
+ * that shows one.  Nothing when there are none.
+ */
+static void say_other_users(const char *dir, unsigned owner)
+{
+	static const char prefix[] = "libbackoff-";
+	const size_t plen = sizeof(prefix) - 1;
+	char line[1024], name[64];
+	struct text t;
+	struct dirent *e;
+	unsigned count = 0;
+	DIR *d = opendir(dir);
+
+	if (!d)
+		return;
+	text_init(&t, line, sizeof(line));
+	while ((e = readdir(d)) != NULL) {
+		char expect[PATH_MAX], path[PATH_MAX];
+		struct passwd pwd, *pw = NULL;
+		char buf[4096];
+		unsigned long uid;
+		char *end;
+
+		if (strncmp(e->d_name, prefix, plen) != 0)
+			continue;
+		errno = 0;
+		uid = strtoul(e->d_name + plen, &end, 10);
+		if (errno != 0 || end == e->d_name + plen || uid >= UINT_MAX || uid == owner)
+			continue;
+		/* Exactly the name the library gives that user's file. */
+		share_default_path((unsigned)uid, dir, expect, sizeof(expect));
+		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+		if (strcmp(expect, path) != 0)
+			continue;
+		if (getpwuid_r((uid_t)uid, &pwd, buf, sizeof(buf), &pw) == 0 && pw)
+			snprintf(name, sizeof(name), "%s", pw->pw_name);
+		else
+			snprintf(name, sizeof(name), "%lu", uid);
+		text_str(&t, count++ ? ", " : "");
+		text_str(&t, name);
+	}
+	closedir(d);
+	if (count)
+		printf("other users' state files: %s (backoff status --user NAME shows one)\n",
+		       line);
+}
+
 static unsigned uid_of(const char *name)
 {
 	struct passwd pwd, *pw = NULL;
@@ -593,6 +643,8 @@ int main(int argc, char **argv)
 	switch (format) {
 	case FORMAT_TABLE:
 		print_table(path, n);
+		if (!file && !user && geteuid() == 0)
+			say_other_users("/dev/shm", owner);
 		break;
 	case FORMAT_JSON:
 		print_json(n, (uint64_t)wall.tv_sec * 1000 + (uint64_t)wall.tv_nsec / 1000000);
