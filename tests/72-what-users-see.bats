@@ -67,3 +67,17 @@ probe_closed_port() {
 	wait_for_file "$T/err.status" 20 || return
 	assert_eq "$(cat "$T/err")" "" "nothing at BACKOFF_LOG=error"
 }
+
+@test "a wait cut short says why: a local server that listens 1 s into a planned 3 s wait" {
+	start_listener srv 1000 --count 1
+	run --separate-stderr timeout 20 env LD_PRELOAD="$LIB" BACKOFF_SHARED="$T/state" \
+		BACKOFF_BASE=3s BACKOFF_JITTER=none BACKOFF_LOG=info BACKOFF_LOG_FORMAT=json \
+		BACKOFF_LOG_FILE="$T/log.json" "$HELPERS/probe" "127.0.0.1:$PORT"
+	assert_eq "$output" "OK" "the outcome: $stderr"
+	assert_eq "$(json_events "$T/log.json" retry wait_ms)" 3000 "the planned wait"
+	local woke
+	woke=$(json_events "$T/log.json" woke reason wait_ms)
+	assert_match "$woke" "^news [0-9]+$" "the wait cut short, and why"
+	assert_between "${woke#* }" 1000 3000 "ms not waited"
+	assert_eq "$(json_events "$T/log.json" success attempt)" 2 "the success"
+}

@@ -145,6 +145,13 @@ void events_waiting(const struct events_subject *s, int err, uint64_t attempt, u
 	     left_ms == CONFIG_INFINITE ? LOG_NONE : (int64_t)left_ms, (int64_t)elapsed_ms, NULL);
 }
 
+void events_cut_short(const struct events_subject *s, uint64_t early_ms, bool made)
+{
+	events_woke_early(early_ms);
+	line(LOG_LEVEL_INFO, "woke", s, 0, 0, LOG_NONE, (int64_t)early_ms, LOG_NONE,
+	     made ? "look" : "news");
+}
+
 void events_giveup(const struct events_subject *s, bool first, int err, uint64_t attempt,
 		   uint64_t elapsed_ms, const char *reason)
 {

@@ -46,6 +46,14 @@ void events_waiting(const struct events_subject *s, int err, uint64_t attempt, u
 void events_woke_early(uint64_t early_ms);
 
 /*
+ * A blocking call's planned wait for s->target ended @early_ms before its
+ * time: a listener appeared or another process connected (@made false: the
+ * call attempts now), or a look made an attempt that stands for its own
+ * (@made).  Not waited (events_woke_early), and said at info.
+ */
+void events_cut_short(const struct events_subject *s, uint64_t early_ms, bool made);
+
+/*
  * A call gave up after @attempt with @err, @elapsed_ms after its first
  * failure, for @reason; @first: at its first failure (the call is counted).
  */

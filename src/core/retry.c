@@ -175,7 +175,8 @@ int retry_blocking(const struct config *cfg, const struct retry_call *c, int fir
 			uint64_t woke = clock_now_ns();
 
 			if (woke < wake_ns)
-				events_woke_early((wake_ns - woke) / 1000000);
+				events_cut_short(&c->what, (wake_ns - woke) / 1000000,
+						 end == WAIT_MADE);
 		}
 		if (end == WAIT_SIGNAL) {
 			events_giveup(&c->what, false, err, p.attempt, clock_now_ms() - p.start_ms,

@@ -293,6 +293,15 @@ static void format_text(struct text *t, const struct log_event *ev)
 			text_str(t, " with no time budget (BACKOFF_TIMEOUT=inf)");
 		}
 		text_str(t, "; BACKOFF_LOG=info shows each retry");
+	} else if (strcmp(ev->event, "woke") == 0) {
+		text_str(t, "the planned wait ended ");
+		text_u64(t, (uint64_t)ev->wait_ms);
+		text_str(t, ev->reason && strcmp(ev->reason, "look") == 0
+				    ? "ms early: a look at the destination made an attempt, which "
+				      "counts as "
+				      "this call's"
+				    : "ms early: a listener appeared or another process connected; "
+				      "attempting now");
 	} else if (strcmp(ev->event, "ended") == 0) {
 		text_str(t, "ended by the program (it closed the socket) after ");
 		text_u64(t, ev->attempt);
