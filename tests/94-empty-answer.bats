@@ -132,6 +132,27 @@ within() {
 	done
 }
 
+@test "a signal during the wait for a silent new connection: its handler runs at once, and the read gets the end it met" {
+	start_front front fin 1 keep
+	run --separate-stderr timeout 20 env LD_PRELOAD="$LIB" "${LOGGED[@]}" BACKOFF_BASE=1ms \
+		"$PYTHON" -c '
+import signal, socket, sys, time
+start = time.monotonic()
+ran = []
+signal.signal(signal.SIGALRM, lambda *_: ran.append(time.monotonic() - start))
+s = socket.create_connection(("127.0.0.1", int(sys.argv[1])))
+signal.setitimer(signal.ITIMER_REAL, 0.3)
+data = s.recv(100)
+print(repr(data), int(ran[0] * 1000) if ran else -1, int((time.monotonic() - start) * 1000))
+' "$PORT"
+	local got handler total
+	read -r got handler total <<<"$output"
+	assert_eq "$got" "b''" "what the read returned: $stderr"
+	assert_between "$handler" 250 "$(within 800)" "ms until the handler ran (the attempt's time is 5 s)"
+	assert_between "$total" 250 "$(within 1000)" "ms until the read returned"
+	assert_eq "$(json_events "$T/log.json" early-end errno reason)" "EINTR failed" "the new connection's end"
+}
+
 @test "a server that accepts once and exits: the read returns 0 at once, blocking and non-blocking, as without the library" {
 	local mode
 	for mode in blocking select poll epoll; do

@@ -43,8 +43,12 @@ static int send_all(int fd, const unsigned char *p, uint32_t n)
 	return 0;
 }
 
-/* Wait until @until_ms (CONFIG_INFINITE: for ever) for @fd to be readable: whether it is. */
-static bool readable_by(int fd, uint64_t until_ms)
+/*
+ * Wait until @until_ms (CONFIG_INFINITE: for ever) for @fd to be readable:
+ * 1, 0 if it is not by then, -1 if a signal that may not restart the call
+ * cut the wait short (the program's own timer, say: as its read would be).
+ */
+static int readable_by(int fd, uint64_t until_ms)
 {
 	struct pollfd p = { .fd = fd, .events = POLLIN };
 
@@ -57,9 +61,11 @@ static bool readable_by(int fd, uint64_t until_ms)
 		int rc = real_poll(&p, 1, ms);
 
 		if (rc > 0)
-			return true;
-		if (rc == 0 || errno != EINTR)
-			return false;
+			return 1;
+		if (rc == 0)
+			return 0;
+		if (errno != EINTR || !clock_every_handler_restarts())
+			return -1;
 	}
 }
 
@@ -75,8 +81,8 @@ static int answered(int fd, unsigned char want)
 /*
  * Send @fl again on @fd's new connection: a start-up that negotiated first
  * (PostgreSQL's SSLRequest) stops for the server's answer, which must be the
- * one the program had (in the clear), before the rest.  0, else an errno,
- * or -1: no answer by @until_ms.
+ * one the program had (in the clear), before the rest.  0, else an errno
+ * (EINTR: a signal cut the wait short), or -1: no answer by @until_ms.
  */
 static int send_flight(int fd, const struct flight *fl, uint64_t until_ms)
 {
@@ -87,8 +93,14 @@ static int send_flight(int fd, const struct flight *fl, uint64_t until_ms)
 		return send_all(fd, fl->data, fl->len);
 	if ((err = send_all(fd, fl->data, pause)) != 0)
 		return err;
-	if (!readable_by(fd, until_ms))
+	switch (readable_by(fd, until_ms)) {
+	case 0:
 		return -1;
+	case -1:
+		return EINTR;
+	default:
+		break;
+	}
 	if ((err = answered(fd, READY_GO_ON)) != 0)
 		return err;
 	return send_all(fd, fl->data + pause, fl->len - pause);
@@ -134,8 +146,13 @@ static bool again_here(int fd, const struct sockaddr_storage *addr, socklen_t le
 		err = connect_once(fd, (const struct sockaddr *)addr, len, until);
 		if (err == 0 && fl)
 			err = send_flight(fd, fl, until);
-		if (err == 0)
-			ok = readable_by(fd, until);
+		if (err == 0) {
+			int readable = readable_by(fd, until);
+
+			ok = readable > 0;
+			if (readable < 0)
+				err = EINTR;
+		}
 		if (err == -1 || (err == 0 && !ok))
 			why = "silent";
 		else if (err == ECONNREFUSED)
