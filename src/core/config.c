@@ -261,8 +261,7 @@ static const char *parse_fixed(const char *s, unsigned frac_digits, uint64_t max
 	return s;
 }
 
-/* "250ms", "2s", "1.5m", "1h", or a bare number of milliseconds. */
-static int parse_duration(const char *s, uint64_t min_ms, uint64_t max_ms, uint64_t *out)
+int config_parse_duration(const char *s, uint64_t min_ms, uint64_t max_ms, uint64_t *out)
 {
 	static const struct {
 		const char *suffix;
@@ -459,10 +458,10 @@ STARTUP_CODE static int apply(struct config *cfg, const char *name, const char *
 		if (parse_bool(v, &cfg->enabled) != 0)
 			msg = "expected on or off (also 1/0, yes/no, true/false)";
 	} else if (strcmp(name, "BACKOFF_BASE") == 0) {
-		if (parse_duration(v, 1, POLICY_MAX_DELAY_MS, &cfg->policy.base_ms) != 0)
+		if (config_parse_duration(v, 1, POLICY_MAX_DELAY_MS, &cfg->policy.base_ms) != 0)
 			msg = "expected a duration from 1ms to 24h, such as 250ms, 2s, 1m";
 	} else if (strcmp(name, "BACKOFF_CAP") == 0) {
-		if (parse_duration(v, 1, POLICY_MAX_DELAY_MS, &cfg->policy.cap_ms) != 0)
+		if (config_parse_duration(v, 1, POLICY_MAX_DELAY_MS, &cfg->policy.cap_ms) != 0)
 			msg = "expected a duration from 1ms to 24h, such as 250ms, 2s, 1m";
 	} else if (strcmp(name, "BACKOFF_MULTIPLIER") == 0) {
 		/* parse_fixed's limit is the largest multiplier: only the least needs a check. */
@@ -488,12 +487,13 @@ STARTUP_CODE static int apply(struct config *cfg, const char *name, const char *
 	} else if (strcmp(name, "BACKOFF_TIMEOUT") == 0) {
 		if (is_inf(v))
 			cfg->timeout_ms = CONFIG_INFINITE;
-		else if (parse_duration(v, 0, POLICY_MAX_DELAY_MS, &cfg->timeout_ms) != 0)
+		else if (config_parse_duration(v, 0, POLICY_MAX_DELAY_MS, &cfg->timeout_ms) != 0)
 			msg = "expected a duration up to 24h such as 30s, 2m, or inf";
 	} else if (strcmp(name, "BACKOFF_ATTEMPT_TIMEOUT") == 0) {
 		if (is_inf(v))
 			cfg->attempt_timeout_ms = CONFIG_INFINITE;
-		else if (parse_duration(v, 1, POLICY_MAX_DELAY_MS, &cfg->attempt_timeout_ms) != 0)
+		else if (config_parse_duration(v, 1, POLICY_MAX_DELAY_MS,
+					       &cfg->attempt_timeout_ms) != 0)
 			msg = "expected a duration from 1ms to 24h such as 5s, or inf";
 		else
 			cfg->attempt_until_next = false;
@@ -536,7 +536,7 @@ STARTUP_CODE static int apply(struct config *cfg, const char *name, const char *
 
 		if (parse_bool(v, &on) == 0)
 			cfg->local_probe_ms = on ? CONFIG_LOCAL_PROBE_MS : 0;
-		else if (parse_duration(v, 1, SEC, &cfg->local_probe_ms) != 0)
+		else if (config_parse_duration(v, 1, SEC, &cfg->local_probe_ms) != 0)
 			msg = "expected off or a duration from 1ms to 1s such as 10ms";
 	} else if (strcmp(name, "BACKOFF_LOG") == 0) {
 		if (parse_choice(v, levels, N(levels), &choice) != 0)

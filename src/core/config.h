@@ -109,6 +109,13 @@ typedef const char *config_lookup_fn(const char *name, void *ctx);
 void config_parse(config_lookup_fn *lookup, void *ctx, struct config *cfg,
 		  struct config_problems *problems);
 
+/*
+ * A duration as the BACKOFF_* variables take it ("250ms", "2s", "1.5m",
+ * "1h", or a bare number of milliseconds) into *out, within [@min_ms,
+ * @max_ms]: 0, else -1.  Pure.
+ */
+int config_parse_duration(const char *s, uint64_t min_ms, uint64_t max_ms, uint64_t *out);
+
 /* Format @p as one line without a newline: backoff: NAME="value": message */
 size_t config_problem_format(const struct config_problem *p, char *buf, size_t size);
 

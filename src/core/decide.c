@@ -378,7 +378,7 @@ bool decide_early_close(const struct config *cfg, const struct target_addr *t, b
 	 * attempt: the end is the program's, at once.
 	 */
 	if (decide_listener_gone(cfg, t)) {
-		events_early_end(&what, 0, "gone");
+		events_early_end(&what, 0, true);
 		return false;
 	}
 	/* A streak whose last early close is further back than two of the longest delays is over.
@@ -412,9 +412,14 @@ void decide_first_byte(const struct config *cfg, const struct target_addr *t)
 		share_note_first_byte(s);
 }
 
+uint64_t decide_look_ms(const struct config *cfg, const struct target_addr *t)
+{
+	return cfg->local_probe_ms && share_is_local(t) ? cfg->local_probe_ms : 0;
+}
+
 bool decide_listener_gone(const struct config *cfg, const struct target_addr *t)
 {
-	return cfg->local_probe_ms && share_is_local(t) && listen_probe(t) == 0;
+	return decide_look_ms(cfg, t) && listen_probe(t) == 0;
 }
 
 /*
@@ -425,10 +430,7 @@ bool decide_listener_gone(const struct config *cfg, const struct target_addr *t)
 static int damp_wait(const struct config *cfg, struct share_slot *s, const struct target_addr *t,
 		     uint64_t until_ns, bool watch)
 {
-	uint64_t look_ns = watch && cfg->local_probe_ms && share_is_local(t)
-				   ? cfg->local_probe_ms * 1000000
-				   : 0,
-		 now;
+	uint64_t look_ns = watch ? decide_look_ms(cfg, t) * 1000000 : 0, now;
 	int rc = 0;
 
 	while (rc == 0 && (now = clock_now_ns()) < until_ns) {

@@ -109,8 +109,14 @@ int decide_damp(const struct config *cfg, int fd, const struct target_addr *t, u
 		bool watch);
 
 /*
+ * How often a local destination's listener is looked for in the kernel's
+ * tables (BACKOFF_LOCAL_PROBE), in ms; 0: @t is not local, or looks are off.
+ */
+uint64_t decide_look_ms(const struct config *cfg, const struct target_addr *t);
+
+/*
  * Whether nothing listens at @t any more: a local destination, looked up
- * in the kernel's tables (BACKOFF_LOCAL_PROBE on).  A remote one: false.
+ * in the kernel's tables (decide_look_ms).  A remote one: false.
  */
 bool decide_listener_gone(const struct config *cfg, const struct target_addr *t);
 

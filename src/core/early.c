@@ -218,7 +218,7 @@ enum early_action early_seen(const struct config *cfg, int fd, ssize_t rc, int e
 	return fl ? EARLY_REPLAY : EARLY_RECONNECT;
 }
 
-int early_end(int fd, int err, const char *why)
+int early_end(int fd, int err, bool gone)
 {
 	struct fdslot *s = fdtable_peek(fd);
 	struct events_subject what = { .call = "connect" };
@@ -238,7 +238,7 @@ int early_end(int fd, int err, const char *why)
 		if (target_from_sockaddr((const struct sockaddr *)&s->first_addr, s->first_len,
 					 &t)) {
 			what.target = &t;
-			events_early_end(&what, err, why);
+			events_early_end(&what, err, gone);
 		}
 	}
 	errno = saved;

@@ -87,14 +87,15 @@ void early_flight_done(int fd, struct flight *flight);
 void early_shutdown(int fd, int how);
 
 /*
- * The new connection of @fd's early close failed with @err (refused: @why
- * "gone"; else "failed"), or (@err 0, @why "silent") sent nothing by its
- * time: the program gets the end the first connection met.  The socket is
+ * The new connection of @fd's early close failed with @err, or (@err 0)
+ * its listener is gone (@gone) or it sent nothing by its time
+ * (events_early_end says which): the program gets the end the first
+ * connection met.  The socket is
  * aborted and left reading as ended (0) from now on, its watch and its
  * reconnect over.  Returns how the first connection ended (0: end of
  * file, else its errno: a reset).  errno untouched.
  */
-int early_end(int fd, int err, const char *why);
+int early_end(int fd, int err, bool gone);
 
 /* Whether @s's connection is one being made again after an early close, not yet answered. */
 static inline bool early_again(const struct fdslot *s)

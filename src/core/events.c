@@ -1,6 +1,7 @@
 /* Counters for BACKOFF_STATS and the event lines of retries, give-ups and passes. */
 #include "core/events.h"
 
+#include <errno.h>
 #include <stdatomic.h>
 #include <string.h>
 
@@ -232,8 +233,12 @@ void events_early(const struct events_subject *s, bool not_ready, uint64_t strea
 	     LOG_NONE, LOG_NONE, what);
 }
 
-void events_early_end(const struct events_subject *s, int err, const char *why)
+void events_early_end(const struct events_subject *s, int err, bool gone)
 {
+	const char *why = err == ECONNREFUSED || (err == 0 && gone) ? "gone"
+			  : err					    ? "failed"
+								    : "silent";
+
 	line(LOG_LEVEL_INFO, "early-end", s, err, 0, LOG_NONE, LOG_NONE, LOG_NONE, why);
 }
 

@@ -104,11 +104,12 @@ void events_early(const struct events_subject *s, bool not_ready, uint64_t strea
 
 /*
  * The new connection of an early close to s->target is given up: it failed
- * with @err, or (@err 0) sent nothing within its attempt's time; @why:
- * "gone" (refused: the listener served its one connection), "failed" or
- * "silent".  The program gets the end the first connection met.  At info.
+ * with @err, or (@err 0) its listener is gone (@gone) or it sent nothing
+ * within its attempt's time.  Said at info with why: "gone" (refused, or
+ * nothing listens: the listener served its one connection), "failed" or
+ * "silent".  The program gets the end the first connection met.
  */
-void events_early_end(const struct events_subject *s, int err, const char *why);
+void events_early_end(const struct events_subject *s, int err, bool gone);
 
 /* A connect waits @wait_ms before its attempt: @streak early closes in a row.  At info. */
 void events_damped(const struct events_subject *s, uint64_t streak, uint64_t wait_ms);

@@ -15,7 +15,6 @@
 #include "core/early.h"
 #include "core/epollreg.h"
 #include "core/events.h"
-#include "core/share.h"
 #include "sys/clock.h"
 #include "sys/fdinfo.h"
 #include "sys/sock.h"
@@ -92,6 +91,20 @@ static void release_waiters(const struct dest *d)
 }
 
 /*
+ * The TCP state of @fd, or -1 (not TCP).  A failed attempt shows as
+ * TCP_CLOSE without consuming the pending error (measured), so the last
+ * failure can be left to the kernel.
+ */
+static int tcp_state(int fd)
+{
+	struct tcp_info info;
+	socklen_t len = sizeof(info);
+
+	memset(&info, 0, sizeof(info));
+	return real_getsockopt(fd, IPPROTO_TCP, TCP_INFO, &info, &len) == 0 ? info.tcpi_state : -1;
+}
+
+/*
  * The connect of @s (@fd, claimed) succeeded at @now; its destination is
  * up.  Returns the new state: free, or, for a connection made again after
  * an early close, visible and awaited until its time (FDS_AWAIT).
@@ -119,14 +132,14 @@ static unsigned succeeded(const struct config *cfg, struct fdslot *s, int fd, ui
 
 /*
  * The new connection of an early close on @s (@fd, claimed) failed with
- * @err, or (0) stayed silent, or its listener is gone (@why, as
- * early_end's): the program gets the end the first one met, a reset as the
- * error held for it.  @hidden: out of its epoll sets, which get it back.
+ * @err, or (0) its listener is gone (@gone) or it stayed silent: the
+ * program gets the end the first one met, a reset as the error held for
+ * it.  @hidden: out of its epoll sets, which get it back.
  */
-static unsigned again_over(struct fdslot *s, int fd, int err, const char *why, bool hidden)
+static unsigned again_over(struct fdslot *s, int fd, int err, bool gone, bool hidden)
 {
 	int cancel = fdtable_nocancel(); /* a log line is a cancellation point */
-	int end = early_end(fd, err, why);
+	int end = early_end(fd, err, gone);
 
 	fdtable_cancel_restore(cancel);
 	if (hidden)
@@ -143,19 +156,12 @@ static unsigned again_over(struct fdslot *s, int fd, int err, const char *why, b
  */
 static unsigned again_due(struct fdslot *s, int fd)
 {
-	struct tcp_info info;
-	socklen_t len = sizeof(info);
-
 	if (!(atomic_load_explicit(&s->word, memory_order_relaxed) & FDS_FIRST)) {
 		atomic_store_explicit(&s->again_until_ms, 0, memory_order_relaxed);
 		return FDS_FREE;
 	}
-	memset(&info, 0, sizeof(info));
-	if (real_getsockopt(fd, IPPROTO_TCP, TCP_INFO, &info, &len) != 0)
-		info.tcpi_state = TCP_CLOSE;
-	if (info.tcpi_state == TCP_SYN_SENT)
-		return again_over(s, fd, ETIMEDOUT, "failed", false);
-	return again_over(s, fd, 0, "silent", false);
+	/* Its connect unanswered, else the connection silent. */
+	return again_over(s, fd, tcp_state(fd) == TCP_SYN_SENT ? ETIMEDOUT : 0, false, false);
 }
 
 /*
@@ -165,11 +171,10 @@ static unsigned again_due(struct fdslot *s, int fd)
  */
 static unsigned again_look(const struct config *cfg, struct fdslot *s, uint64_t now)
 {
-	uint64_t due = s->conn.policy_due_ms;
+	uint64_t due = s->conn.policy_due_ms, look = decide_look_ms(cfg, &s->conn.target);
 
-	if (cfg->local_probe_ms && share_is_local(&s->conn.target) &&
-	    now + cfg->local_probe_ms < due)
-		due = now + cfg->local_probe_ms;
+	if (look && now + look < due)
+		due = now + look;
 	atomic_store_explicit(&s->conn.due_ms, due, memory_order_relaxed);
 	due_lower(due);
 	return FDS_HIDDEN;
@@ -181,20 +186,6 @@ static uint64_t attempt_until(const struct config *cfg, const struct fdslot *s, 
 	uint64_t until = atomic_load_explicit(&s->again_until_ms, memory_order_relaxed);
 
 	return until ? until : decide_loop_attempt_deadline(cfg, &s->conn, now);
-}
-
-/*
- * The TCP state of @fd, or -1 (not TCP).  A failed attempt shows as
- * TCP_CLOSE without consuming the pending error (measured), so the last
- * failure can be left to the kernel.
- */
-static int tcp_state(int fd)
-{
-	struct tcp_info info;
-	socklen_t len = sizeof(info);
-
-	memset(&info, 0, sizeof(info));
-	return real_getsockopt(fd, IPPROTO_TCP, TCP_INFO, &info, &len) == 0 ? info.tcpi_state : -1;
 }
 
 /* A managed slot of @fd, its state settled (no other thread changing it), or NULL. */
@@ -408,7 +399,7 @@ static unsigned attempt_failed_claimed(const struct config *cfg, struct fdslot *
 		/* Made and ended since: its end is for the program's read to meet. */
 		if (err == 0)
 			return succeeded(cfg, s, fd, now);
-		return again_over(s, fd, err, err == ECONNREFUSED ? "gone" : "failed", false);
+		return again_over(s, fd, err, false, false);
 	}
 	if (decide_loop_final(cfg, &s->conn, fd, now))
 		return FDS_FINAL;
@@ -463,7 +454,7 @@ static unsigned attempt_again(const struct config *cfg, struct fdslot *s, int fd
 	if (early_again(s)) {
 		/* Its listener gone, it served its one connection: no attempt. */
 		if (decide_listener_gone(cfg, &s->conn.target))
-			return again_over(s, fd, 0, "gone", true);
+			return again_over(s, fd, 0, true, true);
 		if (now_ms < s->conn.policy_due_ms)
 			return again_look(cfg, s, now_ms);
 	}
@@ -498,7 +489,7 @@ static unsigned attempt_again(const struct config *cfg, struct fdslot *s, int fd
 	}
 	/* A new connection of an early close has one attempt (refused: the listener is gone). */
 	if (early_again(s))
-		return again_over(s, fd, err, err == ECONNREFUSED ? "gone" : "failed", true);
+		return again_over(s, fd, err, false, true);
 	if (decide_loop_failed(cfg, &s->conn, fd, err, now_ms, &due))
 		return hide(s, fd, due);
 	atomic_store_explicit(&s->conn.err, err, memory_order_relaxed);

@@ -5,7 +5,6 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <limits.h>
 #include <poll.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
@@ -17,6 +16,7 @@
 #include "core/ready.h"
 #include "init.h"
 #include "intercept/io.h"
+#include "intercept/waitdrv.h"
 #include "sys/clock.h"
 #include "sys/real.h"
 #include "sys/sock.h"
@@ -45,8 +45,9 @@ static int send_all(int fd, const unsigned char *p, uint32_t n)
 
 /*
  * Wait until @until_ms (CONFIG_INFINITE: for ever) for @fd to be readable:
- * 1, 0 if it is not by then, -1 if a signal that may not restart the call
- * cut the wait short (the program's own timer, say: as its read would be).
+ * 0 when it is, -1 if it is not by then (silent), else an errno: EINTR when
+ * a signal that may not restart the call cut the wait short (the program's
+ * own timer, say: as its read would be).
  */
 static int readable_by(int fd, uint64_t until_ms)
 {
@@ -54,18 +55,17 @@ static int readable_by(int fd, uint64_t until_ms)
 
 	for (;;) {
 		uint64_t now = clock_now_ms();
-		int ms = until_ms == CONFIG_INFINITE ? -1
-			 : now >= until_ms	     ? 0
-			 : until_ms - now > INT_MAX  ? INT_MAX
-						     : (int)(until_ms - now);
-		int rc = real_poll(&p, 1, ms);
+		int64_t left_ns = until_ms == CONFIG_INFINITE ? -1
+				  : now >= until_ms	      ? 0
+							      : (int64_t)(until_ms - now) * 1000000;
+		int rc = real_poll(&p, 1, waitdrv_ns_to_ms(left_ns));
 
 		if (rc > 0)
-			return 1;
-		if (rc == 0)
 			return 0;
-		if (errno != EINTR || !clock_every_handler_restarts())
+		if (rc == 0)
 			return -1;
+		if (errno != EINTR || !clock_every_handler_restarts())
+			return errno;
 	}
 }
 
@@ -91,16 +91,8 @@ static int send_flight(int fd, const struct flight *fl, uint64_t until_ms)
 
 	if (pause == 0 || pause >= fl->len)
 		return send_all(fd, fl->data, fl->len);
-	if ((err = send_all(fd, fl->data, pause)) != 0)
+	if ((err = send_all(fd, fl->data, pause)) != 0 || (err = readable_by(fd, until_ms)) != 0)
 		return err;
-	switch (readable_by(fd, until_ms)) {
-	case 0:
-		return -1;
-	case -1:
-		return EINTR;
-	default:
-		break;
-	}
 	if ((err = answered(fd, READY_GO_ON)) != 0)
 		return err;
 	return send_all(fd, fl->data + pause, fl->len - pause);
@@ -124,8 +116,7 @@ static bool again_here(int fd, const struct sockaddr_storage *addr, socklen_t le
 	uint64_t until = s ? atomic_load_explicit(&s->again_until_ms, memory_order_relaxed) : 0,
 		 later = 0;
 	int flags = fcntl(fd, F_GETFL), err;
-	bool nonblocking = flags >= 0 && (flags & O_NONBLOCK), ok = false;
-	const char *why = "failed";
+	bool nonblocking = flags >= 0 && (flags & O_NONBLOCK), gone = false;
 	struct target_addr t;
 
 	if (until == 0)
@@ -140,36 +131,25 @@ static bool again_here(int fd, const struct sockaddr_storage *addr, socklen_t le
 		      ? decide_damp(cfg, fd, &t, &later, true)
 		      : 0;
 	if (err == ECONNREFUSED) {
-		err = 0;
-		why = "gone";
+		gone = true;
 	} else if (err == 0) {
 		err = connect_once(fd, (const struct sockaddr *)addr, len, until);
 		if (err == 0 && fl)
 			err = send_flight(fd, fl, until);
-		if (err == 0) {
-			int readable = readable_by(fd, until);
-
-			ok = readable > 0;
-			if (readable < 0)
-				err = EINTR;
-		}
-		if (err == -1 || (err == 0 && !ok))
-			why = "silent";
-		else if (err == ECONNREFUSED)
-			why = "gone";
-		if (err == -1)
-			err = 0;
+		if (err == 0)
+			err = readable_by(fd, until);
 	}
 	if (nonblocking)
 		(void)fcntl(fd, F_SETFL, flags);
 	if (fl)
 		early_flight_done(fd, fl);
-	if (ok) {
+	if (err == 0) {
 		if (s)
 			atomic_store_explicit(&s->again_until_ms, 0, memory_order_relaxed);
 		return true;
 	}
-	*end = early_end(fd, err, why);
+	/* -1: silent until its time; ECONNREFUSED from the delay: its listener went away. */
+	*end = early_end(fd, err == -1 || gone ? 0 : err, gone);
 	return false;
 }
 
@@ -211,8 +191,7 @@ static __attribute__((noinline)) bool read_again(int fd, ssize_t *rc, struct iov
 			*rc = -1;
 			return false;
 		}
-		end = errno;
-		end = early_end(fd, end, end == ECONNREFUSED ? "gone" : "failed");
+		end = early_end(fd, errno, false);
 		break;
 	case EARLY_END:
 		break;

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "core/config.h"
+#include "core/policy.h"
 #include "core/share.h"
 #include "core/target.h"
 #include "sys/clock.h"
@@ -526,32 +527,6 @@ static unsigned uid_of(const char *name)
 	return (unsigned)n;
 }
 
-/* A duration as --age takes it (digits, then ms, s, m or h; bare: ms) in *ms. */
-static bool parse_age(const char *text, uint64_t *ms)
-{
-	static const struct {
-		const char *unit;
-		uint64_t ms;
-	} units[] = { { "", 1 }, { "ms", 1 }, { "s", 1000 }, { "m", 60000 }, { "h", 3600000 } };
-	uint64_t n = 0;
-	const char *p = text;
-	size_t u;
-
-	if (*p < '0' || *p > '9')
-		return false;
-	for (; *p >= '0' && *p <= '9'; p++) {
-		if (n > UINT64_MAX / 10 / 3600000)
-			return false;
-		n = n * 10 + (uint64_t)(*p - '0');
-	}
-	for (u = 0; u < sizeof(units) / sizeof(units[0]); u++)
-		if (strcmp(p, units[u].unit) == 0) {
-			*ms = n * units[u].ms;
-			return true;
-		}
-	return false;
-}
-
 static const char *lookup_env(const char *name, void *ctx)
 {
 	(void)ctx;
@@ -578,7 +553,8 @@ int main(int argc, char **argv)
 		} else if (strcmp(argv[i], "--all") == 0) {
 			all = true;
 		} else if (strcmp(argv[i], "--age") == 0 && i + 1 < argc) {
-			if (!parse_age(argv[++i], &age_ms)) {
+			if (config_parse_duration(argv[++i], 0, POLICY_MAX_DELAY_MS, &age_ms) !=
+			    0) {
 				fprintf(stderr,
 					"backoff status: --age \"%s\": expected a duration "
 					"such as 250ms, 30s, 10m, 2h\n%s",
