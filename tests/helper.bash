@@ -548,23 +548,34 @@ while True:
 	PORT=$(<"$T/$1.port")
 }
 
-# client FIRST COMMAND...: python clients of start_front's PORT: "reads" reads first (a server-first protocol), "sends" sends
-# PING first (a client-first one), "timed" reads first with an SO_RCVTIMEO of
-# 5 s; each prints what it received, or the error.
+# client FIRST COMMAND...: python clients of start_front's PORT, run by
+# COMMAND: "reads" reads first (a server-first protocol), "sends" sends PING
+# first (a client-first one), "timed" reads first with an SO_RCVTIMEO of 5 s,
+# "alarmed" reads first with a SIGALRM handler (no SA_RESTART: python's) and a
+# timer of 0.3 s; each prints what it received, or the error, and "alarmed"
+# then the ms since it began until the handler ran (-1: never) and in all.
 client() {
 	local first=$1
 	shift
 	"$@" "$PYTHON" -c '
-import socket, struct, sys
+import signal, socket, struct, sys, time
+start = time.monotonic()
+ran = []
 s = socket.create_connection(("127.0.0.1", int(sys.argv[2])))
 if sys.argv[1] == "sends":
     s.sendall(b"PING\n")
 if sys.argv[1] == "timed":
     s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVTIMEO, struct.pack("ll", 5, 0))
+if sys.argv[1] == "alarmed":
+    signal.signal(signal.SIGALRM, lambda *_: ran.append(time.monotonic() - start))
+    signal.setitimer(signal.ITIMER_REAL, 0.3)
 try:
     data = s.recv(100)
-    print(repr(data))
+    out = repr(data)
 except OSError as e:
-    print(type(e).__name__)
+    out = type(e).__name__
+if sys.argv[1] == "alarmed":
+    out += " %d %d" % (int(ran[0] * 1000) if ran else -1, int((time.monotonic() - start) * 1000))
+print(out)
 ' "$first" "$PORT"
 }
