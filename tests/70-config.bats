@@ -134,6 +134,14 @@ check_launcher_usage() {
 	check_launcher_usage 10x --cap 10x
 }
 
+@test "a bad value in the environment ends the launcher with one line naming it, and no usage line: the command line was right" {
+	run --separate-stderr timeout 20 env BACKOFF_CAP=10x "$LAUNCHER" -- sh -c 'echo ran'
+	assert_eq "$status" 2 "launcher status"
+	assert_eq "$output" "" "launcher stdout"
+	assert_eq "$stderr" 'backoff: BACKOFF_CAP="10x": expected a duration from 1ms to 24h, such as 250ms, 2s, 1m' \
+		"launcher stderr"
+}
+
 @test "a log file the process cannot open gets one warning naming it and the reason, then stderr" {
 	closed_port dead
 	run --separate-stderr env LD_PRELOAD="$LIB" BACKOFF_BASE=10ms BACKOFF_RETRIES=3 \
