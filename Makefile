@@ -104,7 +104,7 @@ $(STATUS): src/tool/status.c $(CORE_OBJ)
 # The supervisor engine: a program of its own, on the same core as the library, with
 # libc's calls as the real ones (src/supervise/libc.c) instead of sys/real.c.
 SUPERVISE_CORE := $(patsubst %,$(BUILD)/obj/src/%.o,core/addrlist core/config core/decide \
-	core/dest core/events core/fate core/policy core/retry core/share core/target sys/clock \
+	core/dest core/engine core/events core/fate core/policy core/retry core/share core/target sys/clock \
 	sys/errname sys/listen sys/log sys/rng sys/sock sys/text)
 $(SUPERVISOR): $(SUPERVISE_SRC:%.c=$(BUILD)/obj/%.o) $(SUPERVISE_CORE)
 	$(CC) $(CFLAGS_ALL) -o $@ $^ $(LIBS)
@@ -255,7 +255,8 @@ COV_BUILD ?= build/coverage
 
 .PHONY: coverage
 
-## coverage: branch coverage of src/core from the unit tests; 100 % of policy.c and config.c
+## coverage: branch coverage of src/core from the unit tests; 100 % of policy.c, config.c
+## and engine.c
 ## (COVERAGE_SUITE=1: from the whole bats suite as well, against the same build)
 coverage:
 	$(MAKE) BUILD=$(COV_BUILD) OPT="-O0 -g" EXTRA_CFLAGS="--coverage" \
@@ -264,7 +265,8 @@ coverage:
 	@set -e; for u in $(UNIT_SRC:tests/unit/%.c=$(COV_BUILD)/unit/%); do $$u; done
 	$(if $(COVERAGE_SUITE),TEST_BUILD_DIR=$(abspath $(COV_BUILD)) $(BATS) $(BATS_FLAGS) tests/)
 	python3 tests/hardening/coverage.py $(COV_BUILD)/obj $(CORE_SRC) \
-		--require src/core/policy.c=100 --require src/core/config.c=100
+		--require src/core/policy.c=100 --require src/core/config.c=100 \
+		--require src/core/engine.c=100
 
 FUZZ_BUILD ?= build/fuzz
 FUZZ_CC ?= clang

@@ -6,6 +6,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/socket.h>
 
 #include "core/policy.h"
 #include "core/target.h"
@@ -121,6 +122,12 @@ size_t config_problem_format(const struct config_problem *p, char *buf, size_t s
 
 /* Whether @err is in @set. */
 bool config_errset_has(const struct config_errset *set, int err);
+
+/* The errors worth another attempt of a connect to an address of @family. */
+static inline const struct config_errset *config_retryable(const struct config *cfg, int family)
+{
+	return family == AF_UNIX ? &cfg->errors_unix : &cfg->errors_inet;
+}
 
 /*
  * Fill @out with the errors worth another attempt of a send that sent nothing

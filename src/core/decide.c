@@ -6,6 +6,7 @@
 
 #include "core/addrlist.h"
 #include "core/dest.h"
+#include "core/engine.h"
 #include "core/events.h"
 #include "core/fdtable.h"
 #include "core/retry.h"
@@ -14,11 +15,6 @@
 #include "sys/listen.h"
 #include "sys/rng.h"
 #include "sys/sock.h"
-
-static const struct config_errset *retryable(const struct config *cfg, const struct target_addr *t)
-{
-	return t->family == AF_UNIX ? &cfg->errors_unix : &cfg->errors_inet;
-}
 
 uint64_t decide_first_cap_ms(const struct config *cfg, const struct target_addr *t)
 {
@@ -48,7 +44,7 @@ static const char *why_not(const struct config *cfg, const struct decide_connect
 		*blocking = false;
 		goto destination;
 	}
-	if (!config_errset_has(retryable(cfg, t), c->err))
+	if (!config_errset_has(config_retryable(cfg, t->family), c->err))
 		return "errno";
 	type = sock_type(c->fd);
 	/* An AF_UNIX datagram connect fails too while the receiver is missing. */
@@ -63,53 +59,50 @@ destination:
 		return "nonblocking";
 	if (!target_matches(&cfg->targets, t))
 		return "excluded";
-	/*
-	 * Programs that try several addresses move on at once, as without
-	 * libbackoff.  An attempt under way is asked at its first failure.
-	 */
-	if (c->err != EINPROGRESS && addrlist_find(t, clock_now_ms()) == ADDRLIST_NOT_LAST)
-		return "not-last-address";
 	return NULL;
 }
 
-/* The blocking retry of @c: known down, budget, shared fate, then the loop. */
+/* Whether a program that tries several addresses moves on from @t, at @now_ms. */
+static bool more_addresses(const struct target_addr *t, uint64_t now_ms)
+{
+	return addrlist_find(t, now_ms) == ADDRLIST_NOT_LAST;
+}
+
+/* The blocking retry of @c: the destination's facts, budget and shared fate, then the loop. */
 static enum decide_verdict retry_here(const struct config *cfg, struct decide_connect *c)
 {
 	struct dest *d = dest_of(cfg, c->target, c->owner);
 	struct fate fate;
-	uint64_t budget, sndtimeo;
+	uint64_t budget, sndtimeo, now = clock_now_ms();
 	struct retry_call call = {
 		.what = { .call = "connect", .target = c->target },
-		.retryable = retryable(cfg, c->target),
+		.retryable = config_retryable(cfg, c->target->family),
 		.attempt = c->attempt,
 		.planned = c->planned,
 		.ctx = c->ctx,
 		.first_waited = c->waited,
+		.known_down = dest_down(d),
+		.more_addresses = more_addresses(c->target, now),
+		.budget_ms = CONFIG_INFINITE,
 	};
 
-	if (dest_down(d)) {
-		/* Its budget ran out: the kernel's answer, at once, as without libbackoff. */
-		if (c->waited)
-			return DECIDE_ATTEMPT;
-		events_pass("connect", c->target, c->err, "known-down");
-		return DECIDE_DONE;
-	}
-	fate_join(&fate, cfg, c->target, sock_type(c->fd), clock_now_ns());
-	if (fate.slot)
-		call.fate = &fate;
-	else if (c->waited)
-		return DECIDE_ATTEMPT;
-	budget = dest_budget_left(cfg, d, c->started_ms ? c->started_ms : clock_now_ms(),
-				  clock_now_ms());
-	sndtimeo = sock_sndtimeo_ms(c->fd);
-	/* The program's own send timeout counts from the call's start, the first attempt in it. */
-	if (sndtimeo != CONFIG_INFINITE && c->started_ms) {
-		uint64_t spent = clock_now_ms() - c->started_ms;
+	/* Passed through at once (engine_passes): no fate to share, no clock to start. */
+	if (!call.known_down && !call.more_addresses) {
+		fate_join(&fate, cfg, c->target, sock_type(c->fd), clock_now_ns());
+		if (fate.slot)
+			call.fate = &fate;
+		budget = dest_budget_left(cfg, d, c->started_ms ? c->started_ms : now, now);
+		sndtimeo = sock_sndtimeo_ms(c->fd);
+		/* The program's own send timeout counts from the call's start, the first attempt in
+		 * it. */
+		if (sndtimeo != CONFIG_INFINITE && c->started_ms) {
+			uint64_t spent = now - c->started_ms;
 
-		sndtimeo = sndtimeo > spent ? sndtimeo - spent : 0;
+			sndtimeo = sndtimeo > spent ? sndtimeo - spent : 0;
+		}
+		call.budget_ms = sndtimeo < budget ? sndtimeo : budget;
 	}
 	call.started_ms = c->started_ms;
-	call.budget_ms = sndtimeo < budget ? sndtimeo : budget;
 	c->err = retry_blocking(cfg, &call, c->err);
 	if (c->err == 0)
 		dest_succeeded(d);
@@ -142,35 +135,58 @@ void decide_connected(const struct config *cfg, const struct target_addr *t, pid
 		dest_succeeded(dest_of(cfg, t, owner));
 }
 
-/* The event loop's connect @c as the log and the retry loop see it. */
-static struct retry_call loop_call(const struct config *cfg, struct fdconn *c)
+/* The event loop's connect @c as the log sees it. */
+static struct events_subject loop_what(const struct fdconn *c)
 {
-	struct retry_call rc = {
-		.what = { .call = "connect", .target = &c->target },
-		.retryable = retryable(cfg, &c->target),
-		.budget_ms = CONFIG_INFINITE,
-	};
+	struct events_subject what = { .call = "connect", .target = &c->target };
 
-	return rc;
+	return what;
 }
 
 /*
- * A failed attempt of @c at @now: its destination's clock runs from its
- * first failure, and the call's deadline is never past the destination's.
+ * The engine's event @kind (@err) for @c at @now: the facts of its
+ * destination.  Unless the event passes the call through at once, its
+ * destination's clock runs from its first failure, and its fate is joined.
  */
-static void charge(const struct config *cfg, struct fdconn *c, uint64_t now)
+static struct engine_event loop_event(const struct config *cfg, struct fdconn *c,
+				      enum engine_event_kind kind, int err, uint64_t now)
 {
-	uint64_t left;
+	struct engine_event ev = {
+		.kind = kind,
+		.now_ms = now,
+		.err = err,
+		.known_down = dest_down(c->dest),
+		.more_addresses = c->progress.attempt == 1 && more_addresses(&c->target, now),
+		.budget_left_ms = CONFIG_INFINITE,
+		.cap_ms = CONFIG_INFINITE,
+	};
 
+	if (engine_needs_seed(cfg, &c->progress))
+		ev.seed = rng_next();
+	if (kind == ENGINE_CLOSED || kind == ENGINE_CONNECTED || kind == ENGINE_DUE ||
+	    engine_passes(&c->progress, &ev))
+		return ev;
 	if (!c->dest)
 		/* Atomic: releasing the event loop's waiters reads it without the claim. */
 		__atomic_store_n(&c->dest, dest_of(cfg, &c->target, 0), __ATOMIC_RELAXED);
 	if (!c->fate.slot && cfg->shared)
 		/* A managed connect is a stream connect (it was EINPROGRESS). */
 		fate_join(&c->fate, cfg, &c->target, SOCK_STREAM, c->fate.last_ns);
-	left = dest_budget_left(cfg, c->dest, c->progress.start_ms, now);
-	if (left != CONFIG_INFINITE && now + left < c->progress.deadline_ms)
-		c->progress.deadline_ms = now + left;
+	ev.budget_left_ms = dest_budget_left(cfg, c->dest, c->progress.start_ms, now);
+	return ev;
+}
+
+/* Step @c's engine with @ev and say what it asks to. */
+static struct engine_action loop_step(const struct config *cfg, struct fdconn *c,
+				      const struct engine_event *ev)
+{
+	struct events_subject what = loop_what(c);
+	struct engine_action a =
+		engine_step(cfg, config_retryable(cfg, c->target.family), &c->progress, ev);
+
+	retry_say(&what, &c->progress, &a, ev->now_ms,
+		  a.say & ENGINE_SAY_LEFT ? (uint64_t)fate_prober(&c->fate) : 0);
+	return a;
 }
 
 bool decide_loop_begin(const struct config *cfg, struct fdconn *c, uint64_t now_ms)
@@ -181,15 +197,12 @@ bool decide_loop_begin(const struct config *cfg, struct fdconn *c, uint64_t now_
 	c->fate.slot = NULL; /* joined at a first failure */
 	c->fate.looking = c->fate.seen_listener = c->fate.full = false;
 	c->fate.last_ns = clock_now_ns();
-	retry_begin(cfg, &c->progress, CONFIG_INFINITE, now_ms);
-	if (!dest_down(c->dest))
-		return false;
+	engine_begin(cfg, &c->progress, CONFIG_INFINITE, now_ms);
 	/*
-	 * Known down: this attempt is the kernel's alone (no retry), only
-	 * watched, so that its success makes the destination up again.
+	 * Known down: this attempt is the kernel's alone (no retry, engine_passes),
+	 * only watched, so that its success makes the destination up again.
 	 */
-	c->progress.deadline_ms = now_ms;
-	return true;
+	return dest_down(c->dest);
 }
 
 void decide_loop_gave_up(const struct config *cfg, struct fdconn *c, int fd, uint64_t now_ms)
@@ -204,13 +217,10 @@ void decide_loop_gave_up(const struct config *cfg, struct fdconn *c, int fd, uin
 void decide_loop_closed(const struct config *cfg, struct fdconn *c, int fd, bool hidden,
 			uint64_t now_ms)
 {
-	struct retry_call rc = loop_call(cfg, c);
+	struct engine_event ev = loop_event(cfg, c, ENGINE_CLOSED, 0, now_ms);
 
-	if (c->progress.attempt == 1 && !hidden)
-		return; /* its first attempt, under way: not yet a call of ours */
-	if (hidden && now_ms < c->policy_due_ms)
-		events_woke_early(c->policy_due_ms - now_ms);
-	events_ended(&rc.what, c->last_err, c->progress.attempt, now_ms - c->progress.start_ms);
+	ev.left = hidden;
+	(void)loop_step(cfg, c, &ev);
 	if (c->fate.slot) {
 		fate_leave(&c->fate);
 		dest_look_done(c->dest, fd);
@@ -220,43 +230,29 @@ void decide_loop_closed(const struct config *cfg, struct fdconn *c, int fd, bool
 bool decide_loop_failed(const struct config *cfg, struct fdconn *c, int fd, int err,
 			uint64_t now_ms, uint64_t *due_ms)
 {
-	struct retry_call rc = loop_call(cfg, c);
+	struct engine_event ev = loop_event(cfg, c, ENGINE_FAILED, err, now_ms);
+	struct engine_action a;
 
-	c->last_err = err;
-	if (err != ETIMEDOUT)
-		c->progress.answered = err;
-	charge(cfg, c, now_ms);
 	if (c->fate.slot)
 		fate_attempted(&c->fate, err, clock_now_ns());
-	if (config_errset_has(rc.retryable, err) &&
-	    retry_plan(cfg, &rc, &c->progress, err, now_ms, due_ms))
+	a = loop_step(cfg, c, &ev);
+	if (a.what == ENGINE_WAIT) {
+		*due_ms = a.until_ms;
 		return true;
+	}
 	decide_loop_gave_up(cfg, c, fd, now_ms);
 	return false;
 }
 
 bool decide_loop_final(const struct config *cfg, struct fdconn *c, int fd, uint64_t now_ms)
 {
-	struct retry_call rc = loop_call(cfg, c);
-	uint64_t due;
+	struct engine_event ev = loop_event(cfg, c, ENGINE_HELD, 0, now_ms);
+	struct engine_action a = loop_step(cfg, c, &ev);
 
-	if (c->progress.attempt == 1 && addrlist_find(&c->target, now_ms) == ADDRLIST_NOT_LAST) {
-		/* Another address follows: the program moves on at once, as without libbackoff. */
-		events_pass("connect", &c->target, 0, "not-last-address");
-		return true;
-	}
-	if (dest_down(c->dest))
-		return !retry_allowed(cfg, &c->progress, now_ms);
-	charge(cfg, c, now_ms);
-	if (retry_allowed(cfg, &c->progress, now_ms))
+	if (a.what == ENGINE_COLLECT)
 		return false;
-	/*
-	 * The last attempt: the program sees the kernel's own outcome, and a
-	 * connect() that checks it (hiredis, perl) must get it from the kernel
-	 * too, not start another round.
-	 */
-	retry_plan(cfg, &rc, &c->progress, 0, now_ms, &due);
-	decide_loop_gave_up(cfg, c, fd, now_ms);
+	if (a.final)
+		decide_loop_gave_up(cfg, c, fd, now_ms);
 	return true;
 }
 
@@ -267,35 +263,21 @@ uint64_t decide_loop_attempt_deadline(const struct config *cfg, const struct fdc
 		       : c->progress.attempt == 1 ? decide_first_cap_ms(cfg, &c->target)
 						  : CONFIG_INFINITE;
 
-	if (dest_down(c->dest)) {
-		uint64_t len = cfg->attempt_timeout_ms < cap ? cfg->attempt_timeout_ms : cap;
-
-		return len == CONFIG_INFINITE ? CONFIG_INFINITE : now_ms + len;
-	}
-	return retry_attempt_deadline(cfg, &c->progress, cap, now_ms);
+	return engine_attempt_deadline(cfg, &c->progress, cap, dest_down(c->dest), now_ms);
 }
 
 bool decide_loop_timed_out(const struct config *cfg, struct fdconn *c, int fd, uint64_t now_ms,
 			   uint64_t *due_ms)
 {
-	if (dest_down(c->dest))
-		return false;
-	if (c->progress.attempt == 1 && addrlist_find(&c->target, now_ms) == ADDRLIST_NOT_LAST) {
-		events_pass("connect", &c->target, ETIMEDOUT, "not-last-address");
-		return false;
-	}
 	return decide_loop_failed(cfg, c, fd, ETIMEDOUT, now_ms, due_ms);
 }
 
 bool decide_loop_succeeded(const struct config *cfg, struct fdconn *c, int fd, uint64_t now_ms)
 {
+	struct engine_event ev = loop_event(cfg, c, ENGINE_CONNECTED, 0, now_ms);
 	bool turn = false;
 
-	if (c->progress.attempt > 1) {
-		struct retry_call rc = loop_call(cfg, c);
-
-		retry_succeeded(&rc, &c->progress, now_ms);
-	}
+	(void)loop_step(cfg, c, &ev);
 	if (c->fate.slot) {
 		fate_attempted(&c->fate, 0, clock_now_ns());
 		fate_leave(&c->fate);
@@ -311,35 +293,34 @@ enum decide_wake decide_loop_wake(const struct config *cfg, struct fdconn *c, ui
 				  int *err, uint64_t *due_ms)
 {
 	struct retry_progress *p = &c->progress;
+	struct engine_event ev = loop_event(cfg, c, ENGINE_DUE, 0, now_ms);
+	enum decide_wake wake = DECIDE_WAKE_ATTEMPT;
 	uint64_t now_ns = clock_now_ns(), next;
-	struct retry_call rc;
+	struct engine_action a;
 
-	if (!c->fate.slot)
-		return DECIDE_WAKE_ATTEMPT;
-	switch (fate_wake(&c->fate, &c->target, retryable(cfg, &c->target), now_ns,
-			  c->policy_due_ms * 1000000, false, attempt, ctx, err, &next)) {
-	case FATE_NOW:
-		return DECIDE_WAKE_ATTEMPT;
-	case FATE_MADE:
-		return DECIDE_WAKE_MADE;
-	case FATE_SLEEP:
-		*due_ms = c->policy_due_ms;
+	if (c->fate.slot) {
+		switch (fate_wake(&c->fate, &c->target, config_retryable(cfg, c->target.family),
+				  now_ns, p->planned_ms * 1000000, false, attempt, ctx, err,
+				  &next)) {
+		case FATE_NOW:
+			break;
+		case FATE_MADE:
+			wake = DECIDE_WAKE_MADE;
+			break;
+		case FATE_SLEEP:
+			*due_ms = p->planned_ms;
+			return DECIDE_WAKE_SLEEP;
+		case FATE_DUE:
+			ev.left = engine_ask_left(cfg, p) && fate_left_to_other(&c->fate, now_ns);
+			break;
+		}
+	}
+	a = loop_step(cfg, c, &ev);
+	if (a.what == ENGINE_WAIT) {
+		*due_ms = a.until_ms;
 		return DECIDE_WAKE_SLEEP;
-	case FATE_DUE:
-		break;
 	}
-	if (retry_is_last(cfg, p, c->policy_due_ms) || !fate_left_to_other(&c->fate, now_ns))
-		return DECIDE_WAKE_ATTEMPT;
-	/* Another found it down since our last attempt: its result is ours. */
-	rc = loop_call(cfg, c);
-	p->attempt++;
-	if (!retry_plan(cfg, &rc, p, c->last_err, now_ms, due_ms)) {
-		p->attempt--;
-		return DECIDE_WAKE_ATTEMPT;
-	}
-	events_left(&rc.what, c->last_err, p->attempt, now_ms - p->start_ms,
-		    (uint64_t)fate_prober(&c->fate));
-	return DECIDE_WAKE_SLEEP;
+	return wake;
 }
 
 /*

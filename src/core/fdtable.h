@@ -91,8 +91,6 @@ struct fdconn {
 	struct retry_progress progress;
 	_Atomic uint64_t due_ms; /* FDS_HIDDEN: when to retry or look (monotonic ms) */
 	_Atomic int err;	 /* FDS_FAILED: the error to hand over */
-	uint64_t policy_due_ms;	 /* when the planned attempt is due (monotonic ms) */
-	int last_err;		 /* the errno of our last failed attempt */
 	struct fate fate;	 /* shared fate: joined at the first failure */
 };
 

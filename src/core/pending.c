@@ -13,6 +13,7 @@
 #include "core/decide.h"
 #include "core/dest.h"
 #include "core/early.h"
+#include "core/engine.h"
 #include "core/epollreg.h"
 #include "core/events.h"
 #include "sys/clock.h"
@@ -171,7 +172,7 @@ static unsigned again_due(struct fdslot *s, int fd)
  */
 static unsigned again_look(const struct config *cfg, struct fdslot *s, uint64_t now)
 {
-	uint64_t due = s->conn.policy_due_ms, look = decide_look_ms(cfg, &s->conn.target);
+	uint64_t due = s->conn.progress.planned_ms, look = decide_look_ms(cfg, &s->conn.target);
 
 	if (look && now + look < due)
 		due = now + look;
@@ -202,7 +203,7 @@ static unsigned schedule(struct fdslot *s, int fd, uint64_t due)
 	uint64_t look_ms = s->conn.fate.look_ns / 1000000, now = clock_now_ms(),
 		 look = now + look_ms;
 
-	s->conn.policy_due_ms = due;
+	s->conn.progress.planned_ms = due;
 	/*
 	 * One hidden connect per destination in the process is back sooner: to
 	 * look for a listener, or to learn that another process connected; it
@@ -253,8 +254,7 @@ static unsigned attempt_deadline(const struct config *cfg, struct fdslot *s, int
 	 * last answer the kernel gave, ETIMEDOUT when it gave none.
 	 */
 	sock_abort_connect(fd);
-	atomic_store_explicit(&s->conn.err,
-			      s->conn.progress.answered ? s->conn.progress.answered : ETIMEDOUT,
+	atomic_store_explicit(&s->conn.err, engine_outcome(&s->conn.progress, ETIMEDOUT),
 			      memory_order_relaxed);
 	return FDS_FAILED;
 }
@@ -322,7 +322,6 @@ static bool manage(const struct config *cfg, int fd, const struct sockaddr *addr
 	memcpy(&s->conn.addr, addr, len);
 	s->conn.addrlen = len;
 	s->conn.target = *t;
-	s->conn.last_err = sync_err;
 	now = clock_now_ms();
 	known_down = decide_loop_begin(cfg, &s->conn, now);
 	if (later_ms) {
@@ -455,7 +454,7 @@ static unsigned attempt_again(const struct config *cfg, struct fdslot *s, int fd
 		/* Its listener gone, it served its one connection: no attempt. */
 		if (decide_listener_gone(cfg, &s->conn.target))
 			return again_over(s, fd, 0, true, true);
-		if (now_ms < s->conn.policy_due_ms)
+		if (now_ms < s->conn.progress.planned_ms)
 			return again_look(cfg, s, now_ms);
 	}
 
@@ -470,7 +469,6 @@ static unsigned attempt_again(const struct config *cfg, struct fdslot *s, int fd
 	}
 	if (!still_ours(s, fd))
 		return FDS_FREE; /* replaced behind the hooks, or made blocking */
-	s->conn.progress.attempt++;
 	if (s->conn.fate.slot)
 		events_probed();
 	/* Before the attempt: once it is made, another thread may see the fd ready. */

@@ -1,107 +1,34 @@
-/* The retry loop: count, budget, plan and wait between the attempts of one call. */
+/* The blocking engine: the attempts of one call made and waited for in the calling thread. */
 #include "core/retry.h"
 
 #include <errno.h>
 
-#include "core/policy.h"
 #include "sys/clock.h"
 #include "sys/rng.h"
 
-void retry_begin(const struct config *cfg, struct retry_progress *p, uint64_t budget_ms,
-		 uint64_t now_ms)
+void retry_say(const struct events_subject *what, const struct retry_progress *p,
+	       const struct engine_action *a, uint64_t now_ms, uint64_t prober_tid)
 {
-	uint64_t budget = budget_ms < cfg->timeout_ms ? budget_ms : cfg->timeout_ms;
+	uint64_t elapsed = now_ms - p->start_ms;
 
-	p->attempt = 1;
-	p->prev_ms = cfg->policy.base_ms;
-	p->start_ms = now_ms;
-	p->answered = 0;
-	p->told = 0;
-	p->deadline_ms = budget == CONFIG_INFINITE ? CONFIG_INFINITE : now_ms + budget;
-	/*
-	 * Each call draws from a sequence of its own: with BACKOFF_SEED the same
-	 * for every call, whichever thread makes it (the one --schedule prints),
-	 * else one seeded from the generator of the thread that plans its first
-	 * retry (retry_plan): a call that never retries, the common case, does
-	 * not seed a thread's generator (a getrandom per process).
-	 */
-	p->rng = cfg->seeded ? rng_seed_state(cfg->seed, 0) : 0;
-}
-
-bool retry_allowed(const struct config *cfg, const struct retry_progress *p, uint64_t now_ms)
-{
-	return (cfg->retries == CONFIG_INFINITE || p->attempt <= cfg->retries) &&
-	       now_ms < p->deadline_ms;
-}
-
-bool retry_is_last(const struct config *cfg, const struct retry_progress *p, uint64_t wake_ms)
-{
-	return wake_ms >= p->deadline_ms ||
-	       (cfg->retries != CONFIG_INFINITE && p->attempt + 1 > cfg->retries);
-}
-
-bool retry_plan(const struct config *cfg, const struct retry_call *c, struct retry_progress *p,
-		int err, uint64_t now_ms, uint64_t *wake_ms)
-{
-	const char *reason;
-	uint64_t delay;
-
-	if (cfg->retries != CONFIG_INFINITE && p->attempt > cfg->retries) {
-		reason = "retries";
-		goto give_up;
-	}
-	if (now_ms >= p->deadline_ms) {
-		reason = "timeout";
-		goto give_up;
-	}
-	/* Not drawn yet (a state of 0 drawn by chance is drawn again: no matter). */
-	if (p->rng == 0 && !cfg->seeded)
-		p->rng = rng_next();
-	delay = policy_next_delay(&cfg->policy, p->attempt, p->prev_ms, rng_step(&p->rng));
-	p->prev_ms = delay;
-	/* A wait never runs past the budget: the last attempt is made at its end. */
-	*wake_ms = delay < p->deadline_ms - now_ms ? now_ms + delay : p->deadline_ms;
-	events_retry(&c->what, p->attempt == 1, err, p->attempt, delay, *wake_ms - now_ms);
-	/* A wait that takes the call past a few seconds is not silent by default. */
-	if (!p->told && *wake_ms - p->start_ms >= CONFIG_TELL_WAIT_MS) {
-		p->told = 1;
-		events_waiting(&c->what, err, p->attempt, now_ms - p->start_ms,
+	if (a->say & ENGINE_SAY_PASS)
+		events_pass(what->call, what->target, a->err, a->reason);
+	if (a->say & ENGINE_SAY_LEFT)
+		events_left(what, a->err, p->attempt, elapsed, prober_tid);
+	if (a->say & ENGINE_SAY_RETRY)
+		events_retry(what, a->first, a->err, p->attempt, a->delay_ms, a->until_ms - now_ms);
+	if (a->say & ENGINE_SAY_WAITING)
+		events_waiting(what, a->err, p->attempt, elapsed,
 			       p->deadline_ms == CONFIG_INFINITE ? CONFIG_INFINITE
 								 : p->deadline_ms - now_ms);
-	}
-	return true;
-give_up:
-	/* What the program gets: an attempt our deadline cut is no answer of the kernel's. */
-	if (err == ETIMEDOUT && p->answered)
-		err = p->answered;
-	events_giveup(&c->what, p->attempt == 1, err, p->attempt, now_ms - p->start_ms, reason);
-	return false;
-}
-
-uint64_t retry_attempt_deadline(const struct config *cfg, const struct retry_progress *p,
-				uint64_t cap_ms, uint64_t now_ms)
-{
-	uint64_t len = cfg->attempt_timeout_ms, end;
-
-	if (cfg->attempt_until_next) {
-		uint64_t next = policy_window_ms(&cfg->policy, p->attempt);
-
-		if (next > len)
-			len = next;
-	}
-	if (cap_ms < len)
-		len = cap_ms;
-	end = len == CONFIG_INFINITE ? CONFIG_INFINITE : now_ms + len;
-	/* A budget of 0 retries nothing, and bounds nothing: the attempt timeout alone. */
-	if (cfg->timeout_ms == 0)
-		return end;
-	return end < p->deadline_ms ? end : p->deadline_ms;
-}
-
-void retry_succeeded(const struct retry_call *c, const struct retry_progress *p, uint64_t now_ms)
-{
-	if (p->attempt > 1)
-		events_success(&c->what, p->attempt, now_ms - p->start_ms);
+	if (a->say & ENGINE_SAY_GIVE_UP)
+		events_giveup(what, a->first, a->err, p->attempt, elapsed, a->reason);
+	if (a->say & ENGINE_SAY_SUCCESS)
+		events_success(what, p->attempt, elapsed);
+	if (a->say & ENGINE_SAY_EARLY)
+		events_woke_early(a->early_ms);
+	if (a->say & ENGINE_SAY_ENDED)
+		events_ended(what, a->err, p->attempt, elapsed);
 }
 
 /* What a wait between attempts ended with. */
@@ -145,81 +72,72 @@ static uint64_t attempt_cap(const struct retry_call *c)
 int retry_blocking(const struct config *cfg, const struct retry_call *c, int first_err)
 {
 	struct retry_progress p;
-	uint64_t wake, now_first = clock_now_ns();
-	bool real = !c->first_waited;
+	struct engine_event ev = {
+		.kind = ENGINE_FAILED,
+		.err = first_err,
+		.left = c->first_waited,
+		.known_down = c->known_down,
+		.more_addresses = c->more_addresses,
+		.budget_left_ms = CONFIG_INFINITE,
+	};
+	struct engine_action a;
+	uint64_t now_ns = clock_now_ns();
+	bool made = false;
 	int err = first_err;
 
-	retry_begin(cfg, &p, c->budget_ms, now_first / 1000000);
-	p.answered = first_err == ETIMEDOUT ? 0 : first_err;
+	engine_begin(cfg, &p, c->budget_ms, now_ns / 1000000);
 	/* The call began with its first attempt: the log's elapsed times count from there. */
 	if (c->started_ms && c->started_ms < p.start_ms)
 		p.start_ms = c->started_ms;
 	/* Our first failure is news to the others (its errno included), unless it was theirs. */
-	if (c->fate && real)
-		fate_attempted(c->fate, first_err, now_first);
+	if (c->fate && !c->first_waited)
+		fate_attempted(c->fate, first_err, now_ns);
 	for (;;) {
-		uint64_t now_ns = clock_now_ns(), now_ms = now_ns / 1000000, wake_ns;
-		enum wait_end end;
-		bool last;
+		uint64_t now_ms = now_ns / 1000000, wake_ns;
+		enum wait_end wend;
 
-		if (!retry_plan(cfg, c, &p, err, now_ms, &wake))
+		ev.now_ms = now_ms;
+		ev.cap_ms = attempt_cap(c);
+		ev.seed = engine_needs_seed(cfg, &p) ? rng_next() : 0;
+		a = engine_step(cfg, c->retryable, &p, &ev);
+		retry_say(&c->what, &p, &a, now_ms,
+			  a.say & ENGINE_SAY_LEFT ? (uint64_t)fate_prober(c->fate) : 0);
+		if (a.what == ENGINE_END)
 			break;
-		if (c->planned)
-			c->planned(c->ctx);
-		/* The wait is measured from now, not from now rounded down to the ms. */
-		wake_ns = now_ns + (wake - now_ms) * 1000000;
-		last = retry_is_last(cfg, &p, wake);
-		end = wait_for(c, wake_ns, &err);
-		if (end == WAIT_NOW || end == WAIT_MADE) {
-			/* Woken before the planned time: the stats count the wait made. */
-			uint64_t woke = clock_now_ns();
-
-			if (woke < wake_ns)
-				events_cut_short(&c->what, (wake_ns - woke) / 1000000,
-						 end == WAIT_MADE);
-		}
-		if (end == WAIT_SIGNAL) {
-			events_giveup(&c->what, false, err, p.attempt, clock_now_ms() - p.start_ms,
-				      "signal");
-			break;
-		}
-		p.attempt++;
-		if (end == WAIT_DUE && !last && fate_left_to_other(c->fate, clock_now_ns())) {
-			/* Another found it down since our last attempt: its result is ours. */
-			events_left(&c->what, err, p.attempt, clock_now_ms() - p.start_ms,
-				    (uint64_t)fate_prober(c->fate));
+		if (a.what == ENGINE_ATTEMPT) {
+			/* The one real attempt of a call that left every other to the prober. */
+			if (p.final)
+				fate_leave(c->fate);
+			if (!made)
+				err = c->attempt(c->ctx, a.until_ms);
+			made = false;
+			if (c->fate) {
+				if (!p.final)
+					events_probed();
+				fate_attempted(c->fate, err, clock_now_ns());
+			}
+			ev.kind = err == 0 ? ENGINE_CONNECTED : ENGINE_FAILED;
+			ev.err = err;
+			ev.left = false;
+			now_ns = clock_now_ns();
 			continue;
 		}
-		if (end != WAIT_MADE)
-			err = c->attempt(c->ctx, retry_attempt_deadline(cfg, &p, attempt_cap(c),
-									clock_now_ms()));
-		real = true;
-		if (c->fate) {
-			events_probed();
-			fate_attempted(c->fate, err, clock_now_ns());
-		}
-		if (err == 0) {
-			retry_succeeded(c, &p, clock_now_ms());
-			break;
-		}
-		if (err != ETIMEDOUT)
-			p.answered = err;
-		if (!config_errset_has(c->retryable, err))
-			break;
+		/* ENGINE_WAIT; the wait is measured from now, not from now rounded down to the ms.
+		 */
+		if (c->planned)
+			c->planned(c->ctx);
+		wake_ns = now_ns + (a.until_ms - now_ms) * 1000000;
+		wend = wait_for(c, wake_ns, &err);
+		now_ns = clock_now_ns();
+		/* Woken before the planned time: the stats count the wait made. */
+		if ((wend == WAIT_NOW || wend == WAIT_MADE) && now_ns < wake_ns)
+			events_cut_short(&c->what, (wake_ns - now_ns) / 1000000, wend == WAIT_MADE);
+		made = wend == WAIT_MADE;
+		ev.kind = wend == WAIT_SIGNAL ? ENGINE_SIGNAL : ENGINE_DUE;
+		ev.left = wend == WAIT_DUE && engine_ask_left(cfg, &p) &&
+			  fate_left_to_other(c->fate, now_ns);
 	}
-	fate_leave(c->fate);
-	if (!real) {
-		/* Every attempt was left to the prober: the answer is the kernel's, now. */
-		err = c->attempt(c->ctx,
-				 retry_attempt_deadline(cfg, &p, attempt_cap(c), clock_now_ms()));
-		fate_attempted(c->fate, err, clock_now_ns());
-	}
-	/*
-	 * An attempt our deadline cut (the last one, made at the budget's end, has
-	 * little time) is no answer of the kernel's: the call gives the last one
-	 * the kernel gave, ETIMEDOUT only when it gave none.
-	 */
-	if (err == ETIMEDOUT && p.answered)
-		err = p.answered;
-	return err;
+	if (!p.final)
+		fate_leave(c->fate);
+	return a.err;
 }

@@ -1,4 +1,4 @@
-/* The retry logic shared by every intercepted call: classify, budget, plan, wait, log. */
+/* The blocking engine: one call retried in the calling thread, as core/engine decides. */
 #ifndef BACKOFF_CORE_RETRY_H
 #define BACKOFF_CORE_RETRY_H
 
@@ -6,6 +6,7 @@
 #include <stdint.h>
 
 #include "core/config.h"
+#include "core/engine.h"
 #include "core/events.h"
 #include "core/fate.h"
 #include "core/progress.h"
@@ -32,45 +33,18 @@ struct retry_call {
 	 */
 	struct fate *fate;
 	bool first_waited;
+	/* The destination's facts at the first failure (core/engine): passed through at once. */
+	bool known_down, more_addresses;
 	uint64_t started_ms; /* when the call's first attempt began; 0: at its failure */
 };
 
-/* Start counting after the first attempt failed; @budget_ms as in retry_call. */
-void retry_begin(const struct config *cfg, struct retry_progress *p, uint64_t budget_ms,
-		 uint64_t now_ms);
-
-/* Whether another attempt is allowed at @now_ms: retries left and budget not spent. */
-bool retry_allowed(const struct config *cfg, const struct retry_progress *p, uint64_t now_ms);
-
 /*
- * Whether the attempt planned at @wake_ms (the one after p->attempt) is the
- * last one allowed: no retry would follow it.  That one is always made for
- * real, whoever else probes, so that its error is the kernel's.
+ * Say what the engine's action @a for the call @p asks to (@prober_tid: the
+ * prober a planned attempt was left to, for ENGINE_SAY_LEFT), at @now_ms.
+ * Thread-safe; async-signal-safe.
  */
-bool retry_is_last(const struct config *cfg, const struct retry_progress *p, uint64_t wake_ms);
-
-/*
- * Attempt p->attempt just failed with @err (0 if not known yet).  If another
- * attempt is allowed, draw its delay, log the retry and return true with
- * *wake_ms = when to make it (never past the deadline).  Otherwise log the
- * give-up and return false.  Thread-safe; async-signal-safe.
- */
-bool retry_plan(const struct config *cfg, const struct retry_call *c, struct retry_progress *p,
-		int err, uint64_t now_ms, uint64_t *wake_ms);
-
-/*
- * When attempt p->attempt, made at @now_ms, is to be aborted if still
- * unanswered: BACKOFF_ATTEMPT_TIMEOUT after it (the grpc preset: no sooner
- * than the next planned attempt would be), and at most @cap_ms (a loopback
- * listener's full queue: CONFIG_LOCAL_ATTEMPT_MS, else CONFIG_INFINITE), never
- * past the call's deadline.
- * CONFIG_INFINITE: the kernel's own end.  Pure.
- */
-uint64_t retry_attempt_deadline(const struct config *cfg, const struct retry_progress *p,
-				uint64_t cap_ms, uint64_t now_ms);
-
-/* Log and count the success of attempt p->attempt, if it was a retry. */
-void retry_succeeded(const struct retry_call *c, const struct retry_progress *p, uint64_t now_ms);
+void retry_say(const struct events_subject *what, const struct retry_progress *p,
+	       const struct engine_action *a, uint64_t now_ms, uint64_t prober_tid);
 
 /*
  * Retry @c after its first attempt failed with @first_err (retryable), with

@@ -1,0 +1,135 @@
+/*
+ * The rules of one call's attempts: a pure state machine.  Events in (an
+ * attempt failed, succeeded, its error is held; the planned time came; a
+ * signal; the program closed the socket), with the time, the facts of the
+ * destination and a random seed passed in; actions out (attempt now, bounded
+ * by a deadline; wait until a time; collect the error held; the call is
+ * over), with what to say.  No system call, no clock read, no log write: each
+ * engine (the blocking retry, the event loop) translates its world into
+ * events and carries the actions out.
+ */
+#ifndef BACKOFF_CORE_ENGINE_H
+#define BACKOFF_CORE_ENGINE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "core/config.h"
+#include "core/progress.h"
+
+enum engine_event_kind {
+	ENGINE_FAILED,	  /* an attempt failed with ->err (ETIMEDOUT: our deadline cut it) */
+	ENGINE_HELD,	  /* an attempt failed, its error still held by the kernel */
+	ENGINE_CONNECTED, /* an attempt succeeded */
+	ENGINE_DUE,	  /* the planned time came, or a wait ended early (->left false) */
+	ENGINE_SIGNAL,	  /* a signal that may not restart the call cut the wait */
+	ENGINE_CLOSED,	  /* the program closed the socket: its own timeout ended the call */
+};
+
+/* What happened, and what the engine knows of the destination then. */
+struct engine_event {
+	enum engine_event_kind kind;
+	uint64_t now_ms; /* monotonic */
+	int err;	 /* ENGINE_FAILED: the attempt's error */
+	/*
+	 * ENGINE_FAILED: the attempt was not made, its result is another's (a
+	 * first attempt left to the prober).  ENGINE_DUE: another found the
+	 * destination down since our last attempt (asked only when
+	 * engine_ask_left() said so).  ENGINE_CLOSED: the call was waiting for
+	 * its planned attempt, not attempting.
+	 */
+	bool left;
+	bool known_down;	 /* its destination's budget ran out, with no success since */
+	bool more_addresses;	 /* the program tries another address after this one */
+	uint64_t budget_left_ms; /* the destination's budget left; CONFIG_INFINITE: none */
+	uint64_t cap_ms;	 /* the next attempt's own bound; CONFIG_INFINITE: none */
+	uint64_t seed;		 /* a fresh random value, read when engine_needs_seed() */
+};
+
+enum engine_do {
+	ENGINE_ATTEMPT, /* attempt now, aborted at ->until_ms if unanswered (CONFIG_INFINITE: never)
+			 */
+	ENGINE_WAIT,	/* wait until ->until_ms, then tell ENGINE_DUE */
+	ENGINE_COLLECT, /* consume the error the kernel holds, then tell ENGINE_FAILED */
+	ENGINE_END,	/* the call is over with ->err (0: connected) */
+};
+
+/* What to say, each at most once per action, in this order. */
+enum {
+	ENGINE_SAY_PASS = 1U << 0,    /* passed through unretried, for ->reason (debug) */
+	ENGINE_SAY_LEFT = 1U << 1,    /* the planned attempt was left to another */
+	ENGINE_SAY_RETRY = 1U << 2,   /* a retry planned after ->delay_ms drawn (->first) */
+	ENGINE_SAY_WAITING = 1U << 3, /* the call waits past a few seconds: said once */
+	ENGINE_SAY_GIVE_UP = 1U << 4, /* the call gives up, for ->reason (->first) */
+	ENGINE_SAY_SUCCESS = 1U << 5, /* a retry succeeded */
+	ENGINE_SAY_ENDED = 1U << 6,   /* the program ended the call */
+	ENGINE_SAY_EARLY = 1U << 7,   /* a planned wait was not waited: ->early_ms */
+};
+
+struct engine_action {
+	enum engine_do what;
+	uint64_t until_ms;
+	int err;	    /* ENGINE_END: the outcome; the error said */
+	unsigned say;	    /* ENGINE_SAY_* */
+	const char *reason; /* ENGINE_SAY_PASS, ENGINE_SAY_GIVE_UP */
+	uint64_t delay_ms;  /* ENGINE_SAY_RETRY: the delay drawn */
+	uint64_t early_ms;  /* ENGINE_SAY_EARLY */
+	bool first;	    /* said at the call's first failure: the call is counted */
+	/*
+	 * ENGINE_ATTEMPT: the one real attempt a call makes before it gives up,
+	 * when another's results stood for all of its own: its result is the
+	 * call's, whatever it is.  ENGINE_END: a give-up, which the
+	 * destination's budget books.
+	 */
+	bool final;
+};
+
+/* Start a call whose first attempt began at @now_ms; @budget_ms: its own bound, or CONFIG_INFINITE.
+ */
+void engine_begin(const struct config *cfg, struct retry_progress *p, uint64_t budget_ms,
+		  uint64_t now_ms);
+
+/* Whether the next event must carry a fresh ->seed (the call's sequence is not drawn yet). */
+static inline bool engine_needs_seed(const struct config *cfg, const struct retry_progress *p)
+{
+	return p->rng == 0 && !cfg->seeded;
+}
+
+/*
+ * Whether, at the planned time of the wait under way, the engine is to be
+ * told whether another found the destination down (ENGINE_DUE's ->left): not
+ * for the call's last attempt, which is always made, so that its error is
+ * the kernel's.
+ */
+bool engine_ask_left(const struct config *cfg, const struct retry_progress *p);
+
+/*
+ * When attempt p->attempt, made at @now_ms, is to be aborted if still
+ * unanswered: BACKOFF_ATTEMPT_TIMEOUT after it (the grpc preset: no sooner
+ * than the next planned attempt would be), at most @cap_ms, never past the
+ * call's deadline; a destination @known_down gets one attempt of that
+ * length.  CONFIG_INFINITE: the kernel's own end.
+ */
+uint64_t engine_attempt_deadline(const struct config *cfg, const struct retry_progress *p,
+				 uint64_t cap_ms, bool known_down, uint64_t now_ms);
+
+/*
+ * The call's outcome for an attempt that ended with @err: an attempt our
+ * deadline cut (ETIMEDOUT) is no answer of the kernel's, so the last one the
+ * kernel gave stands, ETIMEDOUT only when it gave none.
+ */
+int engine_outcome(const struct retry_progress *p, int err);
+
+/*
+ * Whether @ev, at the call's first failure, ends the call at once, as
+ * without libbackoff: the program moves on to its next address, or the
+ * destination is known down (its kernel's answer).  The destination's budget
+ * (->budget_left_ms) is not read then: a driver need not start its clock.
+ */
+bool engine_passes(const struct retry_progress *p, const struct engine_event *ev);
+
+/* The call @p, retrying the errors in @retryable, meets @ev: what to do. */
+struct engine_action engine_step(const struct config *cfg, const struct config_errset *retryable,
+				 struct retry_progress *p, const struct engine_event *ev);
+
+#endif

@@ -1,0 +1,365 @@
+/*
+ * Unit tests of core/engine, the rules of one call's attempts: one row per
+ * rule, named after it, each a script of events at fake times with fixed
+ * draws, and the action each must give.
+ */
+#include "core/engine.h"
+
+#include <errno.h>
+
+#include "unit.h"
+
+#define INF CONFIG_INFINITE
+#define N(a) (sizeof(a) / sizeof((a)[0]))
+
+/* One step of a script: an event, and the action it must give. */
+struct step {
+	enum engine_event_kind kind;
+	uint64_t now;
+	int err;
+	unsigned facts; /* F_* */
+	uint64_t budget_left;
+	/* the action */
+	enum engine_do what;
+	uint64_t until; /* ENGINE_ATTEMPT, ENGINE_WAIT */
+	int want_err;	/* ENGINE_END; and the error said */
+	unsigned say;
+	const char *reason;
+	unsigned flags; /* A_* */
+};
+
+enum { F_LEFT = 1, F_DOWN = 2, F_MORE = 4 };
+enum { A_FIRST = 1, A_FINAL = 2 };
+
+/* The configuration of a row: a fixed delay per retry (no jitter). */
+struct setup {
+	uint64_t base, cap, retries, timeout, attempt_timeout;
+	bool until_next;
+};
+
+struct row {
+	const char *rule;
+	struct setup set;
+	struct step steps[6];
+};
+
+static const struct setup plain = { 100, 1000, 5, 10000, 5000, false };
+
+#define FAILED(t, e) ENGINE_FAILED, (t), (e), 0, INF
+#define DUE(t) ENGINE_DUE, (t), 0, 0, INF
+#define WAIT(u, e, say) ENGINE_WAIT, (u), (e), (say), NULL
+#define ATTEMPT(u) ENGINE_ATTEMPT, (u), 0, 0, NULL
+#define END(e) ENGINE_END, 0, (e)
+#define R ENGINE_SAY_RETRY
+
+static const struct row rows[] = {
+	{ "a retryable failure plans a retry after the policy's delay",
+	  plain,
+	  { { FAILED(0, ECONNREFUSED), WAIT(100, ECONNREFUSED, R), A_FIRST },
+	    { DUE(100), ATTEMPT(5100), 0 },
+	    { FAILED(150, ECONNREFUSED), WAIT(350, ECONNREFUSED, R), 0 } } },
+	{ "a wait never runs past the budget",
+	  { 100, 1000, 5, 250, 5000, false },
+	  { { FAILED(0, ECONNREFUSED), WAIT(100, ECONNREFUSED, R), A_FIRST },
+	    { DUE(100), ATTEMPT(250), 0 },
+	    { FAILED(100, ECONNREFUSED), WAIT(250, ECONNREFUSED, R), 0 } } },
+	{ "a call gives up when its retries are spent",
+	  { 100, 1000, 1, 10000, 5000, false },
+	  { { FAILED(0, ECONNREFUSED), WAIT(100, ECONNREFUSED, R), A_FIRST },
+	    { DUE(100), ATTEMPT(5100), 0 },
+	    { FAILED(100, ECONNREFUSED), END(ECONNREFUSED), ENGINE_SAY_GIVE_UP, "retries",
+	      A_FINAL } } },
+	{ "no retries at all: the first failure gives up, counted",
+	  { 100, 1000, 0, 10000, 5000, false },
+	  { { FAILED(0, ECONNREFUSED), END(ECONNREFUSED), ENGINE_SAY_GIVE_UP, "retries",
+	      A_FIRST | A_FINAL } } },
+	{ "a call gives up when its budget is spent, with the kernel's last answer",
+	  { 100, 1000, 5, 100, 5000, false },
+	  { { FAILED(0, ECONNREFUSED), WAIT(100, ECONNREFUSED, R), A_FIRST },
+	    { DUE(100), ATTEMPT(100), 0 },
+	    { FAILED(100, ETIMEDOUT), END(ECONNREFUSED), ENGINE_SAY_GIVE_UP, "timeout",
+	      A_FINAL } } },
+	{ "our deadline's ETIMEDOUT stands when the kernel never answered",
+	  { 100, 1000, 0, 10000, 5000, false },
+	  { { FAILED(0, ETIMEDOUT), END(ETIMEDOUT), ENGINE_SAY_GIVE_UP, "retries",
+	      A_FIRST | A_FINAL } } },
+	{ "an error not worth another attempt ends the call at once",
+	  plain,
+	  { { FAILED(0, ECONNREFUSED), WAIT(100, ECONNREFUSED, R), A_FIRST },
+	    { DUE(100), ATTEMPT(5100), 0 },
+	    { FAILED(100, EACCES), END(EACCES), 0, NULL, A_FINAL } } },
+	{ "a program with another address to try moves on at once",
+	  plain,
+	  { { ENGINE_FAILED, 0, ECONNREFUSED, F_MORE, INF, END(ECONNREFUSED), ENGINE_SAY_PASS,
+	      "not-last-address", 0 } } },
+	{ "a destination known down gets the kernel's answer at once",
+	  plain,
+	  { { ENGINE_FAILED, 0, ECONNREFUSED, F_DOWN, INF, END(ECONNREFUSED), ENGINE_SAY_PASS,
+	      "known-down", 0 } } },
+	{ "known down and other addresses are asked at the first failure only",
+	  plain,
+	  { { FAILED(0, ECONNREFUSED), WAIT(100, ECONNREFUSED, R), A_FIRST },
+	    { DUE(100), ATTEMPT(5100), 0 },
+	    { ENGINE_FAILED, 100, ECONNREFUSED, F_DOWN | F_MORE, INF, WAIT(300, ECONNREFUSED, R),
+	      0 } } },
+	{ "the destination's budget bounds the call's",
+	  plain,
+	  { { ENGINE_FAILED, 0, ECONNREFUSED, 0, 60, WAIT(60, ECONNREFUSED, R), A_FIRST },
+	    { DUE(60), ATTEMPT(60), 0 },
+	    { FAILED(60, ECONNREFUSED), END(ECONNREFUSED), ENGINE_SAY_GIVE_UP, "timeout",
+	      A_FINAL } } },
+	{ "another's result since our last attempt stands for the planned one",
+	  plain,
+	  { { FAILED(0, ECONNREFUSED), WAIT(100, ECONNREFUSED, R), A_FIRST },
+	    { ENGINE_DUE, 100, 0, F_LEFT, INF, WAIT(300, ECONNREFUSED, ENGINE_SAY_LEFT | R), 0 },
+	    { DUE(300), ATTEMPT(5300), 0 } } },
+	{ "the last attempt is always made, whoever else found the destination down",
+	  { 100, 1000, 1, 10000, 5000, false },
+	  { { FAILED(0, ECONNREFUSED), WAIT(100, ECONNREFUSED, R), A_FIRST },
+	    { ENGINE_DUE, 100, 0, F_LEFT, INF, ATTEMPT(5100), 0 } } },
+	{ "a planned attempt that another's result cannot replace in time is made",
+	  { 100, 1000, 5, 150, 5000, false },
+	  { { FAILED(0, ECONNREFUSED), WAIT(100, ECONNREFUSED, R), A_FIRST },
+	    { ENGINE_DUE, 160, 0, F_LEFT, INF, ATTEMPT(150), 0 } } },
+	{ "a call whose attempts were all another's makes one of its own before it gives up",
+	  { 100, 1000, 0, 10000, 5000, false },
+	  { { ENGINE_FAILED, 0, ECONNREFUSED, F_LEFT, INF, ENGINE_ATTEMPT, 5000, ECONNREFUSED,
+	      ENGINE_SAY_GIVE_UP, "retries", A_FIRST },
+	    { FAILED(3, ECONNRESET), END(ECONNRESET), 0, NULL, A_FINAL } } },
+	{ "a first attempt left to another is no answer to pass on: the program's own is made",
+	  plain,
+	  { { ENGINE_FAILED, 0, ECONNREFUSED, F_LEFT | F_DOWN, INF, ATTEMPT(5000), 0 },
+	    { ENGINE_CONNECTED, 2, 0, 0, INF, END(0), 0, NULL, 0 } } },
+	{ "an error the kernel holds is collected while a retry may follow",
+	  plain,
+	  { { ENGINE_HELD, 0, 0, 0, INF, ENGINE_COLLECT, 0, 0, 0, NULL, 0 },
+	    { FAILED(0, ECONNREFUSED), WAIT(100, ECONNREFUSED, R), A_FIRST } } },
+	{ "the error the kernel holds for the last attempt is left to the program",
+	  { 100, 1000, 0, 10000, 5000, false },
+	  { { ENGINE_HELD, 0, 0, 0, INF, END(0), ENGINE_SAY_GIVE_UP, "retries",
+	      A_FIRST | A_FINAL } } },
+	{ "the error the kernel holds when the budget is spent is left to the program",
+	  plain,
+	  { { ENGINE_HELD, 0, 0, 0, 0, END(0), ENGINE_SAY_GIVE_UP, "timeout",
+	      A_FIRST | A_FINAL } } },
+	{ "the error the kernel holds for a program with another address is its own",
+	  plain,
+	  { { ENGINE_HELD, 0, 0, F_MORE, INF, END(0), ENGINE_SAY_PASS, "not-last-address", 0 } } },
+	{ "a signal that cuts the wait ends the call with its last error",
+	  plain,
+	  { { FAILED(0, ECONNREFUSED), WAIT(100, ECONNREFUSED, R), A_FIRST },
+	    { ENGINE_SIGNAL, 40, 0, 0, INF, END(ECONNREFUSED), ENGINE_SAY_GIVE_UP, "signal",
+	      A_FINAL } } },
+	{ "a retry that succeeds is said",
+	  plain,
+	  { { FAILED(0, ECONNREFUSED), WAIT(100, ECONNREFUSED, R), A_FIRST },
+	    { DUE(100), ATTEMPT(5100), 0 },
+	    { ENGINE_CONNECTED, 101, 0, 0, INF, END(0), ENGINE_SAY_SUCCESS, NULL, 0 } } },
+	{ "with no limit on retries, retries go on",
+	  { 100, 1000, INF, INF, 5000, false },
+	  { { FAILED(0, ECONNREFUSED), WAIT(100, ECONNREFUSED, R), A_FIRST },
+	    { ENGINE_DUE, 100, 0, F_LEFT, INF, WAIT(300, ECONNREFUSED, ENGINE_SAY_LEFT | R), 0 },
+	    { ENGINE_HELD, 300, 0, 0, INF, ENGINE_COLLECT, 0, 0, 0, NULL, 0 } } },
+	{ "the attempt at the budget's end is the last, whoever else found the destination down",
+	  { 100, 1000, 5, 80, 5000, false },
+	  { { FAILED(0, ECONNREFUSED), WAIT(80, ECONNREFUSED, R), A_FIRST },
+	    { ENGINE_DUE, 80, 0, F_LEFT, INF, ATTEMPT(80), 0 } } },
+	{ "a destination's budget longer than the call's changes nothing",
+	  plain,
+	  { { ENGINE_FAILED, 0, ECONNREFUSED, 0, 20000, WAIT(100, ECONNREFUSED, R), A_FIRST } } },
+	{ "the one attempt of a call that made none of its own is not said as a retry's success",
+	  plain,
+	  { { ENGINE_FAILED, 0, ECONNREFUSED, F_LEFT, INF, WAIT(100, ECONNREFUSED, R), A_FIRST },
+	    { ENGINE_DUE, 100, 0, F_LEFT, INF, WAIT(300, ECONNREFUSED, ENGINE_SAY_LEFT | R), 0 },
+	    { ENGINE_SIGNAL, 150, 0, 0, INF, ENGINE_ATTEMPT, 5150, ECONNREFUSED, ENGINE_SAY_GIVE_UP,
+	      "signal", 0 },
+	    { ENGINE_CONNECTED, 151, 0, 0, INF, END(0), 0, NULL, 0 } } },
+	{ "a first attempt that succeeds says nothing",
+	  plain,
+	  { { ENGINE_CONNECTED, 0, 0, 0, INF, END(0), 0, NULL, 0 } } },
+	{ "a wait that takes the call past a few seconds is said once",
+	  { 3000, 10000, 5, INF, 5000, false },
+	  { { FAILED(0, ECONNREFUSED), WAIT(3000, ECONNREFUSED, R), A_FIRST },
+	    { DUE(3000), ATTEMPT(8000), 0 },
+	    { FAILED(3000, ECONNREFUSED), WAIT(9000, ECONNREFUSED, R | ENGINE_SAY_WAITING), 0 },
+	    { DUE(9000), ATTEMPT(14000), 0 },
+	    { FAILED(9000, ECONNREFUSED), WAIT(19000, ECONNREFUSED, R), 0 } } },
+	{ "a first attempt under way that the program closes is not yet a call of ours",
+	  plain,
+	  { { ENGINE_CLOSED, 10, 0, 0, INF, END(0), 0, NULL, 0 } } },
+	{ "the program that closes a waiting call ended it: the wait not made is not counted",
+	  plain,
+	  { { FAILED(0, ECONNREFUSED), WAIT(100, ECONNREFUSED, R), A_FIRST },
+	    { ENGINE_CLOSED, 30, 0, F_LEFT, INF, END(ECONNREFUSED),
+	      ENGINE_SAY_ENDED | ENGINE_SAY_EARLY, NULL, 0 } } },
+	{ "the program that closes an attempt under way ended the call",
+	  plain,
+	  { { FAILED(0, ECONNREFUSED), WAIT(100, ECONNREFUSED, R), A_FIRST },
+	    { DUE(100), ATTEMPT(5100), 0 },
+	    { ENGINE_CLOSED, 130, 0, 0, INF, END(ECONNREFUSED), ENGINE_SAY_ENDED, NULL, 0 } } },
+	{ "the program that closes a call after its planned time waited it all",
+	  plain,
+	  { { FAILED(0, ECONNREFUSED), WAIT(100, ECONNREFUSED, R), A_FIRST },
+	    { ENGINE_CLOSED, 120, 0, F_LEFT, INF, END(ECONNREFUSED), ENGINE_SAY_ENDED, NULL,
+	      0 } } },
+};
+
+static struct config configured(const struct setup *set)
+{
+	struct config cfg;
+
+	memset(&cfg, 0, sizeof(cfg));
+	cfg.policy.base_ms = set->base;
+	cfg.policy.cap_ms = set->cap;
+	cfg.policy.multiplier_milli = 2000;
+	cfg.policy.jitter = POLICY_JITTER_NONE;
+	cfg.retries = set->retries;
+	cfg.timeout_ms = set->timeout;
+	cfg.attempt_timeout_ms = set->attempt_timeout;
+	cfg.attempt_until_next = set->until_next;
+	cfg.errors_inet.bits[0] = 0;
+	cfg.errors_inet.bits[ECONNREFUSED / 64] |= 1ULL << (ECONNREFUSED % 64);
+	cfg.errors_inet.bits[ETIMEDOUT / 64] |= 1ULL << (ETIMEDOUT % 64);
+	cfg.errors_inet.bits[ECONNRESET / 64] |= 1ULL << (ECONNRESET % 64);
+	return cfg;
+}
+
+static void run_row(const struct row *r)
+{
+	struct config cfg = configured(&r->set);
+	struct retry_progress p;
+	unsigned i;
+
+	engine_begin(&cfg, &p, INF, 0);
+	for (i = 0; i < N(r->steps) && (r->steps[i].budget_left || r->steps[i].kind); i++) {
+		const struct step *s = &r->steps[i];
+		struct engine_event ev = {
+			.kind = s->kind,
+			.now_ms = s->now,
+			.err = s->err,
+			.left = (s->facts & F_LEFT) != 0,
+			.known_down = (s->facts & F_DOWN) != 0,
+			.more_addresses = (s->facts & F_MORE) != 0,
+			.budget_left_ms = s->budget_left,
+			.cap_ms = INF,
+			.seed = 42,
+		};
+		struct engine_action a = engine_step(&cfg, &cfg.errors_inet, &p, &ev);
+		bool ok = a.what == s->what && a.say == s->say &&
+			  (s->what == ENGINE_END || s->what == ENGINE_COLLECT ||
+			   a.until_ms == s->until) &&
+			  (s->what != ENGINE_END && !(s->say & (R | ENGINE_SAY_GIVE_UP))
+				   ? true
+				   : a.err == s->want_err) &&
+			  (s->reason ? a.reason && strcmp(a.reason, s->reason) == 0 : !a.reason) &&
+			  a.first == ((s->flags & A_FIRST) != 0) &&
+			  a.final == ((s->flags & A_FINAL) != 0);
+
+		CHECK(ok);
+		if (!ok)
+			fprintf(stderr,
+				"  rule \"%s\", step %u: got what %d until %" PRIu64
+				" err %d say %#x reason %s first %d final %d\n",
+				r->rule, i + 1, (int)a.what, a.until_ms, a.err, a.say,
+				a.reason ? a.reason : "-", a.first, a.final);
+	}
+}
+
+/* The attempt's deadline: its own time, the grpc rule, a cap, the budget. */
+static void test_attempt_deadline(void)
+{
+	struct setup set = plain;
+	struct config cfg = configured(&set);
+	struct retry_progress p;
+
+	engine_begin(&cfg, &p, INF, 0);
+	CHECK_U64(engine_attempt_deadline(&cfg, &p, INF, false, 0), 5000);
+	/* A cap of its own: a loopback listener's full queue. */
+	CHECK_U64(engine_attempt_deadline(&cfg, &p, 20, false, 0), 20);
+	/* Never past the call's deadline. */
+	CHECK_U64(engine_attempt_deadline(&cfg, &p, INF, false, 9000), 10000);
+	/* A destination known down: one attempt of its time, whatever the budget. */
+	CHECK_U64(engine_attempt_deadline(&cfg, &p, INF, true, 9000), 14000);
+	/* The grpc rule, with an attempt time longer than the next planned attempt. */
+	cfg.attempt_until_next = true;
+	CHECK_U64(engine_attempt_deadline(&cfg, &p, INF, false, 0), 5000);
+	/* The grpc rule: no sooner than the next planned attempt. */
+	cfg.attempt_until_next = true;
+	cfg.attempt_timeout_ms = 50;
+	CHECK_U64(engine_attempt_deadline(&cfg, &p, INF, false, 0), 100);
+	CHECK_U64(engine_attempt_deadline(&cfg, &p, INF, true, 0), 50);
+	/* A budget of 0 bounds nothing: the attempt timeout alone. */
+	cfg.timeout_ms = 0;
+	engine_begin(&cfg, &p, INF, 0);
+	CHECK_U64(engine_attempt_deadline(&cfg, &p, INF, false, 0), 100);
+	cfg.attempt_until_next = false;
+	cfg.attempt_timeout_ms = INF;
+	CHECK_U64(engine_attempt_deadline(&cfg, &p, INF, false, 0), INF);
+}
+
+/* A call's own bound (a send timeout) is the budget when it is the smaller. */
+static void test_own_bound(void)
+{
+	struct setup set = plain;
+	struct config cfg = configured(&set);
+	struct retry_progress p;
+
+	engine_begin(&cfg, &p, 300, 1000);
+	CHECK_U64(p.deadline_ms, 1300);
+	engine_begin(&cfg, &p, INF, 1000);
+	CHECK_U64(p.deadline_ms, 11000);
+	cfg.timeout_ms = INF;
+	engine_begin(&cfg, &p, INF, 1000);
+	CHECK_U64(p.deadline_ms, INF);
+}
+
+/* Each call draws from a sequence of its own: seeded once, or from BACKOFF_SEED. */
+static void test_draws(void)
+{
+	struct setup set = plain;
+	struct config cfg = configured(&set);
+	struct retry_progress p, q;
+	struct engine_event ev = { .kind = ENGINE_FAILED,
+				   .err = ECONNREFUSED,
+				   .budget_left_ms = INF,
+				   .cap_ms = INF,
+				   .seed = 7 };
+	struct engine_action a, b;
+
+	cfg.policy.jitter = POLICY_JITTER_FULL;
+	engine_begin(&cfg, &p, INF, 0);
+	CHECK(engine_needs_seed(&cfg, &p));
+	a = engine_step(&cfg, &cfg.errors_inet, &p, &ev);
+	CHECK(!engine_needs_seed(&cfg, &p));
+	engine_begin(&cfg, &q, INF, 0);
+	b = engine_step(&cfg, &cfg.errors_inet, &q, &ev);
+	CHECK_U64(a.delay_ms, b.delay_ms); /* the same seed, the same draw */
+	cfg.seeded = true;
+	cfg.seed = 1;
+	engine_begin(&cfg, &p, INF, 0);
+	CHECK(!engine_needs_seed(&cfg, &p));
+	CHECK(p.rng != 0);
+}
+
+static void test_outcome(void)
+{
+	struct retry_progress p = { .answered = 0 };
+
+	CHECK_U64(engine_outcome(&p, ETIMEDOUT), ETIMEDOUT);
+	p.answered = ECONNREFUSED;
+	CHECK_U64(engine_outcome(&p, ETIMEDOUT), ECONNREFUSED);
+	CHECK_U64(engine_outcome(&p, ENETUNREACH), ENETUNREACH);
+}
+
+int main(void)
+{
+	unsigned i;
+
+	for (i = 0; i < N(rows); i++)
+		run_row(&rows[i]);
+	test_attempt_deadline();
+	test_own_bound();
+	test_draws();
+	test_outcome();
+	return unit_report("engine");
+}
