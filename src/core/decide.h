@@ -1,4 +1,10 @@
-/* What happens to a failed connect: one decision for every call family and both engines. */
+/*
+ * A connect's destination: whether a failed connect is retried, and where
+ * (blocking here, or in the event loop), its destination's facts (known down,
+ * budget, shared fate, damping after early closes) for the engine of
+ * core/engine, for the preload and the supervisor alike.  The send family and
+ * name lookups drive core/retry themselves.
+ */
 #ifndef BACKOFF_CORE_DECIDE_H
 #define BACKOFF_CORE_DECIDE_H
 
@@ -13,7 +19,7 @@
 
 struct fdconn;
 
-/* A failed connect as an engine sees it; filled by the engine, read by decide_connect. */
+/* A failed connect as its caller sees it; filled by the hook or the supervisor's job. */
 struct decide_connect {
 	int fd; /* the socket: the program's, or the supervisor's duplicate of it */
 	const struct target_addr *target;

@@ -92,20 +92,6 @@ static void release_waiters(const struct dest *d)
 }
 
 /*
- * The TCP state of @fd, or -1 (not TCP).  A failed attempt shows as
- * TCP_CLOSE without consuming the pending error (measured), so the last
- * failure can be left to the kernel.
- */
-static int tcp_state(int fd)
-{
-	struct tcp_info info;
-	socklen_t len = sizeof(info);
-
-	memset(&info, 0, sizeof(info));
-	return real_getsockopt(fd, IPPROTO_TCP, TCP_INFO, &info, &len) == 0 ? info.tcpi_state : -1;
-}
-
-/*
  * The connect of @s (@fd, claimed) succeeded at @now; its destination is
  * up.  Returns the new state: free, or, for a connection made again after
  * an early close, visible and awaited until its time (FDS_AWAIT).
@@ -162,7 +148,7 @@ static unsigned again_due(struct fdslot *s, int fd)
 		return FDS_FREE;
 	}
 	/* Its connect unanswered, else the connection silent. */
-	return again_over(s, fd, tcp_state(fd) == TCP_SYN_SENT ? ETIMEDOUT : 0, false, false);
+	return again_over(s, fd, sock_tcp_state(fd) == TCP_SYN_SENT ? ETIMEDOUT : 0, false, false);
 }
 
 /*
@@ -240,7 +226,7 @@ static unsigned attempt_deadline(const struct config *cfg, struct fdslot *s, int
 		return FDS_FREE; /* replaced behind the hooks, or made blocking */
 	if (early_again(s))
 		return again_due(s, fd);
-	if (tcp_state(fd) != TCP_SYN_SENT) {
+	if (sock_tcp_state(fd) != TCP_SYN_SENT) {
 		atomic_store_explicit(&s->conn.due_ms, CONFIG_INFINITE, memory_order_relaxed);
 		return FDS_CONNECTING;
 	}
@@ -515,7 +501,7 @@ bool pending_event(const struct config *cfg, int fd, bool maybe_failed, bool *ex
 	if (state != FDS_CONNECTING || !fdtable_claim(s, true))
 		return true; /* another thread decides; the program sees what the kernel says */
 	state = fdtable_state_of(s);
-	tcp = state == FDS_CONNECTING && maybe_failed ? tcp_state(fd) : TCP_ESTABLISHED;
+	tcp = state == FDS_CONNECTING && maybe_failed ? sock_tcp_state(fd) : TCP_ESTABLISHED;
 	if (state == FDS_CONNECTING && tcp == TCP_CLOSE) {
 		state = attempt_failed(cfg, s, fd);
 		show = state != FDS_HIDDEN;
@@ -708,7 +694,7 @@ enum pending_answer pending_so_error(const struct config *cfg, int fd, int *err)
 		unsigned state = fdtable_state_of(s);
 
 		if (state == FDS_CONNECTING) {
-			int tcp = tcp_state(fd);
+			int tcp = sock_tcp_state(fd);
 
 			if (tcp == TCP_CLOSE) {
 				state = attempt_failed(cfg, s, fd);

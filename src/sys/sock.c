@@ -203,6 +203,16 @@ _Static_assert(offsetof(struct kernel_tcp_info, data_segs_in) == 152, "tcpi_data
 _Static_assert(offsetof(struct kernel_tcp_info, bytes_sent) == 200, "tcpi_bytes_sent");
 _Static_assert(offsetof(struct kernel_tcp_info, bytes_retrans) == 208, "tcpi_bytes_retrans");
 
+int sock_tcp_state(int fd)
+{
+	struct kernel_tcp_info ti = { 0 };
+	socklen_t len = sizeof(ti.state);
+
+	return real_getsockopt(fd, IPPROTO_TCP, TCP_INFO, &ti, &len) == 0 && len == sizeof(ti.state)
+		       ? ti.state
+		       : -1;
+}
+
 bool sock_first(int fd, struct sock_first *f)
 {
 	struct kernel_tcp_info ti = { 0 };

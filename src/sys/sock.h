@@ -80,6 +80,14 @@ void sock_sndtimeo_none(int fd);
  */
 void sock_abort_connect(int fd);
 
+/*
+ * The TCP state of @fd (TCP_SYN_SENT, TCP_CLOSE...), or -1 (not TCP).  One
+ * TCP_INFO read: a failed attempt shows as TCP_CLOSE without consuming its
+ * pending error (measured), so the last failure can be left to the kernel.
+ * errno may change.
+ */
+int sock_tcp_state(int fd);
+
 /* What TCP_INFO tells of a connection that may have ended before its first byte. */
 struct sock_first {
 	int state;	    /* TCP_ESTABLISHED, TCP_CLOSE_WAIT, TCP_CLOSE... */
