@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <poll.h>
 #include <stddef.h>
 #include <sys/socket.h>
 #include <sys/time.h>
@@ -45,6 +46,29 @@ bool sock_kind(int fd, int *family, int *type)
 	return *type >= 0;
 }
 
+bool sock_is_connected(int fd)
+{
+	struct sockaddr_storage ss;
+	socklen_t len = sizeof(ss);
+
+	return getpeername(fd, (struct sockaddr *)&ss, &len) == 0;
+}
+
+int sock_error(int fd)
+{
+	int err = 0;
+	socklen_t len = sizeof(err);
+
+	return real_getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len) == 0 ? err : errno;
+}
+
+bool sock_is_writable(int fd)
+{
+	struct pollfd p = { fd, POLLOUT, 0 };
+
+	return real_poll(&p, 1, 0) > 0;
+}
+
 /* The timeout @opt (SO_SNDTIMEO, SO_RCVTIMEO) of @fd in ms, UINT64_MAX when unset. */
 static uint64_t timeo_ms(int fd, int opt)
 {
@@ -70,12 +94,10 @@ uint64_t sock_rcvtimeo_ms(int fd)
 void sock_abort_connect(int fd)
 {
 	struct sockaddr unspec = { .sa_family = AF_UNSPEC };
-	socklen_t len = sizeof(int);
-	int err;
 
 	(void)real_connect(fd, &unspec, sizeof(unspec));
 	/* Measured: the abort leaves ECONNRESET pending; the program must not read it. */
-	(void)real_getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len);
+	(void)sock_error(fd);
 }
 
 static int set_sndtimeo(int fd, uint64_t ms)
