@@ -244,10 +244,10 @@ static int managed_attempt(void *ctx, uint64_t deadline_ms)
 	 * event that has passed.
 	 */
 	managed_set(m, MANAGED_ATTEMPTING);
-	err = connect(m->dup, (const struct sockaddr *)&j->addr, j->len) == 0 ? 0 : errno;
+	err = sock_connect(m->dup, (const struct sockaddr *)&j->addr, j->len);
 	/* Measured: after a failure whose SO_ERROR was read, connect only resets the socket. */
 	if (err == ECONNABORTED)
-		err = connect(m->dup, (const struct sockaddr *)&j->addr, j->len) == 0 ? 0 : errno;
+		err = sock_connect(m->dup, (const struct sockaddr *)&j->addr, j->len);
 	if (err == EISCONN)
 		return 0;
 	if (err == EINPROGRESS || err == EALREADY)

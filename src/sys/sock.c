@@ -100,6 +100,11 @@ void sock_abort_connect(int fd)
 	(void)sock_error(fd);
 }
 
+int sock_connect(int fd, const struct sockaddr *addr, socklen_t len)
+{
+	return real_connect(fd, addr, len) == 0 ? 0 : errno;
+}
+
 static int set_sndtimeo(int fd, uint64_t ms)
 {
 	struct timeval tv = { (time_t)(ms / 1000), (suseconds_t)(ms % 1000) * 1000 };
@@ -159,20 +164,20 @@ int sock_connect_from(int fd, const struct sockaddr *addr, socklen_t len, uint64
 	if (deadline_ms == UINT64_MAX || known == SOCK_TIMEO_OWN ||
 	    (known == SOCK_TIMEO_ASK &&
 	     real_getsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &own.tv, &own.len) != 0))
-		return real_connect(fd, addr, len) == 0 ? 0 : errno;
+		return sock_connect(fd, addr, len);
 	/*
 	 * The program bounds its connects with a send timeout of its own: the
 	 * kernel answers as without us (EINPROGRESS at its end), and the retry
 	 * loop's budget counts it.
 	 */
 	if (own.tv.tv_sec != 0 || own.tv.tv_usec != 0)
-		return real_connect(fd, addr, len) == 0 ? 0 : errno;
+		return sock_connect(fd, addr, len);
 	if (left == 0)
 		left = 1; /* the budget's end: one attempt still, for an answer that comes at once
 			   */
 	if (set_bound(&own, left) != 0) {
 		restore_own(&own);
-		return real_connect(fd, addr, len) == 0 ? 0 : errno;
+		return sock_connect(fd, addr, len);
 	}
 	/*
 	 * connect is a cancellation point: a thread cancelled in it, as one left
@@ -181,7 +186,7 @@ int sock_connect_from(int fd, const struct sockaddr *addr, socklen_t len, uint64
 	 * blocking connect 48 instructions).
 	 */
 	for (;;) {
-		err = real_connect(fd, addr, len) == 0 ? 0 : errno;
+		err = sock_connect(fd, addr, len);
 		if (err != EINTR || !clock_every_handler_restarts())
 			break;
 		/* Restarted as the kernel would: the attempt under way is waited for again. */

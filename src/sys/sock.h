@@ -61,6 +61,9 @@ struct sock_bound {
 	void (*told)(struct sock_bound *self, int fd, bool on);
 };
 
+/* connect() @fd to @addr once, through real_connect: 0, or its errno.  errno may change. */
+int sock_connect(int fd, const struct sockaddr *addr, socklen_t len);
+
 /*
  * connect() @fd (blocking) to @addr, ended at @deadline_ms (monotonic;
  * UINT64_MAX: the kernel's own end) if still unanswered: the attempt is
