@@ -152,9 +152,3 @@ enum addrlist_place addrlist_find(const struct target_addr *t, uint64_t now_ms)
 	}
 	return place;
 }
-
-void addrlist_reset(void)
-{
-	memset(addrlist_slots, 0, sizeof(addrlist_slots));
-	atomic_store(&addrlist_next, 0);
-}

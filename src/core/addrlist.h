@@ -27,7 +27,4 @@ void addrlist_remember(const struct addrinfo *res, uint64_t now_ms);
 /* Where @t stands in the most recent list that holds it.  Async-signal-safe. */
 enum addrlist_place addrlist_find(const struct target_addr *t, uint64_t now_ms);
 
-/* Forget everything (tests; a forked child keeps the parent's lists). */
-void addrlist_reset(void);
-
 #endif

@@ -12,34 +12,6 @@
 #include "sys/errname.h"
 #include "sys/startup.h"
 
-const char *const config_variables[] = {
-	"BACKOFF",
-	"BACKOFF_POLICY",
-	"BACKOFF_BASE",
-	"BACKOFF_MULTIPLIER",
-	"BACKOFF_CAP",
-	"BACKOFF_JITTER",
-	"BACKOFF_RETRIES",
-	"BACKOFF_TIMEOUT",
-	"BACKOFF_ATTEMPT_TIMEOUT",
-	"BACKOFF_ERRORS",
-	"BACKOFF_TARGETS",
-	"BACKOFF_NONBLOCK",
-	"BACKOFF_SEND",
-	"BACKOFF_DNS",
-	"BACKOFF_LOG",
-	"BACKOFF_LOG_FILE",
-	"BACKOFF_LOG_FORMAT",
-	"BACKOFF_SEED",
-	"BACKOFF_STATS",
-	"BACKOFF_STRICT",
-	"BACKOFF_SHARED",
-	"BACKOFF_ENGINE",
-	"BACKOFF_LOCAL_PROBE",
-	"BACKOFF_REPLAY",
-	NULL,
-};
-
 #define SEC 1000ULL
 #define MIN (60 * SEC)
 
@@ -441,149 +413,245 @@ static int parse_choice(const char *s, const char *const *names, size_t n, int *
 }
 
 /*
- * Apply one explicit variable; returns 0, or -1 with the reason in @why.
- * @name is one of config_variables, so the last test of the chain always holds.
+ * An explicit value, as the parser of its variable's row takes it into @cfg:
+ * @field is the member of @cfg that the row names, for a parser that several
+ * rows share; @why receives the reason for a rejected value when the row has
+ * no message of its own.
  */
-STARTUP_CODE static int apply(struct config *cfg, const char *name, const char *v, char *why,
-			      size_t why_size)
+struct setting {
+	struct config *cfg;
+	void *field;
+	const char *value;
+	char *why;
+	size_t why_size;
+};
+
+/* The parsers of the rows: 0, or -1 when the value is rejected and its fields left as they were. */
+
+STARTUP_CODE static int set_bool(const struct setting *s)
 {
-	static const char *const levels[] = { "off", "error", "warn", "info", "debug" };
-	static const char *const formats[] = { "text", "json" };
-	static const char *const engines[] = { "auto", "preload", "supervise" };
-	const char *msg = NULL;
+	return parse_bool(s->value, s->field);
+}
+
+STARTUP_CODE static int set_delay(const struct setting *s)
+{
+	return config_parse_duration(s->value, 1, POLICY_MAX_DELAY_MS, s->field);
+}
+
+STARTUP_CODE static int set_multiplier(const struct setting *s)
+{
 	uint64_t u;
-	int choice;
+	/* parse_fixed's limit is the largest multiplier: only the least needs a check. */
+	const char *end = parse_fixed(s->value, 3, POLICY_MAX_MULTIPLIER_MILLI / 1000, &u);
 
-	if (strcmp(name, "BACKOFF") == 0) {
-		if (parse_bool(v, &cfg->enabled) != 0)
-			msg = "expected on or off (also 1/0, yes/no, true/false)";
-	} else if (strcmp(name, "BACKOFF_BASE") == 0) {
-		if (config_parse_duration(v, 1, POLICY_MAX_DELAY_MS, &cfg->policy.base_ms) != 0)
-			msg = "expected a duration from 1ms to 24h, such as 250ms, 2s, 1m";
-	} else if (strcmp(name, "BACKOFF_CAP") == 0) {
-		if (config_parse_duration(v, 1, POLICY_MAX_DELAY_MS, &cfg->policy.cap_ms) != 0)
-			msg = "expected a duration from 1ms to 24h, such as 250ms, 2s, 1m";
-	} else if (strcmp(name, "BACKOFF_MULTIPLIER") == 0) {
-		/* parse_fixed's limit is the largest multiplier: only the least needs a check. */
-		const char *end = parse_fixed(v, 3, POLICY_MAX_MULTIPLIER_MILLI / 1000, &u);
-
-		if (!end || *end != '\0' || u < 1000)
-			msg = "expected a decimal from 1 to 10 such as 2 or 1.6";
-		else
-			cfg->policy.multiplier_milli = (uint32_t)u;
-	} else if (strcmp(name, "BACKOFF_JITTER") == 0) {
-		if (parse_jitter(v, &cfg->policy) != 0)
-			msg = "expected none, full, equal, decorrelated, additive or "
-			      "proportional[:R] with R from 0 to 1";
-	} else if (strcmp(name, "BACKOFF_RETRIES") == 0) {
-		const char *end = is_inf(v) ? NULL : parse_fixed(v, 0, CONFIG_MAX_RETRIES, &u);
-
-		if (is_inf(v))
-			cfg->retries = CONFIG_INFINITE;
-		else if (!end || *end != '\0')
-			msg = "expected a count from 0 to 1000000, or inf";
-		else
-			cfg->retries = u;
-	} else if (strcmp(name, "BACKOFF_TIMEOUT") == 0) {
-		if (is_inf(v))
-			cfg->timeout_ms = CONFIG_INFINITE;
-		else if (config_parse_duration(v, 0, POLICY_MAX_DELAY_MS, &cfg->timeout_ms) != 0)
-			msg = "expected a duration up to 24h such as 30s, 2m, or inf";
-	} else if (strcmp(name, "BACKOFF_ATTEMPT_TIMEOUT") == 0) {
-		if (is_inf(v))
-			cfg->attempt_timeout_ms = CONFIG_INFINITE;
-		else if (config_parse_duration(v, 1, POLICY_MAX_DELAY_MS,
-					       &cfg->attempt_timeout_ms) != 0)
-			msg = "expected a duration from 1ms to 24h such as 5s, or inf";
-		else
-			cfg->attempt_until_next = false;
-	} else if (strcmp(name, "BACKOFF_ERRORS") == 0) {
-		if (parse_errors(v, cfg, why, why_size) != 0)
-			return -1;
-	} else if (strcmp(name, "BACKOFF_TARGETS") == 0) {
-		struct target_set set;
-
-		if (target_parse_list(v, &set, why, why_size) != 0)
-			return -1;
-		cfg->targets = set;
-	} else if (strcmp(name, "BACKOFF_NONBLOCK") == 0) {
-		if (parse_bool(v, &cfg->nonblock) != 0)
-			msg = "expected on or off";
-	} else if (strcmp(name, "BACKOFF_REPLAY") == 0) {
-		if (parse_bool(v, &cfg->replay) != 0)
-			msg = "expected on or off";
-	} else if (strcmp(name, "BACKOFF_SEND") == 0) {
-		if (parse_bool(v, &cfg->send) != 0)
-			msg = "expected on or off";
-	} else if (strcmp(name, "BACKOFF_DNS") == 0) {
-		if (parse_bool(v, &cfg->dns) != 0)
-			msg = "expected on or off";
-	} else if (strcmp(name, "BACKOFF_SHARED") == 0) {
-		size_t n = strlen(v);
-
-		if (v[0] == '/' && n < sizeof(cfg->shared_path)) {
-			/* A state file of its own: a group of processes sharing apart from the
-			 * rest. */
-			cfg->shared = cfg->has_shared_path = true;
-			memcpy(cfg->shared_path, v, n + 1);
-		} else if (parse_bool(v, &cfg->shared) != 0) {
-			msg = "expected on, off or the absolute path of a state file";
-		} else {
-			cfg->has_shared_path = false;
-		}
-	} else if (strcmp(name, "BACKOFF_LOCAL_PROBE") == 0) {
-		bool on;
-
-		if (parse_bool(v, &on) == 0)
-			cfg->local_probe_ms = on ? CONFIG_LOCAL_PROBE_MS : 0;
-		else if (config_parse_duration(v, 1, SEC, &cfg->local_probe_ms) != 0)
-			msg = "expected off or a duration from 1ms to 1s such as 10ms";
-	} else if (strcmp(name, "BACKOFF_LOG") == 0) {
-		if (parse_choice(v, levels, N(levels), &choice) != 0)
-			msg = "expected off, error, warn, info or debug";
-		else
-			cfg->log_level = (enum log_level)choice;
-	} else if (strcmp(name, "BACKOFF_LOG_FILE") == 0) {
-		size_t n = strlen(v);
-
-		if (n == 0 || n >= sizeof(cfg->log_file))
-			msg = "expected a file path";
-		else {
-			cfg->has_log_file = true;
-			memcpy(cfg->log_file, v, n + 1);
-		}
-	} else if (strcmp(name, "BACKOFF_LOG_FORMAT") == 0) {
-		if (parse_choice(v, formats, N(formats), &choice) != 0)
-			msg = "expected text or json";
-		else
-			cfg->log_json = choice == 1;
-	} else if (strcmp(name, "BACKOFF_SEED") == 0) {
-		const char *end = parse_fixed(v, 0, UINT64_MAX / 10 - 1, &u);
-
-		if (!end || *end != '\0')
-			msg = "expected an unsigned integer";
-		else {
-			cfg->seeded = true;
-			cfg->seed = u;
-		}
-	} else if (strcmp(name, "BACKOFF_STATS") == 0) {
-		if (parse_bool(v, &cfg->stats) != 0)
-			msg = "expected on or off";
-	} else if (strcmp(name, "BACKOFF_ENGINE") == 0) {
-		if (parse_choice(v, engines, N(engines), &choice) != 0)
-			msg = "expected auto, preload or supervise";
-		else
-			cfg->engine = (enum config_engine)choice;
-	} else if (strcmp(name, "BACKOFF_STRICT") == 0) { /* LCOV_EXCL_BR_LINE: last of all */
-		if (parse_bool(v, &cfg->strict) != 0)
-			msg = "expected on or off";
-	}
-	if (msg) {
-		snprintf(why, why_size, "%s", msg);
+	if (!end || *end != '\0' || u < 1000)
 		return -1;
-	}
+	s->cfg->policy.multiplier_milli = (uint32_t)u;
 	return 0;
 }
+
+STARTUP_CODE static int set_jitter(const struct setting *s)
+{
+	return parse_jitter(s->value, &s->cfg->policy);
+}
+
+STARTUP_CODE static int set_retries(const struct setting *s)
+{
+	uint64_t u;
+	const char *end;
+
+	if (is_inf(s->value)) {
+		s->cfg->retries = CONFIG_INFINITE;
+		return 0;
+	}
+	end = parse_fixed(s->value, 0, CONFIG_MAX_RETRIES, &u);
+	if (!end || *end != '\0')
+		return -1;
+	s->cfg->retries = u;
+	return 0;
+}
+
+STARTUP_CODE static int set_timeout(const struct setting *s)
+{
+	if (is_inf(s->value)) {
+		s->cfg->timeout_ms = CONFIG_INFINITE;
+		return 0;
+	}
+	return config_parse_duration(s->value, 0, POLICY_MAX_DELAY_MS, &s->cfg->timeout_ms);
+}
+
+STARTUP_CODE static int set_attempt_timeout(const struct setting *s)
+{
+	struct config *cfg = s->cfg;
+
+	if (is_inf(s->value)) {
+		cfg->attempt_timeout_ms = CONFIG_INFINITE;
+		return 0;
+	}
+	if (config_parse_duration(s->value, 1, POLICY_MAX_DELAY_MS, &cfg->attempt_timeout_ms) != 0)
+		return -1;
+	cfg->attempt_until_next = false;
+	return 0;
+}
+
+STARTUP_CODE static int set_errors(const struct setting *s)
+{
+	return parse_errors(s->value, s->cfg, s->why, s->why_size);
+}
+
+STARTUP_CODE static int set_targets(const struct setting *s)
+{
+	struct target_set set;
+
+	if (target_parse_list(s->value, &set, s->why, s->why_size) != 0)
+		return -1;
+	s->cfg->targets = set;
+	return 0;
+}
+
+STARTUP_CODE static int set_log(const struct setting *s)
+{
+	static const char *const levels[] = { "off", "error", "warn", "info", "debug" };
+	int choice;
+
+	if (parse_choice(s->value, levels, N(levels), &choice) != 0)
+		return -1;
+	s->cfg->log_level = (enum log_level)choice;
+	return 0;
+}
+
+STARTUP_CODE static int set_log_file(const struct setting *s)
+{
+	struct config *cfg = s->cfg;
+	size_t n = strlen(s->value);
+
+	if (n == 0 || n >= sizeof(cfg->log_file))
+		return -1;
+	cfg->has_log_file = true;
+	memcpy(cfg->log_file, s->value, n + 1);
+	return 0;
+}
+
+STARTUP_CODE static int set_log_format(const struct setting *s)
+{
+	static const char *const formats[] = { "text", "json" };
+	int choice;
+
+	if (parse_choice(s->value, formats, N(formats), &choice) != 0)
+		return -1;
+	s->cfg->log_json = choice == 1;
+	return 0;
+}
+
+STARTUP_CODE static int set_seed(const struct setting *s)
+{
+	uint64_t u;
+	const char *end = parse_fixed(s->value, 0, UINT64_MAX / 10 - 1, &u);
+
+	if (!end || *end != '\0')
+		return -1;
+	s->cfg->seeded = true;
+	s->cfg->seed = u;
+	return 0;
+}
+
+STARTUP_CODE static int set_shared(const struct setting *s)
+{
+	struct config *cfg = s->cfg;
+	size_t n = strlen(s->value);
+
+	if (s->value[0] == '/' && n < sizeof(cfg->shared_path)) {
+		/* A state file of its own: a group of processes sharing apart from the rest. */
+		cfg->shared = cfg->has_shared_path = true;
+		memcpy(cfg->shared_path, s->value, n + 1);
+		return 0;
+	}
+	if (parse_bool(s->value, &cfg->shared) != 0)
+		return -1;
+	cfg->has_shared_path = false;
+	return 0;
+}
+
+STARTUP_CODE static int set_engine(const struct setting *s)
+{
+	static const char *const engines[] = { "auto", "preload", "supervise" };
+	int choice;
+
+	if (parse_choice(s->value, engines, N(engines), &choice) != 0)
+		return -1;
+	s->cfg->engine = (enum config_engine)choice;
+	return 0;
+}
+
+STARTUP_CODE static int set_local_probe(const struct setting *s)
+{
+	bool on;
+
+	if (parse_bool(s->value, &on) == 0) {
+		s->cfg->local_probe_ms = on ? CONFIG_LOCAL_PROBE_MS : 0;
+		return 0;
+	}
+	return config_parse_duration(s->value, 1, SEC, &s->cfg->local_probe_ms);
+}
+
+/* A row of the table below: how one variable's value is taken. */
+struct variable {
+	int (*set)(const struct setting *s); /* NULL: BACKOFF_POLICY, taken first */
+	size_t field;			     /* offset of the member a shared parser writes */
+	const char *message;		     /* for a rejected value; NULL: set writes @why */
+};
+
+#define FIELD(member) offsetof(struct config, member)
+
+/*
+ * Every variable, named here only, in the documented order, which is the
+ * order their values are taken in: X(NAME, parser, field, message on a bad
+ * value).  BACKOFF_POLICY has no parser: config_parse reads it first, as the
+ * preset that the others amend.  A NULL message: the parser says why.
+ */
+#define VARIABLES(X)                                                                              \
+	X(BACKOFF, set_bool, FIELD(enabled), "expected on or off (also 1/0, yes/no, true/false)") \
+	X(BACKOFF_POLICY, NULL, 0, "expected default, google, clearblade, aws, grpc or none")     \
+	X(BACKOFF_BASE, set_delay, FIELD(policy.base_ms),                                         \
+	  "expected a duration from 1ms to 24h, such as 250ms, 2s, 1m")                           \
+	X(BACKOFF_MULTIPLIER, set_multiplier, 0,                                                  \
+	  "expected a decimal from 1 to 10 such as 2 or 1.6")                                     \
+	X(BACKOFF_CAP, set_delay, FIELD(policy.cap_ms),                                           \
+	  "expected a duration from 1ms to 24h, such as 250ms, 2s, 1m")                           \
+	X(BACKOFF_JITTER, set_jitter, 0,                                                          \
+	  "expected none, full, equal, decorrelated, additive or "                                \
+	  "proportional[:R] with R from 0 to 1")                                                  \
+	X(BACKOFF_RETRIES, set_retries, 0, "expected a count from 0 to 1000000, or inf")          \
+	X(BACKOFF_TIMEOUT, set_timeout, 0,                                                        \
+	  "expected a duration up to 24h such as 30s, 2m, or inf")                                \
+	X(BACKOFF_ATTEMPT_TIMEOUT, set_attempt_timeout, 0,                                        \
+	  "expected a duration from 1ms to 24h such as 5s, or inf")                               \
+	X(BACKOFF_ERRORS, set_errors, 0, NULL)                                                    \
+	X(BACKOFF_TARGETS, set_targets, 0, NULL)                                                  \
+	X(BACKOFF_NONBLOCK, set_bool, FIELD(nonblock), "expected on or off")                      \
+	X(BACKOFF_SEND, set_bool, FIELD(send), "expected on or off")                              \
+	X(BACKOFF_DNS, set_bool, FIELD(dns), "expected on or off")                                \
+	X(BACKOFF_LOG, set_log, 0, "expected off, error, warn, info or debug")                    \
+	X(BACKOFF_LOG_FILE, set_log_file, 0, "expected a file path")                              \
+	X(BACKOFF_LOG_FORMAT, set_log_format, 0, "expected text or json")                         \
+	X(BACKOFF_SEED, set_seed, 0, "expected an unsigned integer")                              \
+	X(BACKOFF_STATS, set_bool, FIELD(stats), "expected on or off")                            \
+	X(BACKOFF_STRICT, set_bool, FIELD(strict), "expected on or off")                          \
+	X(BACKOFF_SHARED, set_shared, 0, "expected on, off or the absolute path of a state file") \
+	X(BACKOFF_ENGINE, set_engine, 0, "expected auto, preload or supervise")                   \
+	X(BACKOFF_LOCAL_PROBE, set_local_probe, 0,                                                \
+	  "expected off or a duration from 1ms to 1s such as 10ms")                               \
+	X(BACKOFF_REPLAY, set_bool, FIELD(replay), "expected on or off")
+
+#define AS_NAME(name, set, field, message) #name,
+#define AS_INDEX(name, set, field, message) VAR_##name,
+#define AS_ROW(name, set, field, message) { set, field, message },
+
+const char *const config_variables[] = { VARIABLES(AS_NAME) NULL };
+
+enum { VARIABLES(AS_INDEX) };
+
+static const struct variable variables[] = { VARIABLES(AS_ROW) };
 
 STARTUP_CODE static void apply_preset(struct config *cfg, const struct preset *p)
 {
@@ -599,8 +667,10 @@ STARTUP_CODE void config_parse(config_lookup_fn *lookup, void *ctx, struct confi
 			       struct config_problems *problems)
 {
 	const struct preset *preset = &presets[0];
-	const char *base = NULL, *cap = NULL; /* the values taken, for the cross-check */
+	/* The values not rejected, for the cross-check of the base and the cap. */
+	const char *taken[N(variables)] = { NULL };
 	char why[200];
+	struct setting s = { .cfg = cfg, .why = why, .why_size = sizeof(why) };
 	const char *v;
 	size_t i;
 
@@ -620,33 +690,33 @@ STARTUP_CODE void config_parse(config_lookup_fn *lookup, void *ctx, struct confi
 	errset_from(&cfg->errors_inet, default_inet_errors, N(default_inet_errors));
 	errset_from(&cfg->errors_unix, default_unix_errors, N(default_unix_errors));
 
-	v = lookup("BACKOFF_POLICY", ctx);
+	v = lookup(config_variables[VAR_BACKOFF_POLICY], ctx);
 	if (v) {
 		for (i = 0; i < N(presets) && strcmp(v, presets[i].name) != 0; i++)
 			;
 		if (i < N(presets))
 			preset = &presets[i];
 		else
-			add_problem(problems, "BACKOFF_POLICY", v,
-				    "expected default, google, clearblade, aws, grpc or none");
+			add_problem(problems, config_variables[VAR_BACKOFF_POLICY], v,
+				    variables[VAR_BACKOFF_POLICY].message);
 	}
 	apply_preset(cfg, preset);
 
-	for (i = 0; config_variables[i]; i++) {
-		const char *name = config_variables[i];
+	for (i = 0; i < N(variables); i++) {
+		const struct variable *var = &variables[i];
 
-		/* Unset, the most common case: the preset stands, with no name compared. */
-		v = lookup(name, ctx);
-		if (!v || strcmp(name, "BACKOFF_POLICY") == 0)
+		if (!var->set)
+			continue; /* BACKOFF_POLICY, the preset taken above */
+		/* Unset, the most common case: the preset stands. */
+		s.value = lookup(config_variables[i], ctx);
+		if (!s.value)
 			continue;
-		if (apply(cfg, name, v, why, sizeof(why)) != 0) {
-			add_problem(problems, name, v, why);
-			v = NULL; /* rejected: the preset's value stands, and the line is written */
-		}
-		if (strcmp(name, "BACKOFF_BASE") == 0)
-			base = v;
-		else if (strcmp(name, "BACKOFF_CAP") == 0)
-			cap = v;
+		s.field = (char *)cfg + var->field;
+		if (var->set(&s) == 0)
+			taken[i] = s.value;
+		else /* rejected: the preset's value stands, and the line is written */
+			add_problem(problems, config_variables[i], s.value,
+				    var->message ? var->message : why);
 	}
 
 	/* Cross-check: the cap is the largest delay, so it cannot be below the base. */
@@ -655,15 +725,17 @@ STARTUP_CODE void config_parse(config_lookup_fn *lookup, void *ctx, struct confi
 		 * A preset agrees with itself, so a value that was taken disagrees:
 		 * the cap if it was taken, else the base (then above the preset's cap).
 		 */
-		if (cap) {
+		if (taken[VAR_BACKOFF_CAP]) {
 			snprintf(why, sizeof(why), "must not be below BACKOFF_BASE (%llums)",
 				 (unsigned long long)cfg->policy.base_ms);
-			add_problem(problems, "BACKOFF_CAP", cap, why);
+			add_problem(problems, config_variables[VAR_BACKOFF_CAP],
+				    taken[VAR_BACKOFF_CAP], why);
 			cfg->policy.cap_ms = preset->policy.cap_ms;
 		} else {
 			snprintf(why, sizeof(why), "must not be above BACKOFF_CAP (%llums)",
 				 (unsigned long long)cfg->policy.cap_ms);
-			add_problem(problems, "BACKOFF_BASE", base, why);
+			add_problem(problems, config_variables[VAR_BACKOFF_BASE],
+				    taken[VAR_BACKOFF_BASE], why);
 		}
 		if (cfg->policy.cap_ms < cfg->policy.base_ms)
 			cfg->policy.base_ms = preset->policy.base_ms;

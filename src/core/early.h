@@ -14,8 +14,11 @@
  * @fd's connect to @addr (early_watched) returned 0 or EINPROGRESS: watch
  * for its first byte (whether the destination is one of the library's is
  * asked at its end); @s: @fd's slot if the caller found it (fdtable_peek),
- * else NULL.  A few loads and atomic operations, no system call.
- * Async-signal-safe; errno untouched.
+ * else NULL.  A few loads and atomic operations; system calls only when
+ * @fd is above 255 and has no slot yet (fdtable_get maps its page) and,
+ * rarely, to clear the flight an earlier connection of @fd left (the
+ * process's first claim of a slot asks for its pid).  Async-signal-safe;
+ * errno untouched.
  */
 void early_watch_inet(const struct config *cfg, int fd, struct fdslot *s,
 		      const struct sockaddr *addr, socklen_t len);

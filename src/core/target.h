@@ -70,8 +70,9 @@ bool target_same_address(const struct target_addr *a, const struct target_addr *
 size_t target_format(const struct target_addr *t, char *buf, size_t size);
 
 /*
- * Parse a BACKOFF_TARGETS list.  Returns 0, or -1 with a reason in @why
- * (static text, or written into @why_buf).  Pure.
+ * Parse a BACKOFF_TARGETS list into @set.  Returns 0, or -1 with the reason
+ * written into @why (@why_size bytes, terminated, cut to fit) and @set partly
+ * filled, not to be used.  Pure.
  */
 int target_parse_list(const char *text, struct target_set *set, char *why, size_t why_size);
 

@@ -1,5 +1,6 @@
 /* The real_* calls that the shared log code uses, for a program that preloads nothing. */
 #include <fcntl.h>
+#include <poll.h>
 #include <stdarg.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -46,9 +47,15 @@ static int libc_connect(int fd, const struct sockaddr *addr, socklen_t len)
 	return connect(fd, addr, len);
 }
 
+static int libc_poll(struct pollfd *fds, nfds_t n, int timeout_ms)
+{
+	return poll(fds, n, timeout_ms);
+}
+
 ssize_t (*_Atomic real_ptr_write)(int, const void *, size_t) = libc_write;
 int (*_Atomic real_ptr_connect)(int, const struct sockaddr *, socklen_t) = libc_connect;
 int (*_Atomic real_ptr_getsockopt)(int, int, int, void *, socklen_t *) = libc_getsockopt;
 int (*_Atomic real_ptr_close)(int) = libc_close;
 int (*_Atomic real_ptr_setsockopt)(int, int, int, const void *, socklen_t) = libc_setsockopt;
 int (*_Atomic real_ptr_fcntl)(int, int, ...) = libc_fcntl;
+int (*_Atomic real_ptr_poll)(struct pollfd *, nfds_t, int) = libc_poll;

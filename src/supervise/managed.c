@@ -128,29 +128,6 @@ static bool managed_owned(const struct managed *m)
 	return syscall(SYS_kcmp, m->tgid, getpid(), KCMP_FILE, m->fd, m->dup) == 0;
 }
 
-static bool sock_connected(int fd)
-{
-	struct sockaddr_storage ss;
-	socklen_t len = sizeof(ss);
-
-	return getpeername(fd, (struct sockaddr *)&ss, &len) == 0;
-}
-
-static int sock_error(int fd)
-{
-	int err = 0;
-	socklen_t len = sizeof(err);
-
-	return getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len) == 0 ? err : errno;
-}
-
-static bool sock_ready(int fd)
-{
-	struct pollfd p = { fd, POLLOUT, 0 };
-
-	return poll(&p, 1, 0) > 0;
-}
-
 static enum managed_state managed_get(struct managed *m, bool *collected)
 {
 	enum managed_state state;
@@ -241,7 +218,7 @@ static int managed_settle(struct job *j, uint64_t deadline_ms)
 			sock_abort_connect(m->dup);
 			return ETIMEDOUT;
 		}
-		if (sock_connected(m->dup))
+		if (sock_is_connected(m->dup))
 			return 0;
 		pthread_mutex_lock(&managed_lock);
 		err = sock_error(m->dup);
@@ -267,10 +244,10 @@ static int managed_attempt(void *ctx, uint64_t deadline_ms)
 	 * event that has passed.
 	 */
 	managed_set(m, MANAGED_ATTEMPTING);
-	err = connect(m->dup, (const struct sockaddr *)&j->addr, j->len) == 0 ? 0 : errno;
+	err = sock_connect(m->dup, (const struct sockaddr *)&j->addr, j->len);
 	/* Measured: after a failure whose SO_ERROR was read, connect only resets the socket. */
 	if (err == ECONNABORTED)
-		err = connect(m->dup, (const struct sockaddr *)&j->addr, j->len) == 0 ? 0 : errno;
+		err = sock_connect(m->dup, (const struct sockaddr *)&j->addr, j->len);
 	if (err == EISCONN)
 		return 0;
 	if (err == EINPROGRESS || err == EALREADY)
@@ -447,7 +424,7 @@ void managed_getsockopt(const struct seccomp_notif *n)
 	if (m->state == MANAGED_FAILED) {
 		m->collected = true;
 		answer_value(&h, m->err);
-	} else if (m->go && (m->state == MANAGED_WAITING || !sock_ready(m->dup))) {
+	} else if (m->go && (m->state == MANAGED_WAITING || !sock_is_writable(m->dup))) {
 		answer_value(&h, EINPROGRESS);
 	} else if (!held_add(m, &h)) {
 		pthread_mutex_unlock(&managed_lock);

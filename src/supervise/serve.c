@@ -244,7 +244,7 @@ static void on_connect(const struct seccomp_notif *n)
 		goto out_continue;
 	if (managed_any() && managed_connect_again(j))
 		goto out_free;
-	err = connect(j->dup, (const struct sockaddr *)&j->addr, j->len) == 0 ? 0 : errno;
+	err = sock_connect(j->dup, (const struct sockaddr *)&j->addr, j->len);
 	if (err == 0)
 		job_connected(j);
 	/* Not worth another attempt (EALREADY, EISCONN, EACCES...): the kernel's answer, now. */

@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <poll.h>
 #include <stddef.h>
 #include <sys/socket.h>
 #include <sys/time.h>
@@ -45,6 +46,29 @@ bool sock_kind(int fd, int *family, int *type)
 	return *type >= 0;
 }
 
+bool sock_is_connected(int fd)
+{
+	struct sockaddr_storage ss;
+	socklen_t len = sizeof(ss);
+
+	return getpeername(fd, (struct sockaddr *)&ss, &len) == 0;
+}
+
+int sock_error(int fd)
+{
+	int err = 0;
+	socklen_t len = sizeof(err);
+
+	return real_getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len) == 0 ? err : errno;
+}
+
+bool sock_is_writable(int fd)
+{
+	struct pollfd p = { fd, POLLOUT, 0 };
+
+	return real_poll(&p, 1, 0) > 0;
+}
+
 /* The timeout @opt (SO_SNDTIMEO, SO_RCVTIMEO) of @fd in ms, UINT64_MAX when unset. */
 static uint64_t timeo_ms(int fd, int opt)
 {
@@ -70,12 +94,15 @@ uint64_t sock_rcvtimeo_ms(int fd)
 void sock_abort_connect(int fd)
 {
 	struct sockaddr unspec = { .sa_family = AF_UNSPEC };
-	socklen_t len = sizeof(int);
-	int err;
 
 	(void)real_connect(fd, &unspec, sizeof(unspec));
 	/* Measured: the abort leaves ECONNRESET pending; the program must not read it. */
-	(void)real_getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len);
+	(void)sock_error(fd);
+}
+
+int sock_connect(int fd, const struct sockaddr *addr, socklen_t len)
+{
+	return real_connect(fd, addr, len) == 0 ? 0 : errno;
 }
 
 static int set_sndtimeo(int fd, uint64_t ms)
@@ -137,20 +164,20 @@ int sock_connect_from(int fd, const struct sockaddr *addr, socklen_t len, uint64
 	if (deadline_ms == UINT64_MAX || known == SOCK_TIMEO_OWN ||
 	    (known == SOCK_TIMEO_ASK &&
 	     real_getsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &own.tv, &own.len) != 0))
-		return real_connect(fd, addr, len) == 0 ? 0 : errno;
+		return sock_connect(fd, addr, len);
 	/*
 	 * The program bounds its connects with a send timeout of its own: the
 	 * kernel answers as without us (EINPROGRESS at its end), and the retry
 	 * loop's budget counts it.
 	 */
 	if (own.tv.tv_sec != 0 || own.tv.tv_usec != 0)
-		return real_connect(fd, addr, len) == 0 ? 0 : errno;
+		return sock_connect(fd, addr, len);
 	if (left == 0)
 		left = 1; /* the budget's end: one attempt still, for an answer that comes at once
 			   */
 	if (set_bound(&own, left) != 0) {
 		restore_own(&own);
-		return real_connect(fd, addr, len) == 0 ? 0 : errno;
+		return sock_connect(fd, addr, len);
 	}
 	/*
 	 * connect is a cancellation point: a thread cancelled in it, as one left
@@ -159,7 +186,7 @@ int sock_connect_from(int fd, const struct sockaddr *addr, socklen_t len, uint64
 	 * blocking connect 48 instructions).
 	 */
 	for (;;) {
-		err = real_connect(fd, addr, len) == 0 ? 0 : errno;
+		err = sock_connect(fd, addr, len);
 		if (err != EINTR || !clock_every_handler_restarts())
 			break;
 		/* Restarted as the kernel would: the attempt under way is waited for again. */

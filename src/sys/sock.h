@@ -18,6 +18,22 @@ int sock_type(int fd);
  */
 bool sock_kind(int fd, int *family, int *type);
 
+/* Whether @fd is connected: it has a peer (getpeername).  errno may change. */
+bool sock_is_connected(int fd);
+
+/*
+ * The error pending on @fd (SO_ERROR, which clears it): 0 if none, or the
+ * errno of getsockopt itself if that fails.  errno may change.
+ */
+int sock_error(int fd);
+
+/*
+ * Whether @fd is writable, failed or hung up now, without waiting: what a
+ * wait for a connect under way on it wakes on (poll, POLLOUT).  errno may
+ * change.
+ */
+bool sock_is_writable(int fd);
+
 /*
  * The program's SO_SNDTIMEO on @fd in milliseconds, or UINT64_MAX (infinite) when
  * unset: it bounds the retry budget as it bounds the call itself.  errno may
@@ -44,6 +60,9 @@ enum sock_own_timeo {
 struct sock_bound {
 	void (*told)(struct sock_bound *self, int fd, bool on);
 };
+
+/* connect() @fd to @addr once, through real_connect: 0, or its errno.  errno may change. */
+int sock_connect(int fd, const struct sockaddr *addr, socklen_t len);
 
 /*
  * connect() @fd (blocking) to @addr, ended at @deadline_ms (monotonic;

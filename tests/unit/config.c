@@ -467,6 +467,76 @@ static void test_shared_and_local_probe(void)
 	CHECK_STR(config_shared_path(&cfg), "");
 }
 
+/*
+ * Each variable, set alone to a value it rejects, gives one line with the
+ * message that says what it takes; every variable has a row here.
+ */
+static void test_each_variable_says_what_it_takes(void)
+{
+	static const struct {
+		const char *name, *value, *message;
+	} rows[] = {
+		{ "BACKOFF", "maybe", "expected on or off (also 1/0, yes/no, true/false)" },
+		{ "BACKOFF_POLICY", "fast",
+		  "expected default, google, clearblade, aws, grpc or none" },
+		{ "BACKOFF_BASE", "1x",
+		  "expected a duration from 1ms to 24h, such as 250ms, 2s, 1m" },
+		{ "BACKOFF_MULTIPLIER", "0.5", "expected a decimal from 1 to 10 such as 2 or 1.6" },
+		{ "BACKOFF_CAP", "0",
+		  "expected a duration from 1ms to 24h, such as 250ms, 2s, 1m" },
+		{ "BACKOFF_JITTER", "half",
+		  "expected none, full, equal, decorrelated, additive or proportional[:R] with R "
+		  "from "
+		  "0 to 1" },
+		{ "BACKOFF_RETRIES", "-1", "expected a count from 0 to 1000000, or inf" },
+		{ "BACKOFF_TIMEOUT", "25h",
+		  "expected a duration up to 24h such as 30s, 2m, or inf" },
+		{ "BACKOFF_ATTEMPT_TIMEOUT", "0",
+		  "expected a duration from 1ms to 24h such as 5s, or inf" },
+		{ "BACKOFF_ERRORS", "ENOPE",
+		  "expected errno names such as ECONNREFUSED, ETIMEDOUT, ENOENT, as a list or as "
+		  "+NAME/-NAME edits" },
+		{ "BACKOFF_TARGETS", "localhost:80",
+		  "names are not resolved: give addresses such as 127.0.0.1:5432 or [::1]:*" },
+		{ "BACKOFF_NONBLOCK", "maybe", "expected on or off" },
+		{ "BACKOFF_SEND", "maybe", "expected on or off" },
+		{ "BACKOFF_DNS", "maybe", "expected on or off" },
+		{ "BACKOFF_LOG", "trace", "expected off, error, warn, info or debug" },
+		{ "BACKOFF_LOG_FILE", "", "expected a file path" },
+		{ "BACKOFF_LOG_FORMAT", "xml", "expected text or json" },
+		{ "BACKOFF_SEED", "-1", "expected an unsigned integer" },
+		{ "BACKOFF_STATS", "maybe", "expected on or off" },
+		{ "BACKOFF_STRICT", "maybe", "expected on or off" },
+		{ "BACKOFF_SHARED", "maybe",
+		  "expected on, off or the absolute path of a state file" },
+		{ "BACKOFF_ENGINE", "ptrace", "expected auto, preload or supervise" },
+		{ "BACKOFF_LOCAL_PROBE", "2s",
+		  "expected off or a duration from 1ms to 1s such as 10ms" },
+		{ "BACKOFF_REPLAY", "maybe", "expected on or off" },
+	};
+	struct config_problems problems;
+	struct config cfg;
+	size_t i, j;
+
+	for (i = 0; config_variables[i]; i++) {
+		for (j = 0; j < sizeof(rows) / sizeof(rows[0]); j++)
+			if (strcmp(rows[j].name, config_variables[i]) == 0)
+				break;
+		CHECK(j < sizeof(rows) / sizeof(rows[0]));
+	}
+	for (i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		char entry[128];
+		const char *env[] = { entry, NULL };
+
+		snprintf(entry, sizeof(entry), "%s=%s", rows[i].name, rows[i].value);
+		config_parse(lookup, (void *)env, &cfg, &problems);
+		CHECK_U64(problems.count, 1);
+		CHECK_STR(problems.item[0].variable, rows[i].name);
+		CHECK_STR(problems.item[0].value, rows[i].value);
+		CHECK_STR(problems.item[0].message, rows[i].message);
+	}
+}
+
 static void test_spellings_accepted(void)
 {
 	const char *env[] = { "BACKOFF_RETRIES=Infinity",
@@ -634,6 +704,7 @@ int main(void)
 	test_problem_messages();
 	test_binary_bytes_are_escaped();
 	test_every_rejection();
+	test_each_variable_says_what_it_takes();
 	test_spellings_accepted();
 	test_shared_and_local_probe();
 	test_excerpt_escapes_quotes_and_backslashes();
