@@ -389,9 +389,7 @@ static unsigned attempt_failed_claimed(const struct config *cfg, struct fdslot *
 	if (decide_loop_final(cfg, &s->conn, fd, now))
 		return FDS_FINAL;
 	epollreg_hide(s, fd);
-	err = real_connect(fd, (const struct sockaddr *)&s->conn.addr, s->conn.addrlen) == 0
-		      ? 0
-		      : errno;
+	err = sock_connect(fd, (const struct sockaddr *)&s->conn.addr, s->conn.addrlen);
 	/*
 	 * Not a failure: the connection was made and both sides have ended it
 	 * since (the program's shutdown() took it as connected: EISCONN).  Its
@@ -422,10 +420,7 @@ static int attempt_real(void *ctx, uint64_t deadline_ms)
 	(void)deadline_ms; /* a look at a stale unix socket: answered at once */
 	if (!still_ours(w->s, w->fd))
 		return EBADF;
-	return real_connect(w->fd, (const struct sockaddr *)&w->s->conn.addr, w->s->conn.addrlen) ==
-			       0
-		       ? 0
-		       : errno;
+	return sock_connect(w->fd, (const struct sockaddr *)&w->s->conn.addr, w->s->conn.addrlen);
 }
 
 /* The retry of @s (claimed, hidden, due).  Returns the new state. */
@@ -460,9 +455,7 @@ static unsigned attempt_again(const struct config *cfg, struct fdslot *s, int fd
 	/* Before the attempt: once it is made, another thread may see the fd ready. */
 	deadline = attempt_until(cfg, s, now_ms);
 	if (!made)
-		err = real_connect(fd, (const struct sockaddr *)&s->conn.addr, s->conn.addrlen) == 0
-			      ? 0
-			      : errno;
+		err = sock_connect(fd, (const struct sockaddr *)&s->conn.addr, s->conn.addrlen);
 	if (err == 0) {
 		epollreg_replay(s, fd);
 		return succeeded(cfg, s, fd, now_ms);

@@ -118,7 +118,7 @@ static inline __attribute__((always_inline)) int first_attempt(const struct conf
 
 	if (!bounds_first(cfg, c->addr, c->len) ||
 	    !is_blocking(c->fd, *slot = fdtable_peek(c->fd), &own))
-		return real_connect(c->fd, c->addr, c->len) == 0 ? 0 : errno;
+		return sock_connect(c->fd, c->addr, c->len);
 	cap = decide_first_cap_inet_ms(cfg, c->addr);
 	if (cap < bound)
 		bound = cap;
