@@ -161,7 +161,7 @@ static struct engine_event loop_event(const struct config *cfg, struct fdconn *c
 		.cap_ms = CONFIG_INFINITE,
 	};
 
-	if (engine_needs_seed(cfg, &c->progress))
+	if (engine_needs_seed(cfg, &c->progress, kind))
 		ev.seed = rng_next();
 	if (kind == ENGINE_CLOSED || kind == ENGINE_CONNECTED || kind == ENGINE_DUE ||
 	    engine_passes(&c->progress, &ev))

@@ -132,7 +132,7 @@ static struct engine_action plan(const struct config *cfg, struct retry_progress
 	if (reason)
 		return give_up(cfg, p, ev, err, reason, p->attempt == 1);
 	/* Not drawn yet (a state of 0 drawn by chance is drawn again: no matter). */
-	if (engine_needs_seed(cfg, p))
+	if (p->rng == 0)
 		p->rng = ev->seed;
 	a.delay_ms = policy_next_delay(&cfg->policy, p->attempt, p->prev_ms, rng_step(&p->rng));
 	p->prev_ms = a.delay_ms;

@@ -89,10 +89,15 @@ struct engine_action {
 void engine_begin(const struct config *cfg, struct retry_progress *p, uint64_t budget_ms,
 		  uint64_t now_ms);
 
-/* Whether the next event must carry a fresh ->seed (the call's sequence is not drawn yet). */
-static inline bool engine_needs_seed(const struct config *cfg, const struct retry_progress *p)
+/*
+ * Whether an event of @kind must carry a fresh ->seed: one that may plan a
+ * retry (a failure, a planned time come) of a call whose sequence is not
+ * drawn yet.  A call that never retries draws none (a getrandom per thread).
+ */
+static inline bool engine_needs_seed(const struct config *cfg, const struct retry_progress *p,
+				     enum engine_event_kind kind)
 {
-	return p->rng == 0 && !cfg->seeded;
+	return (kind == ENGINE_FAILED || kind == ENGINE_DUE) && p->rng == 0 && !cfg->seeded;
 }
 
 /*

@@ -98,7 +98,7 @@ int retry_blocking(const struct config *cfg, const struct retry_call *c, int fir
 
 		ev.now_ms = now_ms;
 		ev.cap_ms = attempt_cap(c);
-		ev.seed = engine_needs_seed(cfg, &p) ? rng_next() : 0;
+		ev.seed = engine_needs_seed(cfg, &p, ev.kind) ? rng_next() : 0;
 		a = engine_step(cfg, c->retryable, &p, &ev);
 		retry_say(&c->what, &p, &a, now_ms,
 			  a.say & ENGINE_SAY_LEFT ? (uint64_t)fate_prober(c->fate) : 0);

@@ -328,16 +328,19 @@ static void test_draws(void)
 
 	cfg.policy.jitter = POLICY_JITTER_FULL;
 	engine_begin(&cfg, &p, INF, 0);
-	CHECK(engine_needs_seed(&cfg, &p));
+	CHECK(engine_needs_seed(&cfg, &p, ENGINE_FAILED));
+	CHECK(engine_needs_seed(&cfg, &p, ENGINE_DUE));
+	CHECK(!engine_needs_seed(&cfg, &p, ENGINE_CONNECTED));
+	CHECK(!engine_needs_seed(&cfg, &p, ENGINE_HELD));
 	a = engine_step(&cfg, &cfg.errors_inet, &p, &ev);
-	CHECK(!engine_needs_seed(&cfg, &p));
+	CHECK(!engine_needs_seed(&cfg, &p, ENGINE_FAILED));
 	engine_begin(&cfg, &q, INF, 0);
 	b = engine_step(&cfg, &cfg.errors_inet, &q, &ev);
 	CHECK_U64(a.delay_ms, b.delay_ms); /* the same seed, the same draw */
 	cfg.seeded = true;
 	cfg.seed = 1;
 	engine_begin(&cfg, &p, INF, 0);
-	CHECK(!engine_needs_seed(&cfg, &p));
+	CHECK(!engine_needs_seed(&cfg, &p, ENGINE_FAILED));
 	CHECK(p.rng != 0);
 }
 
