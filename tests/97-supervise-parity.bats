@@ -2,7 +2,7 @@
 # The supervisor decides as the preload does: one budget per destination and
 # "known down" per process, a program's own failover, shared fate for the
 # non-blocking connects Go always makes, a first attempt left to the prober,
-# and the delay of a destination whose connections close early.
+# the delay of a destination whose connections close early, BACKOFF_RETRIES=0.
 # shellcheck disable=SC2154 # status, output, stderr: set by bats run
 
 load helper
@@ -120,6 +120,46 @@ EOF2
 	# whatever the prober found would make it 20 or more.
 	assert_between "$((py - 20))" 0 12 "failed attempts of the python clients"
 	assert_between "$((go - 20))" 0 12 "failed attempts of the Go clients (python: $((py - 20)))"
+}
+
+# giveups TEXT: the library's give-up lines of TEXT, its pid and the time taken left out.
+giveups() {
+	grep -E '^backoff\[[0-9]+\]: .* giving up ' <<<"$1" |
+		sed -E 's/^backoff\[[0-9]+\]/backoff[PID]/; s/ in [0-9]+ms:/ in Nms:/'
+}
+
+@test "BACKOFF_RETRIES=0: a Go and a static client under the supervisor give up at once with the preload's line, one per connect" {
+	local want start elapsed
+	closed_port server
+	# The preload's verdict: a second connect in the same process gives up too (its
+	# budget is not spent, so the destination is not known down), each at once.
+	run --separate-stderr timeout 20 "$LAUNCHER" --engine preload --retries 0 -- "$PYTHON" -c '
+import socket, sys
+for _ in range(2):
+    try:
+        socket.create_connection(("127.0.0.1", int(sys.argv[1])))
+    except OSError as e:
+        print(e.strerror)
+' "$PORT"
+	assert_eq "$output" $'Connection refused\nConnection refused' "python's connects: $stderr"
+	want=$(giveups "$stderr")
+	assert_eq "$want" "$(printf 'backoff[PID]: connect 127.0.0.1:%s: giving up after 1 attempt in Nms: ECONNREFUSED (retries exhausted)\n' "$PORT" "$PORT")" \
+		"the preload's give-up lines"
+	start=$(now_ms)
+	run --separate-stderr timeout 20 "$LAUNCHER" --retries 0 -- "$GO_DIAL" -rounds 2 tcp "127.0.0.1:$PORT"
+	elapsed=$(($(now_ms) - start))
+	assert_eq "$status" 1 "Go's status"
+	assert_eq "$(grep -c 'connection refused' <<<"$stderr")" 2 "Go's refused dials: $stderr"
+	assert_eq "$(giveups "$stderr")" "$want" "Go's give-up lines"
+	assert_between "$elapsed" 0 1000 "ms for Go's two dials"
+	start=$(now_ms)
+	run --separate-stderr timeout 20 "$LAUNCHER" --retries 0 -- "$RAW" --tcp "127.0.0.1:$PORT" \
+		--repeat 2
+	elapsed=$(($(now_ms) - start))
+	assert_eq "$status" 1 "the static client's status"
+	assert_eq "$(grep -c 'Connection refused' <<<"$stderr")" 2 "its refused connects: $stderr"
+	assert_eq "$(giveups "$stderr")" "$want" "its give-up lines"
+	assert_between "$elapsed" 0 1000 "ms for its two connects"
 }
 
 @test "a destination whose connections preloaded clients saw closed early delays a Go and a static client under the supervisor as it delays a preloaded python; BACKOFF_SHARED=off: no delay" {
