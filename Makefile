@@ -104,8 +104,8 @@ $(STATUS): src/tool/status.c $(CORE_OBJ)
 # The supervisor engine: a program of its own, on the same core as the library, with
 # libc's calls as the real ones (src/supervise/libc.c) instead of sys/real.c.
 SUPERVISE_CORE := $(patsubst %,$(BUILD)/obj/src/%.o,core/addrlist core/config core/decide \
-	core/dest core/engine core/events core/fate core/policy core/retry core/share core/target sys/clock \
-	sys/errname sys/listen sys/log sys/rng sys/sock sys/text)
+	core/dest core/engine core/events core/fate core/policy core/retry core/share core/target \
+	core/before sys/clock sys/errname sys/listen sys/log sys/rng sys/sock sys/text)
 $(SUPERVISOR): $(SUPERVISE_SRC:%.c=$(BUILD)/obj/%.o) $(SUPERVISE_CORE)
 	$(CC) $(CFLAGS_ALL) -o $@ $^ $(LIBS)
 

@@ -1,7 +1,8 @@
 #!/usr/bin/env bats
 # The supervisor decides as the preload does: one budget per destination and
-# "known down" per process, a program's own failover, and shared fate for the
-# non-blocking connects Go always makes.
+# "known down" per process, a program's own failover, shared fate for the
+# non-blocking connects Go always makes, a first attempt left to the prober,
+# the delay of a destination whose connections close early, BACKOFF_RETRIES=0.
 # shellcheck disable=SC2154 # status, output, stderr: set by bats run
 
 load helper
@@ -60,32 +61,144 @@ setup() {
 	assert_between "$elapsed" 900 1600 "ms for five rounds"
 }
 
-@test "20 Go clients waiting for one late server under the supervisor: failed attempts counted by the kernel, at most a quarter of BACKOFF_SHARED=off" {
-	require_unshare -n
-	local run on off
+# herd KIND MODE NAME: in a network namespace of its own (TcpActiveOpens counts
+# only these attempts), 20 clients started together under the launcher with
+# BACKOFF_SHARED=MODE, waiting for one loopback server that listens 1.5 s
+# later: KIND go (the Go client, under the supervisor) or python (preloaded,
+# a blocking create_connection).  Prints the connections the kernel opened;
+# each client says "round 1 connected" in $T/NAME.out.
+herd() {
+	local run py_dial
+	# One write for its line: 20 clients append to the same file.
+	py_dial='import os, socket
+socket.create_connection(("127.0.0.1", 4711))
+os.write(1, b"round 1 connected\n")'
 	run=$(
 		cat <<'EOF2'
 ip link set lo up || exit 9
 "$HELPERS/late-listener" --tcp 127.0.0.1:4711 --after 1500 --count 20 >/dev/null 2>&1 &
 i=0
 while [ "$i" -lt 20 ]; do
-	BACKOFF_SHARED="$MODE" "$LAUNCHER" -- "$GO_DIAL" -rounds 1 tcp 127.0.0.1:4711 >>"$OUT" 2>&1 &
+	if [ "$KIND" = go ]; then
+		BACKOFF_SHARED="$MODE" "$LAUNCHER" -- "$GO_DIAL" -rounds 1 tcp 127.0.0.1:4711 >>"$OUT" 2>&1 &
+	else
+		BACKOFF_SHARED="$MODE" "$LAUNCHER" --engine preload -- "$PYTHON" -c "$PY_DIAL" >>"$OUT" 2>&1 &
+	fi
 	i=$((i + 1))
 done
 wait
 awk '/^Tcp:/ { n++; if (n == 1) for (i = 1; i <= NF; i++) col[$i] = i; else print $col["ActiveOpens"] }' /proc/net/snmp
 EOF2
 	)
-	on=$(HELPERS=$HELPERS LAUNCHER=$LAUNCHER GO_DIAL=$GO_DIAL MODE=$STATE OUT=$T/on.out \
-		timeout 60 "${UNSHARE[@]}" sh -c "$run")
-	off=$(HELPERS=$HELPERS LAUNCHER=$LAUNCHER GO_DIAL=$GO_DIAL MODE=off OUT=$T/off.out \
-		timeout 60 "${UNSHARE[@]}" sh -c "$run")
+	KIND=$1 MODE=$2 OUT=$T/$3.out HELPERS=$HELPERS LAUNCHER=$LAUNCHER GO_DIAL=$GO_DIAL \
+		PYTHON=$PYTHON PY_DIAL=$py_dial timeout 60 "${UNSHARE[@]}" sh -c "$run"
+}
+
+@test "20 Go clients waiting for one late server under the supervisor: failed attempts counted by the kernel, at most a quarter of BACKOFF_SHARED=off" {
+	require_unshare -n
+	local on off
+	on=$(herd go "$STATE" on)
+	off=$(herd go off off)
 	[[ $on =~ ^[0-9]+$ && $off =~ ^[0-9]+$ ]] || fail "counts: on '$on' off '$off'"
 	assert_eq "$(grep -c 'round 1 connected' "$T/on.out")" 20 "clients connected with sharing"
 	assert_eq "$(grep -c 'round 1 connected' "$T/off.out")" 20 "clients connected without"
 	# 20 of the opens succeeded in each run; the rest were refused.
 	assert_between "$((off - 20))" 60 100000 "failed attempts with sharing off"
 	assert_between "$((on - 20))" 0 "$(((off - 20) / 4))" "failed attempts with sharing on"
+}
+
+@test "20 Go clients under the supervisor leave their first attempts to the prober as 20 preloaded python clients do: failed attempts counted by the kernel, 12 at most" {
+	require_unshare -n
+	local go py
+	go=$(herd go "$STATE" go)
+	py=$(herd python "$T/state-py" py)
+	[[ $go =~ ^[0-9]+$ && $py =~ ^[0-9]+$ ]] || fail "counts: go '$go' python '$py'"
+	assert_eq "$(grep -c 'round 1 connected' "$T/go.out")" 20 "Go clients connected"
+	assert_eq "$(grep -c 'round 1 connected' "$T/py.out")" 20 "python clients connected"
+	# Measured: Go 2 to 7, python 0 to 7 (the prober's own planned attempts, and the
+	# first clients that come before it); a Go client that made its first attempt
+	# whatever the prober found would make it 20 or more.
+	assert_between "$((py - 20))" 0 12 "failed attempts of the python clients"
+	assert_between "$((go - 20))" 0 12 "failed attempts of the Go clients (python: $((py - 20)))"
+}
+
+# giveups TEXT: the library's give-up lines of TEXT, its pid and the time taken left out.
+giveups() {
+	grep -E '^backoff\[[0-9]+\]: .* giving up ' <<<"$1" |
+		sed -E 's/^backoff\[[0-9]+\]/backoff[PID]/; s/ in [0-9]+ms:/ in Nms:/'
+}
+
+@test "BACKOFF_RETRIES=0: a Go and a static client under the supervisor give up at once with the preload's line, one per connect" {
+	local want start elapsed
+	closed_port server
+	# The preload's verdict: a second connect in the same process gives up too (its
+	# budget is not spent, so the destination is not known down), each at once.
+	run --separate-stderr timeout 20 "$LAUNCHER" --engine preload --retries 0 -- "$PYTHON" -c '
+import socket, sys
+for _ in range(2):
+    try:
+        socket.create_connection(("127.0.0.1", int(sys.argv[1])))
+    except OSError as e:
+        print(e.strerror)
+' "$PORT"
+	assert_eq "$output" $'Connection refused\nConnection refused' "python's connects: $stderr"
+	want=$(giveups "$stderr")
+	assert_eq "$want" "$(printf 'backoff[PID]: connect 127.0.0.1:%s: giving up after 1 attempt in Nms: ECONNREFUSED (retries exhausted)\n' "$PORT" "$PORT")" \
+		"the preload's give-up lines"
+	start=$(now_ms)
+	run --separate-stderr timeout 20 "$LAUNCHER" --retries 0 -- "$GO_DIAL" -rounds 2 tcp "127.0.0.1:$PORT"
+	elapsed=$(($(now_ms) - start))
+	assert_eq "$status" 1 "Go's status"
+	assert_eq "$(grep -c 'connection refused' <<<"$stderr")" 2 "Go's refused dials: $stderr"
+	assert_eq "$(giveups "$stderr")" "$want" "Go's give-up lines"
+	assert_between "$elapsed" 0 1000 "ms for Go's two dials"
+	start=$(now_ms)
+	run --separate-stderr timeout 20 "$LAUNCHER" --retries 0 -- "$RAW" --tcp "127.0.0.1:$PORT" \
+		--repeat 2
+	elapsed=$(($(now_ms) - start))
+	assert_eq "$status" 1 "the static client's status"
+	assert_eq "$(grep -c 'Connection refused' <<<"$stderr")" 2 "its refused connects: $stderr"
+	assert_eq "$(giveups "$stderr")" "$want" "its give-up lines"
+	assert_between "$elapsed" 0 1000 "ms for its two connects"
+}
+
+@test "a destination whose connections preloaded clients saw closed early delays a Go and a static client under the supervisor as it delays a preloaded python; BACKOFF_SHARED=off: no delay" {
+	local client engine start elapsed cmd
+	local damp=(BACKOFF_SHARED="$STATE" BACKOFF_LOG=info BACKOFF_LOG_FORMAT=json BACKOFF_BASE=1s
+		BACKOFF_JITTER=none)
+	for client in go static python; do
+		# A front of its own: each client meets a streak of one early close.
+		start_front "front-$client" fin -1
+		engine=supervise
+		case $client in
+		go) cmd=("$GO_DIAL" -rounds 1 tcp "127.0.0.1:$PORT") ;;
+		static) cmd=("$RAW" --tcp "127.0.0.1:$PORT") ;;
+		python)
+			engine=preload
+			cmd=("$PYTHON" -c 'import socket, sys; socket.create_connection(("127.0.0.1", int(sys.argv[1])))' "$PORT")
+			;;
+		esac
+		# A preloaded client's connection ends before a byte: new connects wait 1 s.
+		run --separate-stderr client reads timeout 20 env LD_PRELOAD="$LIB" "${damp[@]}" \
+			BACKOFF_LOG_FILE="$T/early-$client.json" BACKOFF_RETRIES=0
+		assert_eq "$output" "b''" "the early close before $client: $stderr"
+		assert_eq "$(json_events "$T/early-$client.json" early attempt delay_ms)" "1 1000" \
+			"the early close before $client"
+		start=$(now_ms)
+		run --separate-stderr timeout 20 env "${damp[@]}" BACKOFF_SHARED=off "$LAUNCHER" \
+			--engine "$engine" -- "${cmd[@]}"
+		elapsed=$(($(now_ms) - start))
+		assert_eq "$status" 0 "$client without the shared state: $output $stderr"
+		assert_between "$elapsed" 0 450 "ms for $client without the shared state"
+		start=$(now_ms)
+		run --separate-stderr timeout 20 env "${damp[@]}" BACKOFF_LOG_FILE="$T/$client.json" \
+			"$LAUNCHER" --engine "$engine" -- "${cmd[@]}"
+		elapsed=$(($(now_ms) - start))
+		assert_eq "$status" 0 "$client with it: $output $stderr"
+		assert_between "$elapsed" 500 1500 "ms for $client with the shared state"
+		assert_match "$(json_events "$T/$client.json" damped attempt wait_ms)" "^1 [5-9][0-9][0-9]$" \
+			"the wait of $client, most of the 1 s"
+	done
 }
 
 @test "a container's seccomp profile refusing pidfd_getfd or process_vm_readv: one line names the reason and the remedy" {

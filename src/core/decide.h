@@ -102,19 +102,6 @@ bool decide_early_close(const struct config *cfg, const struct target_addr *t, b
 void decide_first_byte(const struct config *cfg, const struct target_addr *t);
 
 /*
- * Before a first attempt to @t on @fd (the connect hook's gate is open): if
- * its destination is damped, a blocking socket waits here (within its own
- * SO_SNDTIMEO) and 0 is returned, or EINTR if a signal that may not restart
- * the call cut the wait; a non-blocking one gets EINPROGRESS with *until_ms,
- * when its attempt may go (the event loop's to make).  0 when not damped.
- * @watch (a new connection of an early close): a blocking wait looks every
- * BACKOFF_LOCAL_PROBE whether a local destination's listener is gone, and
- * returns ECONNREFUSED at once if it is.
- */
-int decide_damp(const struct config *cfg, int fd, const struct target_addr *t, uint64_t *until_ms,
-		bool watch);
-
-/*
  * How often a local destination's listener is looked for in the kernel's
  * tables (BACKOFF_LOCAL_PROBE), in ms; 0: @t is not local, or looks are off.
  */

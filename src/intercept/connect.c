@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <sys/socket.h>
 
+#include "core/before.h"
 #include "core/decide.h"
 #include "core/dest.h"
 #include "core/early.h"
@@ -165,34 +166,6 @@ static int connect_managed(const struct config *cfg, int fd, const struct sockad
 }
 
 /*
- * Some destination of this user is being probed: if @addr is a local one that
- * another thread probes and found down a moment ago, this first attempt is
- * left to it (no failed attempt of ours, which the herd would multiply):
- * returns the errno it saw, else 0 (make the attempt).  errno untouched.
- */
-static int left_to_prober(const struct config *cfg, int fd, const struct sockaddr *addr,
-			  socklen_t len, struct target_addr *t)
-{
-	struct share_slot *s;
-	int saved = errno, err = 0;
-
-	if (!cfg->enabled || !cfg->shared || !cfg->local_probe_ms ||
-	    !target_from_sockaddr(addr, len, t) || !share_is_local(t))
-		return 0;
-	s = share_find(t);
-	if (s)
-		err = share_fresh_down(s, clock_now_ns(), 3 * cfg->local_probe_ms * 1000000,
-				       t->family == AF_UNIX ? &cfg->errors_unix
-							    : &cfg->errors_inet);
-	if (err && sock_type(fd) != SOCK_STREAM)
-		err = 0;
-	if (err)
-		share_note_saved(s);
-	errno = saved;
-	return err;
-}
-
-/*
  * connect() in full; @attempted: the fast path made the attempt, which failed
  * (errno holds its error), @saved: errno before the call.  Returns 0 with
  * errno untouched on success, else -1 with the errno of the last real
@@ -231,22 +204,25 @@ static __attribute__((noinline)) int connect_slow(int fd, const struct sockaddr 
 		c.err = errno;
 	}
 	if (!attempted && __builtin_expect(share_probing(addr, len), 0)) {
-		uint64_t until = 0;
+		struct before_connect b = { .fd = fd, .addr = addr, .len = len, .target = &target };
+		enum before_verdict v;
 
-		/* Its destination closed connections before their first byte: wait first. */
-		rc = target_from_sockaddr(addr, len, &target)
-			     ? decide_damp(cfg, fd, &target, &until, false)
-			     : 0;
-		if (rc == EINTR) {
-			errno = EINTR;
-			return -1;
+		/* Its destination's delay for early closes, or its prober's finding, first. */
+		while ((v = before_connect(cfg, &b)) == BEFORE_WAIT || v == BEFORE_LATER) {
+			if (v == BEFORE_LATER && pending_manage_later(cfg, fd, addr, len, &target,
+								      b.until_ns / 1000000)) {
+				c.err = EINPROGRESS;
+				goto out_fail;
+			}
+			if (v == BEFORE_WAIT && before_wait(cfg, &b) == EINTR) {
+				errno = EINTR;
+				return -1;
+			}
+			/* Waited, or not the event loop's after all: made now, or left. */
+			b.past_delay = true;
 		}
-		if (rc == EINPROGRESS && pending_manage_later(cfg, fd, addr, len, &target, until)) {
-			c.err = EINPROGRESS;
-			goto out_fail;
-		}
-		c.err = left_to_prober(cfg, fd, addr, len, &target);
-		c.waited = attempted = c.err != 0;
+		c.err = b.err;
+		c.waited = attempted = v == BEFORE_LEFT;
 	}
 	if (!attempted) {
 		c.err = first_attempt(cfg, &ctx, &c.started_ms, &slot);

@@ -10,7 +10,7 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
-#include "core/decide.h"
+#include "core/before.h"
 #include "core/early.h"
 #include "core/pending.h"
 #include "core/ready.h"
@@ -128,7 +128,7 @@ static bool again_here(int fd, const struct sockaddr_storage *addr, socklen_t le
 	 * served its one connection), or by a signal, as the end would have been.
 	 */
 	err = target_from_sockaddr((const struct sockaddr *)addr, len, &t)
-		      ? decide_damp(cfg, fd, &t, &later, true)
+		      ? before_damp(cfg, fd, &t, &later, true)
 		      : 0;
 	if (err == ECONNREFUSED) {
 		gone = true;

@@ -6,6 +6,7 @@
 
 #include "core/decide.h"
 #include "core/dest.h"
+#include "core/share.h"
 #include "supervise/task.h"
 #include "sys/clock.h"
 #include "sys/log.h"
@@ -49,25 +50,48 @@ void job_connected(struct job *j)
 		decide_connected(j->cfg, &j->target, job_tgid(j));
 }
 
-uint64_t job_first_deadline(struct job *j)
+enum before_verdict job_before(struct job *j, struct before_connect *b)
 {
-	uint64_t bound = j->cfg->first_attempt_ms;
+	enum before_verdict v;
+	int log_fd;
 
-	j->started_ms = clock_now_ms();
-	if (bound == CONFIG_INFINITE ||
-	    (j->target.family != AF_INET && j->target.family != AF_INET6))
-		return CONFIG_INFINITE;
-	if (decide_first_cap_ms(j->cfg, &j->target) < bound)
-		bound = decide_first_cap_ms(j->cfg, &j->target);
-	return j->started_ms + bound;
+	*b = (struct before_connect){
+		.fd = j->dup,
+		.addr = (const struct sockaddr *)&j->addr,
+		.len = j->len,
+		.target = &j->target,
+	};
+	/* The gate first: a few loads for every connect, the program's stderr only past it. */
+	if (!share_probing(b->addr, b->len))
+		return BEFORE_ATTEMPT;
+	for (;;) {
+		log_fd = borrow_stderr(j);
+		v = before_connect(j->cfg, b);
+		return_stderr(log_fd);
+		if (v != BEFORE_WAIT)
+			return v;
+		/* In this thread, as the preload waits inside the call; no signal comes here. */
+		(void)before_wait(j->cfg, b);
+		b->past_delay = true;
+	}
 }
 
-int job_decide(struct job *j, int err, int (*attempt)(void *, uint64_t), void (*planned)(void *))
+uint64_t job_first_deadline(struct job *j)
+{
+	uint64_t bound = before_bound_ms(j->cfg, &j->target);
+
+	j->started_ms = clock_now_ms();
+	return bound == CONFIG_INFINITE ? CONFIG_INFINITE : j->started_ms + bound;
+}
+
+int job_decide(struct job *j, int err, bool waited, int (*attempt)(void *, uint64_t),
+	       void (*planned)(void *))
 {
 	struct decide_connect c = {
 		.fd = j->dup,
 		.target = &j->target,
 		.err = err,
+		.waited = waited,
 		.own_thread = true,
 		.owner = job_tgid(j),
 		.started_ms = j->started_ms,
@@ -77,7 +101,20 @@ int job_decide(struct job *j, int err, int (*attempt)(void *, uint64_t), void (*
 	};
 	int log_fd = borrow_stderr(j);
 
-	(void)decide_connect(j->cfg, &c); /* in a thread of its own: always decided here */
+	/*
+	 * In a thread of its own: always decided here, but for a first attempt
+	 * left to a prober that this call is not to wait with: made now, then
+	 * decided as any.
+	 */
+	while (decide_connect(j->cfg, &c) == DECIDE_ATTEMPT) {
+		c.waited = false;
+		c.err = attempt(j, job_first_deadline(j));
+		c.started_ms = j->started_ms;
+		if (c.err == 0) {
+			job_connected(j);
+			break;
+		}
+	}
 	return_stderr(log_fd);
 	return c.err;
 }

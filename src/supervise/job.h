@@ -7,6 +7,7 @@
 #include <sys/socket.h>
 #include <sys/types.h>
 
+#include "core/before.h"
 #include "core/config.h"
 #include "core/target.h"
 
@@ -36,6 +37,15 @@ pid_t job_tgid(struct job *j);
 void job_connected(struct job *j);
 
 /*
+ * Before the first attempt of @j: decided as the preload decides
+ * (core/before), into @b, its log lines on the program's stderr.  A blocking
+ * socket's delay is waited in this thread (then b->past_delay is set).
+ * Returns BEFORE_ATTEMPT, BEFORE_LATER (a non-blocking socket: not before
+ * b->until_ns) or BEFORE_LEFT (the prober's errno in b->err).
+ */
+enum before_verdict job_before(struct job *j, struct before_connect *b);
+
+/*
  * When the first attempt of @j, begun now, is to end if still unanswered
  * (monotonic ms; CONFIG_INFINITE: the kernel's own end): an internet
  * destination's first attempt has the bound the preload gives it.
@@ -43,11 +53,14 @@ void job_connected(struct job *j);
 uint64_t job_first_deadline(struct job *j);
 
 /*
- * The first attempt of @j failed with @err: decided as the preload decides
- * (core/decide), waiting in this thread, its log lines on the program's
- * stderr; @attempt makes one more attempt, @planned (or NULL) is told of each
- * retry planned.  Returns the outcome: 0 or the errno to give.
+ * The first attempt of @j failed with @err, or was left to the prober
+ * (@waited, @err its finding): decided as the preload decides (core/decide),
+ * waiting in this thread, its log lines on the program's stderr; @attempt
+ * makes one more attempt (a first one too, when a first attempt left is not
+ * for this call to wait with), @planned (or NULL) is told of each retry
+ * planned.  Returns the outcome: 0 or the errno to give.
  */
-int job_decide(struct job *j, int err, int (*attempt)(void *, uint64_t), void (*planned)(void *));
+int job_decide(struct job *j, int err, bool waited, int (*attempt)(void *, uint64_t),
+	       void (*planned)(void *));
 
 #endif

@@ -15,6 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/events.h"
 #include "supervise/elf.h"
 #include "supervise/notify.h"
 #include "supervise/task.h"
@@ -308,21 +309,21 @@ out_free:
 	return false;
 }
 
-void managed_retry(struct job *j, int err)
+/*
+ * The rest of the managed connect of @j, whose first attempt ended with @err
+ * (or was left to the prober: @waited): retried, its outcome handed over.
+ * Frees @j.
+ */
+static void managed_decide(struct job *j, int err, bool waited)
 {
 	struct managed *m = j->m;
 	uint64_t failed_ms = 0;
 	bool collected = false;
 
-	if (err == EINPROGRESS) {
-		task_reply(j->n.id, EINPROGRESS);
-		j->replied = true;
-		err = managed_settle(j, job_first_deadline(j));
-	}
 	if (err == 0)
 		job_connected(j);
 	else if (err != ECANCELED)
-		err = job_decide(j, err, managed_attempt, managed_planned);
+		err = job_decide(j, err, waited, managed_attempt, managed_planned);
 	if (!j->replied)
 		task_reply(j->n.id, err); /* not retried: the kernel's answer, at once */
 	else if (err == 0 || err == ECANCELED)
@@ -337,6 +338,54 @@ void managed_retry(struct job *j, int err)
 	}
 	managed_remove(m);
 	job_free(j);
+}
+
+void managed_retry(struct job *j, int err)
+{
+	if (err == EINPROGRESS) {
+		task_reply(j->n.id, EINPROGRESS);
+		j->replied = true;
+		err = managed_settle(j, job_first_deadline(j));
+	}
+	managed_decide(j, err, false);
+}
+
+/* Sleep until @until_ns while the program holds @m's socket: 0, else ECANCELED. */
+static int managed_delay(struct managed *m, uint64_t until_ns)
+{
+	uint64_t now, left_ms;
+
+	while ((now = clock_now_ns()) < until_ns) {
+		if (!managed_owned(m))
+			return ECANCELED;
+		left_ms = (until_ns - now + 999999) / 1000000;
+		sleep_ms(left_ms < CHECK_MS ? left_ms : CHECK_MS);
+	}
+	return 0;
+}
+
+bool managed_before(struct job *j)
+{
+	struct before_connect b;
+	enum before_verdict v = job_before(j, &b);
+	int err;
+
+	if ((v != BEFORE_LATER && v != BEFORE_LEFT) || !managed_start(j, false))
+		return false;
+	/* Under way for the program, as while a retry waits: the outcome comes by SO_ERROR. */
+	task_reply(j->n.id, EINPROGRESS);
+	j->replied = true;
+	if (v == BEFORE_LEFT) {
+		events_waited();
+		managed_decide(j, b.err, true);
+		return true;
+	}
+	/* Its destination's delay: the first attempt is made when it ends, as in the preload. */
+	err = managed_delay(j->m, b.until_ns);
+	if (err == 0)
+		err = managed_attempt(j, job_first_deadline(j));
+	managed_decide(j, err, false);
+	return true;
 }
 
 /*

@@ -24,6 +24,16 @@ bool managed_start(struct job *j, bool attempting);
 void managed_retry(struct job *j, int err);
 
 /*
+ * Before the first attempt of the non-blocking connect of @j (core/before):
+ * if its destination is damped, or its first attempt is left to the
+ * prober, the program is answered EINPROGRESS and the connect is managed
+ * from there, in this thread (the attempt made when the delay ends, or the
+ * prober's finding retried as any failure): true, @j freed.  False: the
+ * caller makes the first attempt now.
+ */
+bool managed_before(struct job *j);
+
+/*
  * A second connect() on a socket being retried (perl and ssh check completion
  * so): answered as the kernel would for the attempt the program believes in,
  * EALREADY while it is under way, the error once it failed.  Returns false

@@ -17,7 +17,7 @@ bool notify_connect_eligible(const struct config *cfg, uint64_t len_arg, const v
 {
 	size_t len = notify_address_len(len_arg);
 
-	if (!cfg->enabled || cfg->retries == 0 || len == 0)
+	if (!cfg->enabled || len == 0)
 		return false;
 	/* Unreadable memory: the kernel answers EFAULT itself. */
 	if (got != len)

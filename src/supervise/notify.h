@@ -21,9 +21,10 @@ size_t notify_address_len(uint64_t len_arg);
 /*
  * Whether the connect with length argument @len_arg, whose address read from
  * the task is @bytes (@got bytes: fewer than the length when the memory was
- * unreadable), is one for the supervisor to retry under @cfg; fills @target
- * if so.  Every other connect is handed back to the kernel.  Pure: the bytes
- * are never trusted.
+ * unreadable), is one for the supervisor to decide under @cfg (under
+ * BACKOFF_RETRIES=0 too: its give-up is said as the preload says it); fills
+ * @target if so.  Every other connect is handed back to the kernel.  Pure:
+ * the bytes are never trusted.
  */
 bool notify_connect_eligible(const struct config *cfg, uint64_t len_arg, const void *bytes,
 			     size_t got, struct target_addr *target);

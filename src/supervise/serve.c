@@ -16,6 +16,7 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 
+#include "core/share.h"
 #include "supervise/job.h"
 #include "supervise/managed.h"
 #include "supervise/notify.h"
@@ -83,6 +84,7 @@ static int attempt_while_valid(void *ctx, uint64_t deadline_ms)
 static void blocking_retry(struct job *j)
 {
 	struct blocking self = { .j = j };
+	struct before_connect b;
 	struct stat st;
 	bool listed = fstat(j->dup, &st) == 0;
 	int err;
@@ -99,12 +101,19 @@ static void blocking_retry(struct job *j)
 		blocking_list = &self;
 		pthread_mutex_unlock(&blocking_lock);
 	}
-	err = sock_connect_until(j->dup, (const struct sockaddr *)&j->addr, j->len,
-				 job_first_deadline(j), SOCK_TIMEO_ASK, NULL);
-	if (err == 0)
-		job_connected(j);
-	else
-		err = job_decide(j, err, attempt_while_valid, NULL);
+	/* A blocking socket: its destination's delay is waited in job_before, never later. */
+	if (job_before(j, &b) == BEFORE_LEFT) {
+		err = job_decide(j, b.err, true, attempt_while_valid, NULL);
+	} else if (b.past_delay && !task_id_valid(blocking_id(j))) {
+		err = ECANCELED; /* a signal ended the call during the delay: not made */
+	} else {
+		err = sock_connect_until(j->dup, (const struct sockaddr *)&j->addr, j->len,
+					 job_first_deadline(j), SOCK_TIMEO_ASK, NULL);
+		if (err == 0)
+			job_connected(j);
+		else
+			err = job_decide(j, err, false, attempt_while_valid, NULL);
+	}
 	if (listed) {
 		struct blocking **p;
 
@@ -244,6 +253,9 @@ static void on_connect(const struct seccomp_notif *n)
 		goto out_continue;
 	if (managed_any() && managed_connect_again(j))
 		goto out_free;
+	/* Its destination's delay, or its prober's finding, before any attempt of its own. */
+	if (managed_before(j))
+		return;
 	err = sock_connect(j->dup, (const struct sockaddr *)&j->addr, j->len);
 	if (err == 0)
 		job_connected(j);
@@ -278,6 +290,8 @@ void serve_run(int fd, const struct config *config)
 
 	listener = fd;
 	cfg = config;
+	/* The state file is mapped at the first connect's look, as in a preloaded program. */
+	share_init(cfg);
 	task_listen(fd);
 	for (i = 0; i < RECEIVERS_SPARE + 1; i++)
 		if (!receiver_start())

@@ -1,0 +1,177 @@
+/* Before a connect's first attempt: the rule, what it reads, and the damped wait. */
+#include "core/before.h"
+
+#include <errno.h>
+
+#include "core/decide.h"
+#include "core/events.h"
+#include "core/share.h"
+#include "sys/clock.h"
+#include "sys/sock.h"
+
+/* Whether connects to @t wait for its streak of early closes (connections over IP only). */
+static bool damps(const struct config *cfg, const struct target_addr *t)
+{
+	return cfg->enabled && cfg->shared && t->family != AF_UNIX &&
+	       target_matches(&cfg->targets, t);
+}
+
+/* Whether a first attempt to @t may be left to its prober: a local destination, looked at. */
+static bool leaves(const struct config *cfg, const struct target_addr *t)
+{
+	return cfg->enabled && cfg->shared && cfg->local_probe_ms && share_is_local(t);
+}
+
+enum before_verdict before_decide(const struct config *cfg, const struct target_addr *t,
+				  const struct before_facts *f, uint64_t *until_ns)
+{
+	uint64_t until = f->damped_until_ns;
+
+	/* A streak is of TCP connections: a datagram socket to the same port does not wait. */
+	if (until > f->now_ns && f->type == SOCK_STREAM && damps(cfg, t)) {
+		if (f->blocking) {
+			/* The program's own send timeout bounds the connect, the wait in it too. */
+			if (f->sndtimeo_ms != CONFIG_INFINITE &&
+			    f->sndtimeo_ms <= (until - f->now_ns - 1) / 1000000)
+				until = f->now_ns + f->sndtimeo_ms * 1000000;
+			*until_ns = until;
+			return BEFORE_WAIT;
+		}
+		if (cfg->nonblock) {
+			*until_ns = until;
+			return BEFORE_LATER;
+		}
+	}
+	/* The prober's finding stands for a stream connect's attempt: a datagram one is made. */
+	if (f->down_err && f->type == SOCK_STREAM && leaves(cfg, t))
+		return BEFORE_LEFT;
+	return BEFORE_ATTEMPT;
+}
+
+uint64_t before_bound_ms(const struct config *cfg, const struct target_addr *t)
+{
+	uint64_t bound = cfg->first_attempt_ms, cap;
+
+	if (bound == CONFIG_INFINITE || (t->family != AF_INET && t->family != AF_INET6) ||
+	    !target_matches(&cfg->targets, t))
+		return CONFIG_INFINITE;
+	cap = decide_first_cap_ms(cfg, t);
+	return cap < bound ? cap : bound;
+}
+
+/*
+ * What before_decide reads of @t on @fd into *f: its delay (if @delay) and
+ * its prober's finding (if @left) from the shared state first, the socket's
+ * facts (system calls) only when the state says something.  *slot: @t's
+ * slot; *streak: its early closes.  Whether anything was found.
+ */
+static bool read_facts(const struct config *cfg, int fd, const struct target_addr *t, bool delay,
+		       bool left, struct share_slot **slot, uint32_t *streak,
+		       struct before_facts *f)
+{
+	*f = (struct before_facts){ .sndtimeo_ms = CONFIG_INFINITE };
+	delay = delay && damps(cfg, t);
+	left = left && leaves(cfg, t);
+	if (!delay && !left)
+		return false;
+	*slot = share_find(t);
+	if (!*slot)
+		return false;
+	f->now_ns = clock_now_ns();
+	if (delay)
+		f->damped_until_ns =
+			share_damped_until(*slot, f->now_ns, cfg->policy.cap_ms * 1000000, streak);
+	if (left)
+		f->down_err = share_fresh_down(*slot, f->now_ns, 3 * cfg->local_probe_ms * 1000000,
+					       t->family == AF_UNIX ? &cfg->errors_unix
+								    : &cfg->errors_inet);
+	if (!f->damped_until_ns && !f->down_err)
+		return false;
+	f->type = sock_type(fd);
+	if (f->damped_until_ns && f->type == SOCK_STREAM) {
+		f->blocking = sock_is_blocking(fd);
+		if (f->blocking)
+			f->sndtimeo_ms = sock_sndtimeo_ms(fd);
+	}
+	return true;
+}
+
+/* The delay of @t, said: a streak of @streak, waited from @f->now_ns until @until_ns. */
+static void said_damped(const struct target_addr *t, uint32_t streak, const struct before_facts *f,
+			uint64_t until_ns)
+{
+	struct events_subject what = { .call = "connect", .target = t };
+
+	events_damped(&what, streak, (until_ns - f->now_ns) / 1000000);
+}
+
+enum before_verdict before_connect(const struct config *cfg, struct before_connect *b)
+{
+	struct before_facts f;
+	enum before_verdict v = BEFORE_ATTEMPT;
+	uint32_t streak = 0;
+	int saved = errno;
+
+	if (!share_probing(b->addr, b->len) || !target_from_sockaddr(b->addr, b->len, b->target) ||
+	    !read_facts(cfg, b->fd, b->target, !b->past_delay, true, &b->slot, &streak, &f))
+		goto out;
+	v = before_decide(cfg, b->target, &f, &b->until_ns);
+	if (v == BEFORE_WAIT || v == BEFORE_LATER)
+		said_damped(b->target, streak, &f, b->until_ns);
+	if (v == BEFORE_LEFT) {
+		b->err = f.down_err;
+		share_note_saved(b->slot);
+	}
+out:
+	errno = saved;
+	return v;
+}
+
+/*
+ * Sleep until @until_ns, woken early by a success to @s; @watch: looking
+ * every BACKOFF_LOCAL_PROBE whether @t's local listener is gone.  0, EINTR
+ * (a signal that may not restart the call), or ECONNREFUSED (gone).
+ */
+static int damp_wait(const struct config *cfg, struct share_slot *s, const struct target_addr *t,
+		     uint64_t until_ns, bool watch)
+{
+	uint64_t look_ns = watch ? decide_look_ms(cfg, t) * 1000000 : 0, now;
+	int rc = 0;
+
+	while (rc == 0 && (now = clock_now_ns()) < until_ns) {
+		rc = share_wait(s, share_seq(s),
+				look_ns && now + look_ns < until_ns ? now + look_ns : until_ns);
+		if (rc == 0 && look_ns && decide_listener_gone(cfg, t))
+			rc = ECONNREFUSED;
+	}
+	return rc;
+}
+
+int before_wait(const struct config *cfg, struct before_connect *b)
+{
+	return damp_wait(cfg, b->slot, b->target, b->until_ns, false);
+}
+
+int before_damp(const struct config *cfg, int fd, const struct target_addr *t, uint64_t *until_ms,
+		bool watch)
+{
+	struct share_slot *s = NULL;
+	struct before_facts f;
+	uint64_t until = 0;
+	uint32_t streak = 0;
+
+	/* The delay alone: a new connection of an early close is no first attempt to leave. */
+	if (!read_facts(cfg, fd, t, true, false, &s, &streak, &f))
+		return 0;
+	switch (before_decide(cfg, t, &f, &until)) {
+	case BEFORE_LATER:
+		*until_ms = until / 1000000;
+		said_damped(t, streak, &f, until);
+		return EINPROGRESS;
+	case BEFORE_WAIT:
+		said_damped(t, streak, &f, until);
+		return damp_wait(cfg, s, t, until, watch);
+	default:
+		return 0;
+	}
+}
