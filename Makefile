@@ -92,8 +92,8 @@ $(LIBRARY): $(LIB_OBJ) src/exports.map
 # The tool reads the configuration and draws delays: the pure core only, no hooks'
 # real_* calls (some of which musl lacks); its log lines go through libc's calls, as the
 # supervisor's do.
-TOOL_CORE := $(patsubst %,$(BUILD)/obj/src/%.o,core/config core/policy core/target sys/errname \
-	sys/rng sys/text sys/log sys/clock supervise/libc)
+TOOL_CORE := $(patsubst %,$(BUILD)/obj/src/%.o,core/config core/engine core/policy core/target \
+	sys/errname sys/rng sys/text sys/log sys/clock supervise/libc)
 $(TOOL): src/tool/schedule.c $(TOOL_CORE)
 	$(CC) $(CFLAGS_ALL) -o $@ $^ $(LIBS)
 
@@ -275,8 +275,8 @@ FUZZ_TARGETS := config target policy fdinfo notify share ready
 # integer: unsigned wrap-around and lossy conversions count as findings too.
 FUZZ_CFLAGS = $(WARN) -g -O1 -Isrc -fsanitize=fuzzer,address,undefined,integer \
 	-fno-sanitize-recover=all
-FUZZ_CORE := src/core/config.c src/core/target.c src/core/policy.c src/sys/errname.c \
-	src/sys/text.c src/sys/fdinfo.c src/core/ready.c
+FUZZ_CORE := src/core/config.c src/core/engine.c src/core/target.c src/core/policy.c \
+	src/sys/errname.c src/sys/rng.c src/sys/text.c src/sys/fdinfo.c src/core/ready.c
 
 .PHONY: fuzz
 

@@ -4,6 +4,7 @@
 #include <errno.h>
 
 #include "core/decide.h"
+#include "core/engine.h"
 #include "core/events.h"
 #include "core/share.h"
 #include "sys/clock.h"
@@ -50,13 +51,10 @@ enum before_verdict before_decide(const struct config *cfg, const struct target_
 
 uint64_t before_bound_ms(const struct config *cfg, const struct target_addr *t)
 {
-	uint64_t bound = cfg->first_attempt_ms, cap;
-
-	if (bound == CONFIG_INFINITE || (t->family != AF_INET && t->family != AF_INET6) ||
-	    !target_matches(&cfg->targets, t))
+	if (cfg->first_attempt_ms == CONFIG_INFINITE ||
+	    (t->family != AF_INET && t->family != AF_INET6) || !target_matches(&cfg->targets, t))
 		return CONFIG_INFINITE;
-	cap = decide_first_cap_ms(cfg, t);
-	return cap < bound ? cap : bound;
+	return engine_first_bound_ms(cfg, target_is_loopback(t));
 }
 
 /*

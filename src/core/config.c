@@ -7,6 +7,7 @@
 #include <strings.h>
 #include <sys/socket.h>
 
+#include "core/engine.h"
 #include "sys/cookie.h"
 
 #include "sys/errname.h"
@@ -740,14 +741,7 @@ STARTUP_CODE void config_parse(config_lookup_fn *lookup, void *ctx, struct confi
 		if (cfg->policy.cap_ms < cfg->policy.base_ms)
 			cfg->policy.base_ms = preset->policy.base_ms;
 	}
-	cfg->first_attempt_ms = cfg->attempt_timeout_ms;
-	if (cfg->attempt_until_next && cfg->first_attempt_ms < policy_window_ms(&cfg->policy, 1))
-		cfg->first_attempt_ms = policy_window_ms(&cfg->policy, 1);
-	/* The budget bounds the call, its first attempt included; a budget of 0 retries nothing. */
-	if (cfg->timeout_ms != 0 && cfg->timeout_ms < cfg->first_attempt_ms)
-		cfg->first_attempt_ms = cfg->timeout_ms;
-	if (!cfg->enabled)
-		cfg->first_attempt_ms = CONFIG_INFINITE;
+	cfg->first_attempt_ms = engine_first_attempt_ms(cfg);
 }
 
 /* Names read by the launcher or passed between the engines, not by config_parse. */

@@ -16,14 +16,6 @@
 #include "sys/rng.h"
 #include "sys/sock.h"
 
-uint64_t decide_first_cap_ms(const struct config *cfg, const struct target_addr *t)
-{
-	bool retried = cfg->timeout_ms != 0 && cfg->retries != 0;
-
-	return retried && t->family != AF_UNIX && share_is_local(t) ? CONFIG_LOCAL_ATTEMPT_MS
-								    : CONFIG_INFINITE;
-}
-
 /*
  * Why the failed connect @c is not retried, or NULL if it is; *blocking:
  * whether it is retried blocking (else in the event loop).  Asked only after
@@ -259,9 +251,10 @@ bool decide_loop_final(const struct config *cfg, struct fdconn *c, int fd, uint6
 uint64_t decide_loop_attempt_deadline(const struct config *cfg, const struct fdconn *c,
 				      uint64_t now_ms)
 {
-	uint64_t cap = c->fate.full		  ? CONFIG_LOCAL_ATTEMPT_MS
-		       : c->progress.attempt == 1 ? decide_first_cap_ms(cfg, &c->target)
-						  : CONFIG_INFINITE;
+	uint64_t cap = c->fate.full ? CONFIG_LOCAL_ATTEMPT_MS
+		       : c->progress.attempt == 1
+			       ? engine_first_bound_ms(cfg, target_is_loopback(&c->target))
+			       : CONFIG_INFINITE;
 
 	return engine_attempt_deadline(cfg, &c->progress, cap, dest_down(c->dest), now_ms);
 }

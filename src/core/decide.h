@@ -36,28 +36,6 @@ struct decide_connect {
 	void *ctx;
 };
 
-/*
- * The longest the first attempt of a call to @t may take (CONFIG_INFINITE:
- * no cap of its own): a loopback TCP destination answers inside connect() or
- * drops the SYN (a full accept queue), so its first attempt is cut after
- * CONFIG_LOCAL_ATTEMPT_MS when a retry can follow; later attempts are cut so
- * only while the look finds the queue full (a shaped loopback is answered
- * late, not never).
- */
-uint64_t decide_first_cap_ms(const struct config *cfg, const struct target_addr *t);
-
-/*
- * decide_first_cap_ms of internet address @addr, whose family and whole
- * length the caller checked, without building its target: for every connect.
- */
-static inline uint64_t decide_first_cap_inet_ms(const struct config *cfg,
-						const struct sockaddr *addr)
-{
-	return cfg->timeout_ms != 0 && cfg->retries != 0 && target_inet_is_loopback(addr)
-		       ? CONFIG_LOCAL_ATTEMPT_MS
-		       : CONFIG_INFINITE;
-}
-
 /* What the engine is to do. */
 enum decide_verdict {
 	DECIDE_DONE,	   /* the call's outcome is ->err: 0 or the errno to return */

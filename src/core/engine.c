@@ -74,6 +74,15 @@ uint64_t engine_attempt_deadline(const struct config *cfg, const struct retry_pr
 	return end < p->deadline_ms ? end : p->deadline_ms;
 }
 
+uint64_t engine_first_attempt_ms(const struct config *cfg)
+{
+	/* A call begun at 0 (engine_begin): its budget's end is BACKOFF_TIMEOUT. */
+	struct retry_progress p = { .attempt = 1, .deadline_ms = cfg->timeout_ms };
+
+	return cfg->enabled ? engine_attempt_deadline(cfg, &p, CONFIG_INFINITE, false, 0)
+			    : CONFIG_INFINITE;
+}
+
 int engine_outcome(const struct retry_progress *p, int err)
 {
 	return err == ETIMEDOUT && p->answered ? p->answered : err;

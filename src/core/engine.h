@@ -119,6 +119,30 @@ uint64_t engine_attempt_deadline(const struct config *cfg, const struct retry_pr
 				 uint64_t cap_ms, bool known_down, uint64_t now_ms);
 
 /*
+ * The bound of any call's first attempt (engine_attempt_deadline of an
+ * attempt 1 at 0, without a cap): kept in cfg->first_attempt_ms, computed
+ * once.  CONFIG_INFINITE when the library is off.
+ */
+uint64_t engine_first_attempt_ms(const struct config *cfg);
+
+/*
+ * The bound of a call's first attempt to an internet destination: its time
+ * (cfg->first_attempt_ms), and for a @loopback one, when a retry can follow,
+ * CONFIG_LOCAL_ATTEMPT_MS: a loopback destination answers inside connect()
+ * or drops the SYN (a full accept queue), and later attempts are cut so only
+ * while the look finds the queue full (a shaped loopback is answered late,
+ * not never).
+ */
+static inline uint64_t engine_first_bound_ms(const struct config *cfg, bool loopback)
+{
+	bool retried = cfg->timeout_ms != 0 && cfg->retries != 0;
+
+	return loopback && retried && CONFIG_LOCAL_ATTEMPT_MS < cfg->first_attempt_ms
+		       ? CONFIG_LOCAL_ATTEMPT_MS
+		       : cfg->first_attempt_ms;
+}
+
+/*
  * The call's outcome for an attempt that ended with @err: an attempt our
  * deadline cut (ETIMEDOUT) is no answer of the kernel's, so the last one the
  * kernel gave stands, ETIMEDOUT only when it gave none.

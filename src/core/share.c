@@ -498,13 +498,7 @@ struct share_slot *share_get(const struct config *cfg, const struct target_addr 
 
 bool share_is_local(const struct target_addr *t)
 {
-	static const unsigned char loop6[16] = { [15] = 1 };
-
-	if (t->family == AF_UNIX)
-		return true;
-	if (t->family == AF_INET)
-		return t->ip[0] == 127;
-	return t->family == AF_INET6 && memcmp(t->ip, loop6, 16) == 0;
+	return t->family == AF_UNIX || target_is_loopback(t);
 }
 
 int share_fresh_down(struct share_slot *s, uint64_t now_ns, uint64_t fresh_ns,

@@ -40,7 +40,7 @@ bool target_from_sockaddr(const struct sockaddr *sa, socklen_t len, struct targe
 /*
  * Whether internet address @sa, whose family and whole length the caller
  * checked, is a loopback one (127/8, ::1, ::ffff:127.0.0.0/104): the
- * share_is_local of its target, without building it.  A few loads.
+ * target_is_loopback of its target, without building it.  A few loads.
  */
 static inline bool target_inet_is_loopback(const struct sockaddr *sa)
 {
@@ -57,6 +57,19 @@ static inline bool target_inet_is_loopback(const struct sockaddr *sa)
 	/* ::1, or an IPv4 loopback address mapped (::ffff:127.x.y.z). */
 	return memcmp(ip + 8, "\0\0\0\0\0\0\0\1", 8) == 0 ||
 	       (memcmp(ip + 8, "\0\0\xff\xff", 4) == 0 && ip[12] == 127);
+}
+
+/*
+ * Whether destination @t is an internet loopback one (127/8, ::1; an IPv4
+ * address mapped into IPv6 is kept as IPv4).  Pure.
+ */
+static inline bool target_is_loopback(const struct target_addr *t)
+{
+	static const unsigned char loop6[16] = { [15] = 1 };
+
+	if (t->family == AF_INET)
+		return t->ip[0] == 127;
+	return t->family == AF_INET6 && memcmp(t->ip, loop6, 16) == 0;
 }
 
 /* Whether two destinations are the same address (and port, unless either is 0). */

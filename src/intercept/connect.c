@@ -7,6 +7,7 @@
 #include "core/decide.h"
 #include "core/dest.h"
 #include "core/early.h"
+#include "core/engine.h"
 #include "core/events.h"
 #include "core/fdtable.h"
 #include "core/pending.h"
@@ -112,7 +113,7 @@ static inline __attribute__((always_inline)) int first_attempt(const struct conf
 							       uint64_t *started_ms,
 							       struct fdslot **slot)
 {
-	uint64_t bound = cfg->first_attempt_ms, cap;
+	uint64_t bound;
 	struct slot_bound b;
 	enum sock_own_timeo own;
 	int err;
@@ -120,9 +121,7 @@ static inline __attribute__((always_inline)) int first_attempt(const struct conf
 	if (!bounds_first(cfg, c->addr, c->len) ||
 	    !is_blocking(c->fd, *slot = fdtable_peek(c->fd), &own))
 		return sock_connect(c->fd, c->addr, c->len);
-	cap = decide_first_cap_inet_ms(cfg, c->addr);
-	if (cap < bound)
-		bound = cap;
+	bound = engine_first_bound_ms(cfg, target_inet_is_loopback(c->addr));
 	*started_ms = clock_now_ms();
 	b = (struct slot_bound){ { bound_told }, *slot };
 	err = sock_connect_from(c->fd, c->addr, c->len, *started_ms, *started_ms + bound, own,
