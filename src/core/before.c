@@ -13,8 +13,7 @@
 /* Whether connects to @t wait for its streak of early closes (connections over IP only). */
 static bool damps(const struct config *cfg, const struct target_addr *t)
 {
-	return cfg->enabled && cfg->shared && t->family != AF_UNIX &&
-	       target_matches(&cfg->targets, t);
+	return cfg->shared && t->family != AF_UNIX && engine_takes(cfg, t);
 }
 
 /* Whether a first attempt to @t may be left to its prober: a local destination, looked at. */
@@ -52,7 +51,7 @@ enum before_verdict before_decide(const struct config *cfg, const struct target_
 uint64_t before_bound_ms(const struct config *cfg, const struct target_addr *t)
 {
 	if (cfg->first_attempt_ms == CONFIG_INFINITE ||
-	    (t->family != AF_INET && t->family != AF_INET6) || !target_matches(&cfg->targets, t))
+	    (t->family != AF_INET && t->family != AF_INET6) || !engine_takes(cfg, t))
 		return CONFIG_INFINITE;
 	return engine_first_bound_ms(cfg, target_is_loopback(t));
 }

@@ -23,35 +23,21 @@
  */
 static const char *why_not(const struct config *cfg, const struct decide_connect *c, bool *blocking)
 {
-	const struct target_addr *t = c->target;
-	int type;
+	int type = SOCK_STREAM;
 
-	*blocking = true;
-	if (c->err == EINPROGRESS) {
-		/*
-		 * Only a connection-mode socket that is non-blocking (or blocking
-		 * with SO_SNDTIMEO expired: then the program does not wait for it,
-		 * and a retry checks the mode first) answers so: no system call.
-		 */
-		*blocking = false;
-		goto destination;
+	/*
+	 * Only a connection-mode socket that is non-blocking (or blocking with
+	 * SO_SNDTIMEO expired: then the program does not wait for it, and a
+	 * retry checks the mode first) answers EINPROGRESS: no system call.
+	 */
+	*blocking = false;
+	if (c->err != EINPROGRESS) {
+		if (!config_errset_has(config_retryable(cfg, c->target->family), c->err))
+			return "errno";
+		type = sock_type(c->fd);
+		*blocking = c->own_thread || sock_is_blocking(c->fd);
 	}
-	if (!config_errset_has(config_retryable(cfg, t->family), c->err))
-		return "errno";
-	type = sock_type(c->fd);
-	/* An AF_UNIX datagram connect fails too while the receiver is missing. */
-	if (type != SOCK_STREAM && !(type == SOCK_DGRAM && t->family == AF_UNIX))
-		return "not-stream";
-	*blocking = c->own_thread || sock_is_blocking(c->fd);
-	/* A datagram connect ends at once: no attempt is under way for the event loop. */
-	if (!*blocking && type == SOCK_DGRAM)
-		return "nonblocking";
-destination:
-	if (!*blocking && !cfg->nonblock)
-		return "nonblocking";
-	if (!target_matches(&cfg->targets, t))
-		return "excluded";
-	return NULL;
+	return engine_why_not(cfg, c->target, type, *blocking);
 }
 
 /* Whether a program that tries several addresses moves on from @t, at @now_ms. */

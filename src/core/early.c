@@ -7,6 +7,7 @@
 #include <sys/mman.h>
 
 #include "core/decide.h"
+#include "core/engine.h"
 #include "core/events.h"
 #include "core/ready.h"
 #include "core/target.h"
@@ -181,7 +182,7 @@ enum early_action early_seen(const struct config *cfg, int fd, ssize_t rc, int e
 		return EARLY_NONE; /* another thread saw it first */
 	/* Only a destination of the library's has a streak. */
 	if (!target_from_sockaddr((const struct sockaddr *)addr, *len, &t) ||
-	    !target_matches(&cfg->targets, &t))
+	    !engine_takes(cfg, &t))
 		return EARLY_NONE;
 	if (answer == READY_NOT && !sock_first(fd, &f))
 		answer = READY_ANSWERED;

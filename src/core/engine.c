@@ -2,9 +2,25 @@
 #include "core/engine.h"
 
 #include <errno.h>
+#include <sys/socket.h>
 
 #include "core/policy.h"
 #include "sys/rng.h"
+
+bool engine_takes(const struct config *cfg, const struct target_addr *t)
+{
+	return cfg->enabled && target_matches(&cfg->targets, t);
+}
+
+const char *engine_why_not(const struct config *cfg, const struct target_addr *t, int type,
+			   bool blocking)
+{
+	if (type != SOCK_STREAM && !(type == SOCK_DGRAM && t->family == AF_UNIX))
+		return "not-stream";
+	if (!blocking && (type == SOCK_DGRAM || !cfg->nonblock))
+		return "nonblocking";
+	return engine_takes(cfg, t) ? NULL : "excluded";
+}
 
 void engine_begin(const struct config *cfg, struct retry_progress *p, uint64_t budget_ms,
 		  uint64_t now_ms)

@@ -16,6 +16,7 @@
 
 #include "core/config.h"
 #include "core/progress.h"
+#include "core/target.h"
 
 enum engine_event_kind {
 	ENGINE_FAILED,	  /* an attempt failed with ->err (ETIMEDOUT: our deadline cut it) */
@@ -83,6 +84,20 @@ struct engine_action {
 	 */
 	bool final;
 };
+
+/* Whether connects to @t are the library's at all: it is on, and BACKOFF_TARGETS takes @t. */
+bool engine_takes(const struct config *cfg, const struct target_addr *t);
+
+/*
+ * Why a failed connect to @t on a socket of @type (@blocking: the caller
+ * waits for it) is not the library's to retry, or NULL if it is: a stream
+ * socket, or a unix datagram one (whose connect fails too while its receiver
+ * is missing); a non-blocking one only under BACKOFF_NONBLOCK, and never a
+ * datagram one (its connect ends at once: nothing under way for an event
+ * loop); a destination the library takes (engine_takes).  For both engines.
+ */
+const char *engine_why_not(const struct config *cfg, const struct target_addr *t, int type,
+			   bool blocking);
 
 /* Start a call whose first attempt began at @now_ms; @budget_ms: its own bound, or CONFIG_INFINITE.
  */

@@ -61,7 +61,7 @@ static __attribute__((noinline, cold)) bool in_targets(const struct config *cfg,
 {
 	struct target_addr t;
 
-	return target_from_sockaddr(addr, len, &t) && target_matches(&cfg->targets, &t);
+	return target_from_sockaddr(addr, len, &t) && engine_takes(cfg, &t);
 }
 
 /*

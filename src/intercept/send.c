@@ -4,6 +4,7 @@
 #include <sys/uio.h>
 
 #include "core/early.h"
+#include "core/engine.h"
 #include "core/pending.h"
 #include "core/retry.h"
 #include "init.h"
@@ -96,7 +97,7 @@ static const char *why_not(const struct config *cfg, const struct send_op *op, i
 	if (!op->to && (getpeername(op->fd, (struct sockaddr *)&peer, &len) != 0 ||
 			!target_from_sockaddr((struct sockaddr *)&peer, len, t)))
 		return "family";
-	if (!target_matches(&cfg->targets, t))
+	if (!engine_takes(cfg, t))
 		return "excluded";
 	return NULL;
 }

@@ -3,6 +3,8 @@
 
 #include <sys/socket.h>
 
+#include "core/engine.h"
+
 _Static_assert(NOTIFY_ADDRESS_MAX == sizeof(struct sockaddr_storage), "address buffer size");
 
 size_t notify_address_len(uint64_t len_arg)
@@ -17,14 +19,10 @@ bool notify_connect_eligible(const struct config *cfg, uint64_t len_arg, const v
 {
 	size_t len = notify_address_len(len_arg);
 
-	if (!cfg->enabled || len == 0)
-		return false;
 	/* Unreadable memory: the kernel answers EFAULT itself. */
-	if (got != len)
+	if (len == 0 || got != len)
 		return false;
-	if (!target_from_sockaddr(bytes, (socklen_t)len, target))
-		return false;
-	return target_matches(&cfg->targets, target);
+	return target_from_sockaddr(bytes, (socklen_t)len, target) && engine_takes(cfg, target);
 }
 
 bool notify_optlen_fits(uint32_t optlen)

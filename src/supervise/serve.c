@@ -16,6 +16,7 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 
+#include "core/engine.h"
 #include "core/share.h"
 #include "supervise/job.h"
 #include "supervise/managed.h"
@@ -230,17 +231,10 @@ static void on_connect(const struct seccomp_notif *n)
 	if (j->pidfd < 0)
 		goto out_continue;
 	j->dup = task_getfd(j->pidfd, (int)n->data.args[0]);
-	/*
-	 * Not an fd (EBADF), not a socket, neither a stream nor a unix datagram
-	 * socket (whose connect fails too while its receiver is missing): the
-	 * kernel's answer.
-	 */
+	/* Not an fd (EBADF), not a socket, not one the library retries: the kernel's answer. */
 	if (j->dup < 0 || getsockopt(j->dup, SOL_SOCKET, SO_TYPE, &type, &tlen) != 0 ||
-	    !(type == SOCK_STREAM || (type == SOCK_DGRAM && j->target.family == AF_UNIX)))
-		goto out_continue;
-	flags = fcntl(j->dup, F_GETFL);
-	/* A non-blocking datagram connect ends at once: nothing for an event loop to wait for. */
-	if (flags < 0 || (type == SOCK_DGRAM && (flags & O_NONBLOCK)))
+	    (flags = fcntl(j->dup, F_GETFL)) < 0 ||
+	    engine_why_not(cfg, &j->target, type, !(flags & O_NONBLOCK)))
 		goto out_continue;
 	/* The task may have exec'd or closed the fd meanwhile: the duplicate must be its. */
 	if (!task_id_valid(n->id))
@@ -249,8 +243,6 @@ static void on_connect(const struct seccomp_notif *n)
 		blocking_retry(j);
 		return;
 	}
-	if (!cfg->nonblock)
-		goto out_continue;
 	if (managed_any() && managed_connect_again(j))
 		goto out_free;
 	/* Its destination's delay, or its prober's finding, before any attempt of its own. */
@@ -262,8 +254,7 @@ static void on_connect(const struct seccomp_notif *n)
 	/* Not worth another attempt (EALREADY, EISCONN, EACCES...): the kernel's answer, now. */
 	if (err == 0 ||
 	    (err != EINPROGRESS &&
-	     !config_errset_has(j->target.family == AF_UNIX ? &cfg->errors_unix : &cfg->errors_inet,
-				err)) ||
+	     !config_errset_has(config_retryable(cfg, j->target.family), err)) ||
 	    !managed_start(j, err == EINPROGRESS)) {
 		task_reply(n->id, err);
 		goto out_free;
