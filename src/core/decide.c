@@ -1,4 +1,5 @@
-/* What happens to a failed connect: eligibility, known down, budget, shared fate, bookkeeping. */
+/* A failed connect's destination: eligibility, its facts for the engine, shared fate, bookkeeping.
+ */
 #include "core/decide.h"
 
 #include <errno.h>
@@ -167,7 +168,7 @@ static struct engine_action loop_step(const struct config *cfg, struct fdconn *c
 	return a;
 }
 
-bool decide_loop_begin(const struct config *cfg, struct fdconn *c, uint64_t now_ms)
+void decide_loop_begin(const struct config *cfg, struct fdconn *c, uint64_t now_ms)
 {
 	/* Looked up here only when some destination is down; else at a first failure. */
 	__atomic_store_n(&c->dest, dest_any_down() ? dest_of(cfg, &c->target, 0) : NULL,
@@ -176,11 +177,6 @@ bool decide_loop_begin(const struct config *cfg, struct fdconn *c, uint64_t now_
 	c->fate.looking = c->fate.seen_listener = c->fate.full = false;
 	c->fate.last_ns = clock_now_ns();
 	engine_begin(cfg, &c->progress, CONFIG_INFINITE, now_ms);
-	/*
-	 * Known down: this attempt is the kernel's alone (no retry, engine_passes),
-	 * only watched, so that its success makes the destination up again.
-	 */
-	return dest_down(c->dest);
 }
 
 void decide_loop_gave_up(const struct config *cfg, struct fdconn *c, int fd, uint64_t now_ms)

@@ -96,8 +96,13 @@ bool decide_listener_gone(const struct config *cfg, const struct target_addr *t)
  * state in its fd table entry @c, claimed by the caller.
  */
 
-/* @c is managed (its attempt under way or failed at once) at @now_ms: known down? */
-bool decide_loop_begin(const struct config *cfg, struct fdconn *c, uint64_t now_ms);
+/*
+ * @c is managed (its attempt under way or failed at once) at @now_ms.  A
+ * destination known down gives its first failure the kernel's answer
+ * (engine_passes): its attempt is only watched, so that its success makes
+ * the destination up again.
+ */
+void decide_loop_begin(const struct config *cfg, struct fdconn *c, uint64_t now_ms);
 
 /*
  * A real attempt of @c (@fd) failed with @err at @now_ms: news to the

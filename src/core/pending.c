@@ -284,7 +284,6 @@ static bool manage(const struct config *cfg, int fd, const struct sockaddr *addr
 {
 	struct fdslot *s = fdtable_get(fd);
 	unsigned state = FDS_FREE;
-	bool known_down;
 	struct stat st;
 	uint64_t now, due;
 	int saved = errno;
@@ -309,7 +308,7 @@ static bool manage(const struct config *cfg, int fd, const struct sockaddr *addr
 	s->conn.addrlen = len;
 	s->conn.target = *t;
 	now = clock_now_ms();
-	known_down = decide_loop_begin(cfg, &s->conn, now);
+	decide_loop_begin(cfg, &s->conn, now);
 	if (later_ms) {
 		/* No attempt yet: the first is made when due, as a retry is. */
 		s->conn.progress.attempt = 0;
@@ -319,10 +318,7 @@ static bool manage(const struct config *cfg, int fd, const struct sockaddr *addr
 		goto out_release;
 	}
 	state = connecting(s, attempt_until(cfg, s, now));
-	if (known_down) {
-		if (sync_err)
-			state = FDS_FREE; /* known down: the kernel's answer */
-	} else if (sync_err) {
+	if (sync_err) {
 		int cancel = fdtable_nocancel(); /* a log line is a cancellation point */
 
 		if (decide_loop_failed(cfg, &s->conn, fd, sync_err, now, &due))
