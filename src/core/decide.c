@@ -298,32 +298,19 @@ enum decide_wake decide_loop_wake(const struct config *cfg, struct fdconn *c, ui
 	return wake;
 }
 
-/*
- * When the new connection of an early close must have answered: one
- * attempt's time (BACKOFF_ATTEMPT_TIMEOUT) after its planned start, @now_ms
- * + @delay_ms, and within the budget counted from the streak's first early
- * close at @since_ms; CONFIG_INFINITE when neither bounds it.  Pure.
- */
-static uint64_t early_until_ms(const struct config *cfg, uint64_t now_ms, uint64_t delay_ms,
-			       uint64_t since_ms)
-{
-	uint64_t until = CONFIG_INFINITE;
-
-	if (cfg->attempt_timeout_ms != CONFIG_INFINITE)
-		until = now_ms + delay_ms + cfg->attempt_timeout_ms;
-	if (cfg->timeout_ms != CONFIG_INFINITE && since_ms + cfg->timeout_ms < until)
-		until = since_ms + cfg->timeout_ms;
-	return until;
-}
-
 bool decide_early_close(const struct config *cfg, const struct target_addr *t, bool not_ready,
 			bool sent, bool replay, bool blocking, bool timed, uint64_t *until_ms)
 {
 	struct share_slot *s = share_get(cfg, t);
 	struct events_subject what = { .call = "connect", .target = t };
-	uint64_t now = clock_now_ns(), since, prev, delay, cap = cfg->policy.cap_ms;
-	const char *why = NULL;
-	uint32_t n;
+	uint64_t now = clock_now_ns(), since, prev, cap = cfg->policy.cap_ms;
+	struct engine_early e = {
+		.sent = sent,
+		.replay = replay,
+		.blocking = blocking,
+		.timed = timed,
+	};
+	struct engine_early_verdict v;
 
 	if (!s)
 		return false; /* no shared state: nothing to count it in */
@@ -339,24 +326,20 @@ bool decide_early_close(const struct config *cfg, const struct target_addr *t, b
 	}
 	/* A streak whose last early close is further back than two of the longest delays is over.
 	 */
-	n = share_note_early(s, now, 2 * (cap + 1000) * 1000000, &since, &prev);
-	delay = policy_next_delay(&cfg->policy, n, prev, rng_next());
-	share_damp(s, now + delay * 1000000, delay);
-	if (sent && !replay)
-		why = "sent";
-	else if (!blocking && !cfg->nonblock)
-		why = "nonblocking";
-	else if (timed)
-		why = "own-timeout";
-	else if (cfg->retries != CONFIG_INFINITE && n > cfg->retries)
-		why = "retries";
-	else if (cfg->timeout_ms != CONFIG_INFINITE &&
-		 (now - since) / 1000000 + delay >= cfg->timeout_ms)
-		why = "budget";
-	events_early(&what, not_ready, n, delay, why ? why : sent ? "replay" : "reconnect");
-	if (why)
+	e.streak = share_note_early(s, now, 2 * (cap + 1000) * 1000000, &since, &prev);
+	e.now_ms = now / 1000000;
+	e.since_ms = since / 1000000;
+	e.prev_delay_ms = prev;
+	e.draw = rng_next();
+	v = engine_early_close(cfg, &e);
+	share_damp(s, now + v.delay_ms * 1000000, v.delay_ms);
+	events_early(&what, not_ready, e.streak, v.delay_ms,
+		     v.why  ? v.why
+		     : sent ? "replay"
+			    : "reconnect");
+	if (v.why)
 		return false;
-	*until_ms = early_until_ms(cfg, now / 1000000, delay, since / 1000000);
+	*until_ms = v.until_ms;
 	return true;
 }
 

@@ -313,3 +313,31 @@ struct engine_action engine_step(const struct config *cfg, const struct config_e
 		return connected(p);
 	}
 }
+
+struct engine_early_verdict engine_early_close(const struct config *cfg,
+					       const struct engine_early *e)
+{
+	struct engine_early_verdict v = {
+		.delay_ms = policy_next_delay(&cfg->policy, e->streak, e->prev_delay_ms, e->draw),
+		.until_ms = CONFIG_INFINITE,
+	};
+
+	if (e->sent && !e->replay)
+		v.why = "sent";
+	else if (!e->blocking && !cfg->nonblock)
+		v.why = "nonblocking";
+	else if (e->timed)
+		v.why = "own-timeout";
+	else if (cfg->retries != CONFIG_INFINITE && e->streak > cfg->retries)
+		v.why = "retries";
+	else if (cfg->timeout_ms != CONFIG_INFINITE &&
+		 e->now_ms - e->since_ms + v.delay_ms >= cfg->timeout_ms)
+		v.why = "budget";
+	if (v.why)
+		return v;
+	if (cfg->attempt_timeout_ms != CONFIG_INFINITE)
+		v.until_ms = e->now_ms + v.delay_ms + cfg->attempt_timeout_ms;
+	if (cfg->timeout_ms != CONFIG_INFINITE && e->since_ms + cfg->timeout_ms < v.until_ms)
+		v.until_ms = e->since_ms + cfg->timeout_ms;
+	return v;
+}

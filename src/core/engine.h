@@ -172,6 +172,49 @@ int engine_outcome(const struct retry_progress *p, int err);
  */
 bool engine_passes(const struct retry_progress *p, const struct engine_event *ev);
 
+/*
+ * An early close: a connection its peer ended before its first byte (or
+ * whose server answered "not ready"), the @streak-th of its destination in a
+ * row, the first at @since_ms.  What the hook knows of the connection.
+ */
+struct engine_early {
+	uint64_t now_ms, since_ms;
+	uint64_t streak;
+	uint64_t prev_delay_ms; /* the streak's previous delay (decorrelated jitter) */
+	uint64_t draw;		/* a random draw for this delay */
+	bool sent;		/* the program sent something on it */
+	bool replay;		/* what it sent is recorded in full, to be sent again */
+	bool blocking;		/* the program's read waits (else an event loop's) */
+	bool timed;		/* the read has a timeout of its own (SO_RCVTIMEO) */
+};
+
+/* What an early close is to do. */
+struct engine_early_verdict {
+	/*
+	 * NULL: connect the same socket again; else why not ("sent",
+	 * "nonblocking", "own-timeout", "retries", "budget"): the program gets
+	 * the end.
+	 */
+	const char *why;
+	uint64_t delay_ms; /* new connects to the destination wait so long (damping) */
+	/*
+	 * When the new connection must have answered: one attempt's time after
+	 * its planned start, within the budget counted from the streak's first
+	 * early close.  CONFIG_INFINITE when neither bounds it.
+	 */
+	uint64_t until_ms;
+};
+
+/*
+ * An early close is a failed attempt of its destination: the streak counts
+ * as the attempts, BACKOFF_RETRIES and BACKOFF_TIMEOUT bound it, and its
+ * delay is the policy's.  The same connection is connected again only if
+ * nothing was sent on it or what was is sent again, its read is the
+ * library's to wait in, and it has no timeout of its own.
+ */
+struct engine_early_verdict engine_early_close(const struct config *cfg,
+					       const struct engine_early *e);
+
 /* The call @p, retrying the errors in @retryable, meets @ev: what to do. */
 struct engine_action engine_step(const struct config *cfg, const struct config_errset *retryable,
 				 struct retry_progress *p, const struct engine_event *ev);

@@ -6,6 +6,7 @@
 #include "core/engine.h"
 
 #include <errno.h>
+#include <sys/socket.h>
 
 #include "unit.h"
 
@@ -344,6 +345,165 @@ static void test_draws(void)
 	CHECK(p.rng != 0);
 }
 
+/* An early close: one row per rule of engine_early_close, named after it. */
+static void test_early_close(void)
+{
+	static const struct {
+		const char *rule;
+		struct engine_early e;
+		uint64_t retries, timeout;
+		const char *why; /* NULL: connected again */
+		uint64_t until;
+		bool nonblock;
+	} closes[] = {
+		{ "nothing sent: connected again, one attempt's time after its delay",
+		  { .now_ms = 1000, .since_ms = 1000, .streak = 1, .blocking = true },
+		  5,
+		  10000,
+		  NULL,
+		  1000 + 100 + 5000,
+		  false },
+		{ "what was sent is recorded: connected again, and sent again",
+		  { .now_ms = 1000,
+		    .since_ms = 1000,
+		    .streak = 1,
+		    .blocking = true,
+		    .sent = true,
+		    .replay = true },
+		  5,
+		  10000,
+		  NULL,
+		  6100,
+		  false },
+		{ "the new connection's time ends with the budget",
+		  { .now_ms = 9000,
+		    .since_ms = 5000,
+		    .streak = 2,
+		    .prev_delay_ms = 100,
+		    .blocking = true },
+		  5,
+		  5000,
+		  NULL,
+		  10000,
+		  false },
+		{ "no budget and no attempt time: the new connection waits as the program chose",
+		  { .now_ms = 1000, .since_ms = 1000, .streak = 1, .blocking = true },
+		  5,
+		  INF,
+		  NULL,
+		  INF,
+		  false },
+		{ "what was sent and not recorded is never sent again",
+		  { .now_ms = 1000, .since_ms = 1000, .streak = 1, .blocking = true, .sent = true },
+		  5,
+		  10000,
+		  "sent",
+		  INF,
+		  false },
+		{ "an event loop's connection only under BACKOFF_NONBLOCK",
+		  { .now_ms = 1000, .since_ms = 1000, .streak = 1 },
+		  5,
+		  10000,
+		  "nonblocking",
+		  INF,
+		  false },
+		{ "an event loop's connection under BACKOFF_NONBLOCK is connected again",
+		  { .now_ms = 1000, .since_ms = 1000, .streak = 1 },
+		  5,
+		  10000,
+		  NULL,
+		  6100,
+		  true },
+		{ "a read with a timeout of its own is the program's",
+		  { .now_ms = 1000,
+		    .since_ms = 1000,
+		    .streak = 1,
+		    .blocking = true,
+		    .timed = true },
+		  5,
+		  10000,
+		  "own-timeout",
+		  INF,
+		  false },
+		{ "the streak counts as the attempts: BACKOFF_RETRIES bounds it",
+		  { .now_ms = 1000, .since_ms = 1000, .streak = 6, .blocking = true },
+		  5,
+		  10000,
+		  "retries",
+		  INF,
+		  false },
+		{ "no limit on retries: the streak goes on",
+		  { .now_ms = 1000, .since_ms = 1000, .streak = 60, .blocking = true },
+		  INF,
+		  INF,
+		  NULL,
+		  INF,
+		  false },
+		{ "the budget counts from the streak's first early close",
+		  { .now_ms = 10950,
+		    .since_ms = 1000,
+		    .streak = 2,
+		    .prev_delay_ms = 100,
+		    .blocking = true },
+		  5,
+		  10000,
+		  "budget",
+		  INF,
+		  false },
+	};
+	struct setup set = plain;
+	unsigned i;
+
+	for (i = 0; i < N(closes); i++) {
+		struct config cfg = configured(&set);
+		struct engine_early_verdict v;
+		bool ok;
+
+		cfg.retries = closes[i].retries;
+		cfg.timeout_ms = closes[i].timeout;
+		if (closes[i].timeout == INF)
+			cfg.attempt_timeout_ms = INF; /* nothing bounds the new connection */
+		cfg.nonblock = closes[i].nonblock;
+		v = engine_early_close(&cfg, &closes[i].e);
+		ok = (closes[i].why ? v.why && strcmp(v.why, closes[i].why) == 0 : !v.why) &&
+		     v.until_ms == closes[i].until && v.delay_ms >= 100;
+		CHECK(ok);
+		if (!ok)
+			fprintf(stderr, "  rule \"%s\": got why %s until %" PRIu64 "\n",
+				closes[i].rule, v.why ? v.why : "-", v.until_ms);
+	}
+}
+
+/* Which failed connect is the library's to retry, in both engines. */
+static void test_eligible(void)
+{
+	struct setup set = plain;
+	struct config cfg = configured(&set);
+	struct target_addr inet = { .family = AF_INET }, local = { .family = AF_UNIX };
+	char why[100];
+
+	cfg.enabled = true;
+	cfg.nonblock = true;
+	CHECK(!engine_why_not(&cfg, &inet, SOCK_STREAM, true));
+	CHECK(!engine_why_not(&cfg, &inet, SOCK_STREAM, false));
+	/* A unix datagram connect fails too while its receiver is missing. */
+	CHECK(!engine_why_not(&cfg, &local, SOCK_DGRAM, true));
+	CHECK_STR(engine_why_not(&cfg, &inet, SOCK_DGRAM, true), "not-stream");
+	CHECK_STR(engine_why_not(&cfg, &local, SOCK_SEQPACKET, true), "not-stream");
+	/* A non-blocking datagram connect ends at once: nothing under way. */
+	CHECK_STR(engine_why_not(&cfg, &local, SOCK_DGRAM, false), "nonblocking");
+	cfg.nonblock = false;
+	CHECK_STR(engine_why_not(&cfg, &inet, SOCK_STREAM, false), "nonblocking");
+	CHECK(!engine_why_not(&cfg, &inet, SOCK_STREAM, true));
+	CHECK(target_parse_list("!0.0.0.0:0", &cfg.targets, why, sizeof(why)) == 0);
+	CHECK_STR(engine_why_not(&cfg, &inet, SOCK_STREAM, true), "excluded");
+	CHECK(!engine_takes(&cfg, &inet));
+	cfg.targets.count = 0;
+	CHECK(engine_takes(&cfg, &inet));
+	cfg.enabled = false;
+	CHECK(!engine_takes(&cfg, &inet));
+}
+
 static void test_outcome(void)
 {
 	struct retry_progress p = { .answered = 0 };
@@ -364,5 +524,7 @@ int main(void)
 	test_own_bound();
 	test_draws();
 	test_outcome();
+	test_early_close();
+	test_eligible();
 	return unit_report("engine");
 }
