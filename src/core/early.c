@@ -11,6 +11,7 @@
 #include "core/events.h"
 #include "core/ready.h"
 #include "core/target.h"
+#include "sys/clock.h"
 #include "sys/real.h"
 #include "sys/sock.h"
 
@@ -336,4 +337,15 @@ void early_sent(const struct config *cfg, int fd, int err)
 	/* Something was being sent: never connected again, only counted. */
 	early_seen(cfg, fd, -1, err, true, NULL, &addr, &len, &fl, &end);
 	errno = saved;
+}
+
+int early_connect_once(const struct config *cfg, int fd, const struct sockaddr *addr, socklen_t len,
+		       uint64_t deadline_ms)
+{
+	int err = fdtable_connect_from(fd, NULL, addr, len, clock_now_ms(), deadline_ms,
+				       SOCK_TIMEO_ASK);
+
+	if (err == 0 && early_watched(addr, len))
+		early_watch_inet(cfg, fd, NULL, addr, len);
+	return err;
 }

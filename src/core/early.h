@@ -11,6 +11,15 @@
 #include "core/fdtable.h"
 
 /*
+ * One attempt of a blocking connect of @fd to @addr (a new connection of an
+ * early close), aborted at @deadline_ms (CONFIG_INFINITE: none) if still
+ * unanswered; a connection made is watched for its first byte.  0 or its
+ * errno.  errno may change.
+ */
+int early_connect_once(const struct config *cfg, int fd, const struct sockaddr *addr, socklen_t len,
+		       uint64_t deadline_ms);
+
+/*
  * @fd's connect to @addr (early_watched) returned 0 or EINPROGRESS: watch
  * for its first byte (whether the destination is one of the library's is
  * asked at its end); @s: @fd's slot if the caller found it (fdtable_peek),

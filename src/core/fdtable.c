@@ -477,3 +477,29 @@ void fdtable_mode_after_fork(void)
 		fdtable_mode_forget((int)fd);
 	}
 }
+
+/* A blocking attempt's bound, noted in the fd's slot (NULL: looked up). */
+struct slot_bound {
+	struct sock_bound base; /* first: the slot_bound is told as its sock_bound */
+	struct fdslot *slot;
+};
+
+/* The socket @fd carries a connect's bound (@on), or its own send timeout again. */
+static void bound_told(struct sock_bound *self, int fd, bool on)
+{
+	(void)fdtable_set_bound(fd, ((struct slot_bound *)self)->slot, on);
+}
+
+int fdtable_connect_from(int fd, struct fdslot *s, const struct sockaddr *addr, socklen_t len,
+			 uint64_t now_ms, uint64_t deadline_ms, enum sock_own_timeo own)
+{
+	struct slot_bound b = { { bound_told }, s };
+
+	return sock_connect_from(fd, addr, len, now_ms, deadline_ms, own, &b.base);
+}
+
+__attribute__((noinline, cold)) void fdtable_give_back_sndtimeo(int fd)
+{
+	if (fdtable_set_bound(fd, NULL, false))
+		sock_sndtimeo_none(fd);
+}

@@ -13,6 +13,7 @@
 #include "core/fate.h"
 #include "core/progress.h"
 #include "core/target.h"
+#include "sys/sock.h"
 
 /*
  * Three levels (directory, middle, leaf page) cover every fd number the
@@ -186,6 +187,31 @@ static inline bool fdtable_any_bound(void)
  * errno untouched.
  */
 bool fdtable_set_bound(int fd, struct fdslot *s, bool on);
+
+/*
+ * sock_connect_from on @fd, whose slot is @s (NULL: looked up): while its
+ * bound is @fd's send timeout, the slot says so (FDS_BOUND), so that a
+ * siglongjmp out of the attempt leaves it for the next hooked call on @fd to
+ * give back (fdtable_give_back_sndtimeo).  0 or its errno; errno may change.
+ */
+int fdtable_connect_from(int fd, struct fdslot *s, const struct sockaddr *addr, socklen_t len,
+			 uint64_t now_ms, uint64_t deadline_ms, enum sock_own_timeo own);
+
+/*
+ * A blocking connect on @fd was left by a siglongjmp with its bound still
+ * the socket's send timeout: the program's own (none) is given back.  No
+ * system call unless it was left so.  errno untouched; async-signal-safe.
+ * (A call on the fd from another thread while the attempt runs gives it
+ * back early too: the attempt then waits as it would without the library.)
+ */
+void fdtable_give_back_sndtimeo(int fd);
+
+/* Before any call on @fd that the send timeout changes: one relaxed load, usually. */
+#define GIVE_BACK_SNDTIMEO(fd)                                \
+	do {                                                  \
+		if (__builtin_expect(fdtable_any_bound(), 0)) \
+			fdtable_give_back_sndtimeo(fd);       \
+	} while (0)
 
 /* Whether any fd needs an emulated answer: one relaxed load, for the I/O hooks. */
 static inline bool fdtable_any_hidden(void)

@@ -13,7 +13,6 @@
 #include "core/pending.h"
 #include "core/share.h"
 #include "init.h"
-#include "intercept/io.h"
 #include "sys/sock.h"
 #include "sys/clock.h"
 #include "sys/real.h"
@@ -24,35 +23,13 @@ struct connect_ctx {
 	socklen_t len;
 };
 
-/* A blocking attempt's bound, noted in the fd's slot (NULL: looked up). */
-struct slot_bound {
-	struct sock_bound base; /* first: the slot_bound is told as its sock_bound */
-	struct fdslot *slot;
-};
-
-/* The socket @fd carries a connect's bound (@on), or its own send timeout again. */
-static void bound_told(struct sock_bound *self, int fd, bool on)
-{
-	(void)fdtable_set_bound(fd, ((struct slot_bound *)self)->slot, on);
-}
-
 /* One more attempt of a blocking connect, aborted at @deadline_ms if still unanswered. */
 static int connect_again(void *ctx, uint64_t deadline_ms)
 {
 	struct connect_ctx *c = ctx;
-	struct slot_bound b = { { bound_told }, NULL };
 
-	return sock_connect_until(c->fd, c->addr, c->len, deadline_ms, SOCK_TIMEO_ASK, &b.base);
-}
-
-int connect_once(int fd, const struct sockaddr *addr, socklen_t len, uint64_t deadline_ms)
-{
-	struct connect_ctx ctx = { fd, addr, len };
-	int err = connect_again(&ctx, deadline_ms);
-
-	if (err == 0 && early_watched(addr, len))
-		early_watch_inet(init_config_get(), fd, NULL, addr, len);
-	return err;
+	return fdtable_connect_from(c->fd, NULL, c->addr, c->len, clock_now_ms(), deadline_ms,
+				    SOCK_TIMEO_ASK);
 }
 
 /* Whether @addr is among BACKOFF_TARGETS (a list that is not empty). */
@@ -114,7 +91,6 @@ static inline __attribute__((always_inline)) int first_attempt(const struct conf
 							       struct fdslot **slot)
 {
 	uint64_t bound;
-	struct slot_bound b;
 	enum sock_own_timeo own;
 	int err;
 
@@ -123,9 +99,8 @@ static inline __attribute__((always_inline)) int first_attempt(const struct conf
 		return sock_connect(c->fd, c->addr, c->len);
 	bound = engine_first_bound_ms(cfg, target_inet_is_loopback(c->addr));
 	*started_ms = clock_now_ms();
-	b = (struct slot_bound){ { bound_told }, *slot };
-	err = sock_connect_from(c->fd, c->addr, c->len, *started_ms, *started_ms + bound, own,
-				&b.base);
+	err = fdtable_connect_from(c->fd, *slot, c->addr, c->len, *started_ms, *started_ms + bound,
+				   own);
 	/* Non-blocking after all: its mode changed where the hooks could not see. */
 	if (err == EINPROGRESS)
 		fdtable_mode_forget(c->fd);

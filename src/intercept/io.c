@@ -133,7 +133,7 @@ static bool again_here(int fd, const struct sockaddr_storage *addr, socklen_t le
 	if (err == ECONNREFUSED) {
 		gone = true;
 	} else if (err == 0) {
-		err = connect_once(fd, (const struct sockaddr *)addr, len, until);
+		err = early_connect_once(cfg, fd, (const struct sockaddr *)addr, len, until);
 		if (err == 0 && fl)
 			err = send_flight(fd, fl, until);
 		if (err == 0)
@@ -223,12 +223,6 @@ static __attribute__((noinline)) bool read_again(int fd, ssize_t *rc, struct iov
 	} while (0)
 
 static const struct iovec none = { NULL, 0 };
-
-__attribute__((noinline, cold)) void io_sndtimeo_back(int fd)
-{
-	if (fdtable_set_bound(fd, NULL, false))
-		sock_sndtimeo_none(fd);
-}
 
 bool io_masked_given_back(int fd, int *err)
 {

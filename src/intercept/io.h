@@ -15,29 +15,6 @@
  */
 bool io_masked(int fd, int *err);
 
-/*
- * A blocking connect on @fd was left by a siglongjmp with its bound still
- * the socket's send timeout: the program's own (none) is given back.  No
- * system call unless it was left so.  errno untouched; async-signal-safe.
- * (A call on the fd from another thread while the attempt runs gives it
- * back early too: the attempt then waits as it would without the library.)
- */
-void io_sndtimeo_back(int fd);
-
-/*
- * One attempt of a blocking connect of @fd to @addr, aborted at
- * @deadline_ms (CONFIG_INFINITE: none) if still unanswered; a connection
- * made is watched for its first byte.  0 or its errno.  errno may change.
- */
-int connect_once(int fd, const struct sockaddr *addr, socklen_t len, uint64_t deadline_ms);
-
-/* Before any call on @fd that the send timeout changes: one relaxed load, usually. */
-#define GIVE_BACK_SNDTIMEO(fd)                                \
-	do {                                                  \
-		if (__builtin_expect(fdtable_any_bound(), 0)) \
-			io_sndtimeo_back(fd);                 \
-	} while (0)
-
 /* GIVE_BACK_SNDTIMEO, then whether @fd is masked as io_masked says. */
 bool io_masked_given_back(int fd, int *err);
 
