@@ -222,6 +222,18 @@ static __attribute__((noinline)) bool read_again(int fd, ssize_t *rc, struct iov
 		return rc_;                                                              \
 	} while (0)
 
+/*
+ * Nothing masked nor watched in the process (an fd is watched from its
+ * connect on, so from before any read on it): the call itself, as a tail
+ * call with no frame of the hook's own; else @watched, which is READ_WATCHED.
+ */
+#define READ_OR_WATCHED(call, watched)                                          \
+	do {                                                                    \
+		if (__builtin_expect(!pending_any_masked() && !early_any(), 1)) \
+			return (call);                                          \
+		return (watched);                                               \
+	} while (0)
+
 static const struct iovec none = { NULL, 0 };
 
 bool io_masked_given_back(int fd, int *err)
@@ -230,32 +242,59 @@ bool io_masked_given_back(int fd, int *err)
 	return pending_any_masked() && io_masked(fd, err);
 }
 
-EXPORT ssize_t read(int fd, void *buf, size_t n)
+static __attribute__((noinline)) ssize_t read_watched(int fd, void *buf, size_t n)
 {
 	READ_WATCHED(fd, real_read(fd, buf, n), ((struct iovec){ buf, n }));
 }
 
-EXPORT ssize_t readv(int fd, const struct iovec *iov, int n)
+EXPORT ssize_t read(int fd, void *buf, size_t n)
+{
+	READ_OR_WATCHED(real_read(fd, buf, n), read_watched(fd, buf, n));
+}
+
+static __attribute__((noinline)) ssize_t readv_watched(int fd, const struct iovec *iov, int n)
 {
 	READ_WATCHED(fd, real_readv(fd, iov, n), (n > 0 ? iov[0] : none));
 }
 
-EXPORT ssize_t recv(int fd, void *buf, size_t n, int flags)
+EXPORT ssize_t readv(int fd, const struct iovec *iov, int n)
+{
+	READ_OR_WATCHED(real_readv(fd, iov, n), readv_watched(fd, iov, n));
+}
+
+static __attribute__((noinline)) ssize_t recv_watched(int fd, void *buf, size_t n, int flags)
 {
 	READ_WATCHED(fd, real_recv(fd, buf, n, flags), ((struct iovec){ buf, n }));
+}
+
+EXPORT ssize_t recv(int fd, void *buf, size_t n, int flags)
+{
+	READ_OR_WATCHED(real_recv(fd, buf, n, flags), recv_watched(fd, buf, n, flags));
+}
+
+static __attribute__((noinline)) ssize_t recvfrom_watched(int fd, void *buf, size_t n, int flags,
+							  struct sockaddr *from, socklen_t *fromlen)
+{
+	READ_WATCHED(fd, real_recvfrom(fd, buf, n, flags, from, fromlen),
+		     ((struct iovec){ buf, n }));
 }
 
 EXPORT ssize_t recvfrom(int fd, void *buf, size_t n, int flags, COMPAT_SOCKADDR_ARG from,
 			socklen_t *fromlen)
 {
-	READ_WATCHED(fd, real_recvfrom(fd, buf, n, flags, COMPAT_SOCKADDR(from), fromlen),
-		     ((struct iovec){ buf, n }));
+	READ_OR_WATCHED(real_recvfrom(fd, buf, n, flags, COMPAT_SOCKADDR(from), fromlen),
+			recvfrom_watched(fd, buf, n, flags, COMPAT_SOCKADDR(from), fromlen));
+}
+
+static __attribute__((noinline)) ssize_t recvmsg_watched(int fd, struct msghdr *msg, int flags)
+{
+	READ_WATCHED(fd, real_recvmsg(fd, msg, flags),
+		     (msg && msg->msg_iovlen > 0 ? msg->msg_iov[0] : none));
 }
 
 EXPORT ssize_t recvmsg(int fd, struct msghdr *msg, int flags)
 {
-	READ_WATCHED(fd, real_recvmsg(fd, msg, flags),
-		     (msg && msg->msg_iovlen > 0 ? msg->msg_iov[0] : none));
+	READ_OR_WATCHED(real_recvmsg(fd, msg, flags), recvmsg_watched(fd, msg, flags));
 }
 
 /* A write on a connection that awaits its first byte: recorded, or an early close, maybe. */
@@ -271,13 +310,14 @@ static __attribute__((noinline)) void write_seen(int fd, ssize_t rc, const struc
 	errno = err;
 }
 
-EXPORT ssize_t write(int fd, const void *buf, size_t n)
+/* write() on an fd that may be masked, carry a bound or await its first byte. */
+static __attribute__((noinline)) ssize_t write_watched(int fd, const void *buf, size_t n)
 {
 	ssize_t rc;
 
 	ANSWER_IF_MASKED_GIVE_BACK(fd);
 	rc = real_write(fd, buf, n);
-	if (__builtin_expect(early_any(), 0)) {
+	if (early_any()) {
 		struct iovec one = { (void *)buf, n };
 
 		write_seen(fd, rc, &one, 1);
@@ -285,15 +325,34 @@ EXPORT ssize_t write(int fd, const void *buf, size_t n)
 	return rc;
 }
 
-EXPORT ssize_t writev(int fd, const struct iovec *iov, int n)
+/*
+ * Nothing masked, bound or watched in the process (an fd is watched from its
+ * connect on, so from before any write on it): the call itself, as a tail
+ * call, with no frame of the hook's own.
+ */
+EXPORT ssize_t write(int fd, const void *buf, size_t n)
+{
+	if (__builtin_expect(!fdtable_any_attention() && !early_any(), 1))
+		return real_write(fd, buf, n);
+	return write_watched(fd, buf, n);
+}
+
+static __attribute__((noinline)) ssize_t writev_watched(int fd, const struct iovec *iov, int n)
 {
 	ssize_t rc;
 
 	ANSWER_IF_MASKED_GIVE_BACK(fd);
 	rc = real_writev(fd, iov, n);
-	if (__builtin_expect(early_any(), 0))
+	if (early_any())
 		write_seen(fd, rc, iov, n);
 	return rc;
+}
+
+EXPORT ssize_t writev(int fd, const struct iovec *iov, int n)
+{
+	if (__builtin_expect(!fdtable_any_attention() && !early_any(), 1))
+		return real_writev(fd, iov, n);
+	return writev_watched(fd, iov, n);
 }
 
 EXPORT int shutdown(int fd, int how)
