@@ -92,7 +92,7 @@ $(LIBRARY): $(LIB_OBJ) src/exports.map
 # The tool reads the configuration and draws delays: the pure core only, no hooks'
 # real_* calls (some of which musl lacks); its log lines go through libc's calls, as the
 # supervisor's do.
-TOOL_CORE := $(patsubst %,$(BUILD)/obj/src/%.o,core/config core/engine core/policy core/target \
+TOOL_CORE := $(patsubst %,$(BUILD)/obj/src/%.o,core/config core/engine core/policy core/ready core/target \
 	sys/errname sys/rng sys/text sys/log sys/clock supervise/libc)
 $(TOOL): src/tool/schedule.c $(TOOL_CORE)
 	$(CC) $(CFLAGS_ALL) -o $@ $^ $(LIBS)
@@ -105,7 +105,7 @@ $(STATUS): src/tool/status.c $(CORE_OBJ)
 # libc's calls as the real ones (src/supervise/libc.c) instead of sys/real.c.
 SUPERVISE_CORE := $(patsubst %,$(BUILD)/obj/src/%.o,core/addrlist core/config core/decide \
 	core/dest core/engine core/events core/fate core/policy core/retry core/share core/target \
-	core/before sys/clock sys/errname sys/listen sys/log sys/rng sys/sock sys/text)
+	core/before core/ready sys/clock sys/errname sys/listen sys/log sys/rng sys/sock sys/text)
 $(SUPERVISOR): $(SUPERVISE_SRC:%.c=$(BUILD)/obj/%.o) $(SUPERVISE_CORE)
 	$(CC) $(CFLAGS_ALL) -o $@ $^ $(LIBS)
 

@@ -8,6 +8,7 @@
 #include <sys/socket.h>
 
 #include "core/engine.h"
+#include "core/ready.h"
 #include "sys/cookie.h"
 
 #include "sys/errname.h"
@@ -343,15 +344,23 @@ static bool is_never_retried(int err)
  * "E1,E2" replaces both default sets; "+E1,-E2" edits them.  On error @why
  * says what was wrong and the sets are left as they were.
  */
-static int parse_errors(const char *s, struct config *cfg, char *why, size_t why_size)
+/* One item of a list of names, or of +NAME/-NAME edits (@sign 1 or -1; 0 in a list). */
+typedef int edit_fn(void *ctx, const char *name, size_t n, int sign, char *why, size_t why_size);
+
+/*
+ * The comma list @s: a full list of names (@clear(@ctx) first) or edits of
+ * what stands (+NAME, -NAME), not both (@example names one of each); @item
+ * applies each, or says why not.  Returns 0 or -1.
+ */
+static int parse_edits(const char *s, void *ctx, void (*clear)(void *ctx), edit_fn *item,
+		       const char *example, char *why, size_t why_size)
 {
-	struct config_errset inet = cfg->errors_inet, unix_set = cfg->errors_unix;
 	int mode = 0; /* 1 full list, 2 edits */
 
 	for (;;) {
 		const char *end = strchr(s, ',');
 		size_t n = end ? (size_t)(end - s) : strlen(s);
-		int sign = 0, err;
+		int sign = 0;
 
 		while (n > 0 && *s == ' ') {
 			s++;
@@ -366,38 +375,88 @@ static int parse_errors(const char *s, struct config *cfg, char *why, size_t why
 		}
 		if ((sign ? 2 : 1) != mode) {
 			if (mode != 0) {
-				snprintf(
-					why, why_size,
-					"give either a full list (ECONNREFUSED,ETIMEDOUT) or edits "
-					"(+EADDRNOTAVAIL,-ETIMEDOUT), not both");
+				snprintf(why, why_size,
+					 "give either a full list or edits (%s), not both",
+					 example);
 				return -1;
 			}
 			mode = sign ? 2 : 1;
-			if (mode == 1) {
-				memset(&inet, 0, sizeof(inet));
-				memset(&unix_set, 0, sizeof(unix_set));
-			}
+			if (mode == 1)
+				clear(ctx);
 		}
-		err = errno_by_name(s, n);
-		if (err == 0) {
-			snprintf(why, why_size,
-				 "expected errno names such as ECONNREFUSED, ETIMEDOUT, ENOENT, "
-				 "as a list or as +NAME/-NAME edits");
+		if (item(ctx, s, n, sign, why, why_size) != 0)
 			return -1;
-		}
-		if (sign >= 0 && is_never_retried(err)) {
-			snprintf(why, why_size, "%s cannot be retried safely", errname(err));
-			return -1;
-		}
-		errset_put(&inet, err, sign >= 0);
-		errset_put(&unix_set, err, sign >= 0);
 		if (!end)
-			break;
+			return 0;
 		s = end + 1;
 	}
-	cfg->errors_inet = inet;
-	cfg->errors_unix = unix_set;
+}
+
+/* BACKOFF_ERRORS, both sets edited alike. */
+struct errsets {
+	struct config_errset inet, unix_set;
+};
+
+static void errors_clear(void *ctx)
+{
+	struct errsets *e = ctx;
+
+	memset(e, 0, sizeof(*e));
+}
+
+static int errors_item(void *ctx, const char *name, size_t n, int sign, char *why, size_t why_size)
+{
+	struct errsets *e = ctx;
+	int err = errno_by_name(name, n);
+
+	if (err == 0) {
+		snprintf(why, why_size,
+			 "expected errno names such as ECONNREFUSED, ETIMEDOUT, ENOENT, "
+			 "as a list or as +NAME/-NAME edits");
+		return -1;
+	}
+	if (sign >= 0 && is_never_retried(err)) {
+		snprintf(why, why_size, "%s cannot be retried safely", errname(err));
+		return -1;
+	}
+	errset_put(&e->inet, err, sign >= 0);
+	errset_put(&e->unix_set, err, sign >= 0);
 	return 0;
+}
+
+static int parse_errors(const char *s, struct config *cfg, char *why, size_t why_size)
+{
+	struct errsets e = { cfg->errors_inet, cfg->errors_unix };
+
+	if (parse_edits(s, &e, errors_clear, errors_item,
+			"ECONNREFUSED,ETIMEDOUT or +EADDRNOTAVAIL,-ETIMEDOUT", why, why_size) != 0)
+		return -1;
+	cfg->errors_inet = e.inet;
+	cfg->errors_unix = e.unix_set;
+	return 0;
+}
+
+static void protocols_clear(void *ctx)
+{
+	*(unsigned *)ctx = 0;
+}
+
+static int protocols_item(void *ctx, const char *name, size_t n, int sign, char *why,
+			  size_t why_size)
+{
+	unsigned *set = ctx, bit;
+
+	for (bit = 0; ready_protocol_names[bit]; bit++) {
+		if (strlen(ready_protocol_names[bit]) == n &&
+		    strncmp(ready_protocol_names[bit], name, n) == 0) {
+			*set = sign >= 0 ? *set | 1U << bit : *set & ~(1U << bit);
+			return 0;
+		}
+	}
+	snprintf(why, why_size,
+		 "expected protocol names (postgresql, mysql, redis, memcached, nats, smtp, "
+		 "ftp), as a list or as +NAME/-NAME edits");
+	return -1;
 }
 
 static int parse_choice(const char *s, const char *const *names, size_t n, int *out)
@@ -498,6 +557,17 @@ STARTUP_CODE static int set_attempt_timeout(const struct setting *s)
 STARTUP_CODE static int set_errors(const struct setting *s)
 {
 	return parse_errors(s->value, s->cfg, s->why, s->why_size);
+}
+
+STARTUP_CODE static int set_protocols(const struct setting *s)
+{
+	unsigned set = s->cfg->protocols;
+
+	if (parse_edits(s->value, &set, protocols_clear, protocols_item, "redis,smtp or -smtp",
+			s->why, s->why_size) != 0)
+		return -1;
+	s->cfg->protocols = set;
+	return 0;
 }
 
 STARTUP_CODE static int set_targets(const struct setting *s)
@@ -642,7 +712,8 @@ struct variable {
 	X(BACKOFF_ENGINE, set_engine, 0, "expected auto, preload or supervise")                   \
 	X(BACKOFF_LOCAL_PROBE, set_local_probe, 0,                                                \
 	  "expected off or a duration from 1ms to 1s such as 10ms")                               \
-	X(BACKOFF_REPLAY, set_bool, FIELD(replay), "expected on or off")
+	X(BACKOFF_REPLAY, set_bool, FIELD(replay), "expected on or off")                          \
+	X(BACKOFF_PROTOCOLS, set_protocols, 0, NULL)
 
 #define AS_NAME(name, set, field, message) #name,
 #define AS_INDEX(name, set, field, message) VAR_##name,
@@ -690,6 +761,7 @@ STARTUP_CODE void config_parse(config_lookup_fn *lookup, void *ctx, struct confi
 	cfg->log_level = LOG_LEVEL_WARN;
 	errset_from(&cfg->errors_inet, default_inet_errors, N(default_inet_errors));
 	errset_from(&cfg->errors_unix, default_unix_errors, N(default_unix_errors));
+	cfg->protocols = READY_PROTOCOLS_ALL;
 
 	v = lookup(config_variables[VAR_BACKOFF_POLICY], ctx);
 	if (v) {

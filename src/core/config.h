@@ -54,6 +54,8 @@ struct config {
 	struct config_errset errors_unix; /* retryable connect errors, AF_UNIX */
 	bool nonblock, send, dns;
 	bool replay; /* BACKOFF_REPLAY: send again what was sent before an early close */
+	/* BACKOFF_PROTOCOLS: whose "try later" answers are recognized (enum ready_protocol bits) */
+	unsigned protocols;
 	bool shared; /* BACKOFF_SHARED: a budget per destination, "known down", one prober */
 	uint64_t local_probe_ms; /* BACKOFF_LOCAL_PROBE; 0: off */
 	enum log_level log_level;

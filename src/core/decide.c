@@ -298,7 +298,7 @@ enum decide_wake decide_loop_wake(const struct config *cfg, struct fdconn *c, ui
 	return wake;
 }
 
-bool decide_early_close(const struct config *cfg, const struct target_addr *t, bool not_ready,
+bool decide_early_close(const struct config *cfg, const struct target_addr *t, const char *answer,
 			bool sent, bool replay, bool blocking, bool timed, uint64_t *until_ms)
 {
 	struct share_slot *s = share_get(cfg, t);
@@ -333,7 +333,7 @@ bool decide_early_close(const struct config *cfg, const struct target_addr *t, b
 	e.draw = rng_next();
 	v = engine_early_close(cfg, &e);
 	share_damp(s, now + v.delay_ms * 1000000, v.delay_ms);
-	events_early(&what, not_ready, e.streak, v.delay_ms,
+	events_early(&what, answer, e.streak, v.delay_ms,
 		     v.why  ? v.why
 		     : sent ? "replay"
 			    : "reconnect");

@@ -94,6 +94,35 @@ static enum ready_answer startup_answer(const struct flight *fl, const struct io
 }
 
 /*
+ * Whether the server's first bytes, @n read of which @got's buffer holds the
+ * first, sent before anything was sent to it, refuse the connection for now
+ * (ready_greeting, for cfg->protocols; *name: the answer, as text).  A read
+ * too short to tell looks at the rest of them in @fd's buffer without taking
+ * them.  errno untouched.
+ */
+static bool greeting_refused(const struct config *cfg, int fd, const struct iovec *got, size_t n,
+			     const char **name)
+{
+	unsigned char head[128];
+	size_t k = got->iov_len < n ? got->iov_len : n;
+	enum ready_greeting g;
+	int saved = errno;
+	ssize_t more;
+
+	if (k > sizeof(head))
+		k = sizeof(head);
+	memcpy(head, got->iov_base, k);
+	g = ready_greeting(head, k, cfg->protocols, name);
+	if (g == READY_UNDECIDED && k == n) {
+		more = real_recv(fd, head + k, sizeof(head) - k, MSG_PEEK | MSG_DONTWAIT);
+		if (more > 0)
+			g = ready_greeting(head, k + (size_t)more, cfg->protocols, name);
+	}
+	errno = saved;
+	return g == READY_REFUSAL;
+}
+
+/*
  * Whether the program has ended its own side of @s's connection: it called
  * shutdown (@w), or its FIN is out (a raw system call; once both ends are
  * through, TCP_CLOSE says no more than a reset does).  A new connection
@@ -141,6 +170,7 @@ enum early_action early_seen(const struct config *cfg, int fd, ssize_t rc, int e
 	struct fdslot *s = fdtable_peek(fd);
 	struct sock_first f = { .segs_in = 1 };
 	enum ready_answer answer = READY_ANSWERED;
+	const char *said = NULL; /* the "try later" answer, as text */
 	struct target_addr t;
 	struct flight *fl = NULL;
 	bool again, blocking, sent, ended, recorded = false;
@@ -172,13 +202,23 @@ enum early_action early_seen(const struct config *cfg, int fd, ssize_t rc, int e
 			     : NULL;
 		recorded = fl && fl->len != 0;
 		/* Data on a start-up without effect: the server's answer may be "not ready". */
-		if (rc > 0 && !(w & FDS_NOREPLAY))
+		if (rc > 0 && !(w & FDS_NOREPLAY) && (cfg->protocols & READY_POSTGRESQL))
 			answer = startup_answer(fl, got, (size_t)rc);
 		fl = NULL;
 		fdtable_release(s, fdtable_state_of(s));
 	}
 	if (answer == READY_GOES_ON)
 		return EARLY_NONE; /* the start-up goes on: still watched */
+	/*
+	 * The server's first bytes, to nothing or to what the library recorded:
+	 * a greeting, or a refusal for now, written before it read anything (so
+	 * what was sent is safe to send again).
+	 */
+	if (answer == READY_NOT)
+		said = "PostgreSQL: SQLSTATE 57P03";
+	else if (rc > 0 && !sending && got && !(w & FDS_NOREPLAY) &&
+		 greeting_refused(cfg, fd, got, (size_t)rc, &said))
+		answer = READY_NOT;
 	if (!fdtable_set_first(s, false))
 		return EARLY_NONE; /* another thread saw it first */
 	/* Only a destination of the library's has a streak. */
@@ -202,8 +242,9 @@ enum early_action early_seen(const struct config *cfg, int fd, ssize_t rc, int e
 		fl = replayable(s, &f);
 	blocking = sock_is_blocking(fd);
 	/* A blocking read with a timeout of its own is not made to wait for a new connection. */
-	again = decide_early_close(cfg, &t, answer == READY_NOT, sent, fl != NULL, blocking,
-				   blocking && sock_rcvtimeo_ms(fd) != UINT64_MAX, &until);
+	again = decide_early_close(cfg, &t, answer == READY_NOT ? said : NULL, sent, fl != NULL,
+				   blocking, blocking && sock_rcvtimeo_ms(fd) != UINT64_MAX,
+				   &until);
 	if (!again) {
 		fdtable_flight_free(fl);
 		/* Ended by a connection of the library's: the first end is the program's. */

@@ -65,9 +65,9 @@ static const char *subject_text(const struct events_subject *s, char *buf, size_
 	return buf;
 }
 
-static void line(enum log_level level, const char *event, const struct events_subject *s, int err,
-		 uint64_t attempt, int64_t delay_ms, int64_t wait_ms, int64_t elapsed_ms,
-		 const char *reason)
+static void line_answer(enum log_level level, const char *event, const struct events_subject *s,
+			int err, uint64_t attempt, int64_t delay_ms, int64_t wait_ms,
+			int64_t elapsed_ms, const char *reason, const char *answer)
 {
 	char target[TARGET_TEXT_MAX];
 	struct log_event ev = {
@@ -80,12 +80,20 @@ static void line(enum log_level level, const char *event, const struct events_su
 		.wait_ms = wait_ms,
 		.elapsed_ms = elapsed_ms,
 		.reason = reason,
+		.answer = answer,
 	};
 
 	if (!log_enabled(level))
 		return;
 	ev.target = subject_text(s, target, sizeof(target));
 	log_event(level, &ev);
+}
+
+static void line(enum log_level level, const char *event, const struct events_subject *s, int err,
+		 uint64_t attempt, int64_t delay_ms, int64_t wait_ms, int64_t elapsed_ms,
+		 const char *reason)
+{
+	line_answer(level, event, s, err, attempt, delay_ms, wait_ms, elapsed_ms, reason, NULL);
 }
 
 void events_retry(const struct events_subject *s, bool first, int err, uint64_t attempt,
@@ -225,12 +233,12 @@ void events_down(const char *call, const struct target_addr *target, uint64_t el
 	     "budget-spent");
 }
 
-void events_early(const struct events_subject *s, bool not_ready, uint64_t streak,
+void events_early(const struct events_subject *s, const char *answer, uint64_t streak,
 		  uint64_t delay_ms, const char *what)
 {
 	count(&stat_early, 1);
-	line(LOG_LEVEL_INFO, not_ready ? "not-ready" : "early", s, 0, streak, (int64_t)delay_ms,
-	     LOG_NONE, LOG_NONE, what);
+	line_answer(LOG_LEVEL_INFO, answer ? "not-ready" : "early", s, 0, streak, (int64_t)delay_ms,
+		    LOG_NONE, LOG_NONE, what, answer);
 }
 
 void events_early_end(const struct events_subject *s, int err, bool gone)

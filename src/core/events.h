@@ -95,11 +95,13 @@ void events_no_look(void);
 
 /*
  * A connection to s->target closed before its first byte (or its server
- * answered @not_ready), the @streak-th in a row: new connects wait @delay_ms; @what: "reconnect"
- * (nothing was sent) or "replay" (what was sent is sent again) when it is connected again, else why
- * not ("sent", "nonblocking", "own-timeout", "retries", "budget"). Counted; said at info.
+ * answered @answer, a "try later" answer as text; NULL: none), the
+ * @streak-th in a row: new connects wait @delay_ms; @what: "reconnect"
+ * (nothing was sent) or "replay" (what was sent is sent again) when it is
+ * connected again, else why not ("sent", "nonblocking", "own-timeout",
+ * "retries", "budget").  Counted; said at info.
  */
-void events_early(const struct events_subject *s, bool not_ready, uint64_t streak,
+void events_early(const struct events_subject *s, const char *answer, uint64_t streak,
 		  uint64_t delay_ms, const char *what);
 
 /*

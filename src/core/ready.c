@@ -1,4 +1,4 @@
-/* Not ready: PostgreSQL's start-up messages, and its "cannot connect now" answer. */
+/* Not ready: PostgreSQL's start-up and its "cannot connect now", and greeting refusals. */
 #include "core/ready.h"
 
 #include <string.h>
@@ -81,4 +81,113 @@ enum ready_answer ready_answer(const void *buf, size_t n, const void *fl, uint32
 	if (fl_len == 8 && opens_negotiation(fl, fl_len))
 		return n == 1 && p[0] == READY_GO_ON ? READY_GOES_ON : READY_ANSWERED;
 	return p[0] == 'E' && cannot_connect_now(p, n) ? READY_NOT : READY_ANSWERED;
+}
+
+const char *const ready_protocol_names[] = {
+	"postgresql", "mysql", "redis", "memcached", "nats", "smtp", "ftp", NULL,
+};
+
+/* A refusal that begins the server's first bytes, whole. */
+struct refusal {
+	unsigned protocols; /* recognized when one of these is */
+	const char *text;
+	const char *said; /* for the log */
+};
+
+static const struct refusal refusals[] = {
+	{ READY_REDIS, "-ERR max number of clients reached\r\n", "Redis: max number of clients" },
+	{ READY_MEMCACHED, "ERROR Too many open connections\r\n",
+	  "memcached: too many open connections" },
+	{ READY_SMTP | READY_FTP, "421 ", "a 421 greeting: service not available" },
+	{ READY_SMTP | READY_FTP, "421-", "a 421 greeting: service not available" },
+};
+
+/* NATS: its INFO line, then this, before the client's CONNECT is read. */
+#define NATS_MAX_CONN "\r\n-ERR 'maximum connections exceeded'\r\n"
+
+/*
+ * @p (@n bytes) against @text: READY_REFUSAL if @text begins it,
+ * READY_UNDECIDED if it begins @text, else READY_GREETING.
+ */
+static enum ready_greeting prefix(const unsigned char *p, size_t n, const char *text)
+{
+	size_t k = strlen(text);
+
+	if (n >= k)
+		return memcmp(p, text, k) == 0 ? READY_REFUSAL : READY_GREETING;
+	return memcmp(p, text, n) == 0 ? READY_UNDECIDED : READY_GREETING;
+}
+
+/*
+ * MySQL and MariaDB: a packet (3 bytes of length, little-endian, then
+ * sequence 0) whose payload is an ERR packet (0xFF, then the error code,
+ * little-endian) in place of the greeting (protocol 10): too many
+ * connections (1040), or shutting down (1053).
+ */
+static enum ready_greeting mysql(const unsigned char *p, size_t n)
+{
+	static const unsigned char head[5] = { 0, 0, 0, 0, 0xFF };
+	size_t k = n < 7 ? n : 7, i;
+	unsigned code;
+
+	for (i = 3; i < k && i < 5; i++)
+		if (p[i] != head[i])
+			return READY_GREETING;
+	if (n < 7)
+		return READY_UNDECIDED;
+	code = (unsigned)p[5] | (unsigned)p[6] << 8;
+	return code == 1040 || code == 1053 ? READY_REFUSAL : READY_GREETING;
+}
+
+/* NATS: INFO {...}, then the refusal, in the first bytes. */
+static enum ready_greeting nats(const unsigned char *p, size_t n)
+{
+	const unsigned char *eol;
+	enum ready_greeting r = prefix(p, n, "INFO ");
+
+	if (r != READY_REFUSAL)
+		return r;
+	eol = memchr(p, '\r', n);
+	return eol ? prefix(eol, n - (size_t)(eol - p), NATS_MAX_CONN) : READY_UNDECIDED;
+}
+
+enum ready_greeting ready_greeting(const void *buf, size_t n, unsigned protocols, const char **name)
+{
+	const unsigned char *p = buf;
+	enum ready_greeting best = READY_GREETING, r;
+	size_t i;
+
+	if (!p || n == 0)
+		return READY_GREETING;
+	for (i = 0; i < sizeof(refusals) / sizeof(refusals[0]); i++) {
+		if (!(refusals[i].protocols & protocols))
+			continue;
+		r = prefix(p, n, refusals[i].text);
+		if (r == READY_REFUSAL) {
+			*name = refusals[i].said;
+			return r;
+		}
+		if (r == READY_UNDECIDED)
+			best = r;
+	}
+	if (protocols & READY_MYSQL) {
+		r = mysql(p, n);
+		if (r == READY_REFUSAL) {
+			*name = p[5] == 0x10 ? "MySQL: too many connections (1040)"
+					     : "MySQL: shutting down (1053)";
+			return r;
+		}
+		if (r == READY_UNDECIDED)
+			best = r;
+	}
+	if (protocols & READY_NATS) {
+		r = nats(p, n);
+		if (r == READY_REFUSAL) {
+			*name = "NATS: maximum connections exceeded";
+			return r;
+		}
+		if (r == READY_UNDECIDED)
+			best = r;
+	}
+	return best;
 }

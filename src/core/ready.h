@@ -50,4 +50,40 @@ enum ready_answer ready_answer(const void *buf, size_t n, const void *fl, uint32
  */
 uint32_t ready_pause(const void *fl, uint32_t fl_len);
 
+/*
+ * The protocols whose "try later" answers are recognized (BACKOFF_PROTOCOLS),
+ * one bit each, in the order of ready_protocol_names.
+ */
+enum ready_protocol {
+	READY_POSTGRESQL = 1U << 0, /* 57P03 to the start-up */
+	READY_MYSQL = 1U << 1,	    /* an ERR packet in place of the greeting: 1040, 1053 */
+	READY_REDIS = 1U << 2,	    /* -ERR max number of clients reached */
+	READY_MEMCACHED = 1U << 3,  /* ERROR Too many open connections */
+	READY_NATS = 1U << 4,	    /* INFO, then -ERR 'maximum connections exceeded' */
+	READY_SMTP = 1U << 5,	    /* a 421 greeting */
+	READY_FTP = 1U << 6,	    /* a 421 greeting */
+};
+
+/* The names of the protocols, in the order of their bits; NULL-terminated. */
+extern const char *const ready_protocol_names[];
+
+/* All of them: the default. */
+#define READY_PROTOCOLS_ALL 0x7FU
+
+/* What a server's first bytes, sent before the client sent anything, say. */
+enum ready_greeting {
+	READY_GREETING,	 /* a greeting, or anything else: the connection is the program's */
+	READY_REFUSAL,	 /* a refusal for now: connecting again is safe */
+	READY_UNDECIDED, /* the start of a refusal: more bytes would tell */
+};
+
+/*
+ * What the @n bytes at @buf, the first a server sent on a connection to
+ * nothing was sent (or nothing it read), say, for the @protocols recognized
+ * (READY_PROTOCOLS_ALL and the like); *name: the refusal, as text for the
+ * log.  Pure.
+ */
+enum ready_greeting ready_greeting(const void *buf, size_t n, unsigned protocols,
+				   const char **name);
+
 #endif

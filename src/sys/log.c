@@ -236,6 +236,8 @@ static void format_json(struct text *t, enum log_level level, const struct log_e
 		json_u64(t, "elapsed_ms", (uint64_t)ev->elapsed_ms);
 	if (ev->reason)
 		json_str(t, "reason", ev->reason);
+	if (ev->answer)
+		json_str(t, "answer", ev->answer);
 	text_put(t, "}", 1);
 }
 
@@ -309,10 +311,13 @@ static void format_text(struct text *t, const struct log_event *ev)
 		text_u64(t, (uint64_t)ev->elapsed_ms);
 		text_str(t, "ms");
 	} else if (strcmp(ev->event, "early") == 0 || strcmp(ev->event, "not-ready") == 0) {
-		text_str(t, ev->event[0] == 'e'
-				    ? "closed by the peer before its first byte (early close "
-				    : "the server answered that it is not ready (SQLSTATE 57P03; "
-				      "early close ");
+		if (ev->event[0] == 'e') {
+			text_str(t, "closed by the peer before its first byte (early close ");
+		} else {
+			text_str(t, "the server answered that it is not ready or too busy (");
+			text_str(t, ev->answer ? ev->answer : "?");
+			text_str(t, "; early close ");
+		}
 		text_u64(t, ev->attempt);
 		text_str(t, " in a row); ");
 		text_str(t, early_text(ev->reason ? ev->reason : "?"));

@@ -27,6 +27,7 @@ struct log_event {
 	int64_t wait_ms;      /* the wait made, shorter at the end of the budget */
 	int64_t elapsed_ms;
 	const char *reason;
+	const char *answer; /* a server's answer that means "try later", as text */
 };
 
 /*

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define NVARS 24 /* config_variables, without its NULL */
+#define NVARS 25 /* config_variables, without its NULL */
 #define MAX_VALUE 70000
 
 /*

@@ -1,4 +1,4 @@
-/* libFuzzer target: PostgreSQL's start-up and its "not ready" answer, against any bytes. */
+/* libFuzzer target: PostgreSQL's start-up, its "not ready" answer and greeting refusals. */
 #include "core/ready.h"
 #include "fuzz.h"
 
@@ -30,6 +30,24 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	/* After an SSLRequest alone, only a lone 'N' lets the start-up go on. */
 	REQUIRE((ready_answer(copy, size, ssl_request, 8) == READY_GOES_ON) ==
 		(size == 1 && copy[0] == 'N'));
+	/*
+	 * A greeting read whole or in part: no read past it, and a refusal
+	 * stays one with more bytes after it (a refusal is a prefix).
+	 */
+	{
+		const char *name = NULL;
+		enum ready_greeting g = ready_greeting(copy, size, READY_PROTOCOLS_ALL, &name);
+
+		REQUIRE((g == READY_REFUSAL) == (name != NULL));
+		if (g == READY_REFUSAL && size > 1) {
+			const char *again = NULL;
+
+			REQUIRE(ready_greeting(copy, size - 1, READY_PROTOCOLS_ALL, &again) !=
+					READY_GREETING ||
+				size - 1 < 7);
+		}
+		REQUIRE(ready_greeting(copy, size, 0, &name) == READY_GREETING);
+	}
 	free(copy);
 	return 0;
 }

@@ -1,5 +1,6 @@
 /* Unit tests of core/config: every variable, presets, units, cross-checks, messages. */
 #include "core/config.h"
+#include "core/ready.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -329,6 +330,32 @@ static void test_errors(void)
 	CHECK_U64(parse(&cfg, empty_item), 1);
 }
 
+/* BACKOFF_PROTOCOLS: a list, or edits of the default (every protocol), as BACKOFF_ERRORS. */
+static void test_protocols(void)
+{
+	const char *none[] = { NULL };
+	const char *list[] = { "BACKOFF_PROTOCOLS=redis, mysql", NULL };
+	const char *edits[] = { "BACKOFF_PROTOCOLS=-smtp,-ftp", NULL };
+	const char *back[] = { "BACKOFF_PROTOCOLS=-redis,+redis", NULL };
+	const char *mixed[] = { "BACKOFF_PROTOCOLS=redis,-smtp", NULL };
+	const char *unknown[] = { "BACKOFF_PROTOCOLS=+http", NULL };
+	const char *prefix[] = { "BACKOFF_PROTOCOLS=red", NULL };
+	struct config cfg;
+
+	CHECK_U64(parse(&cfg, none), 0);
+	CHECK_U64(cfg.protocols, READY_PROTOCOLS_ALL);
+	CHECK_U64(parse(&cfg, list), 0);
+	CHECK_U64(cfg.protocols, READY_REDIS | READY_MYSQL);
+	CHECK_U64(parse(&cfg, edits), 0);
+	CHECK_U64(cfg.protocols, READY_PROTOCOLS_ALL & ~(unsigned)(READY_SMTP | READY_FTP));
+	CHECK_U64(parse(&cfg, back), 0);
+	CHECK_U64(cfg.protocols, READY_PROTOCOLS_ALL);
+	CHECK_U64(parse(&cfg, mixed), 1);
+	CHECK_U64(cfg.protocols, READY_PROTOCOLS_ALL);
+	CHECK_U64(parse(&cfg, unknown), 1);
+	CHECK_U64(parse(&cfg, prefix), 1);
+}
+
 static void test_booleans_levels_and_seed(void)
 {
 	const char *on[] = { "BACKOFF=No",
@@ -513,6 +540,9 @@ static void test_each_variable_says_what_it_takes(void)
 		{ "BACKOFF_LOCAL_PROBE", "2s",
 		  "expected off or a duration from 1ms to 1s such as 10ms" },
 		{ "BACKOFF_REPLAY", "maybe", "expected on or off" },
+		{ "BACKOFF_PROTOCOLS", "gopher",
+		  "expected protocol names (postgresql, mysql, redis, memcached, nats, smtp, ftp), "
+		  "as a list or as +NAME/-NAME edits" },
 	};
 	struct config_problems problems;
 	struct config cfg;
@@ -700,6 +730,7 @@ int main(void)
 	test_cap_below_base();
 	test_cap_rejected_with_base_above_default_cap();
 	test_errors();
+	test_protocols();
 	test_booleans_levels_and_seed();
 	test_problem_messages();
 	test_binary_bytes_are_escaped();

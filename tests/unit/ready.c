@@ -64,9 +64,83 @@ static void test_answers(void)
 	CHECK_U64(ready_answer(NULL, 0, both, 31), READY_ANSWERED);
 }
 
+/* Greeting refusals: one row per answer, whole, cut short, and its look-alikes. */
+static void test_greetings(void)
+{
+	static const unsigned char mysql_full[] = {
+		0x17, 0, 0, 0, 0xFF, 0x10, 0x04, 'T', 'o', 'o'
+	};
+	static const unsigned char mysql_down[] = { 0x1d, 0, 0, 0, 0xFF, 0x1d, 0x04 };
+	static const unsigned char mysql_denied[] = { 0x1d, 0, 0, 0, 0xFF, 0x15, 0x04 };
+	static const unsigned char mysql_greeting[] = { 0x4a, 0, 0, 0, 0x0a, '8', '.' };
+	static const struct {
+		const char *what;
+		const void *bytes;
+		size_t n;
+		unsigned protocols;
+		enum ready_greeting want;
+		const char *name;
+	} rows[] = {
+		{ "redis at maxclients", "-ERR max number of clients reached\r\n", 36,
+		  READY_PROTOCOLS_ALL, READY_REFUSAL, "Redis" },
+		{ "redis at maxclients, its protocol off", "-ERR max number of clients reached\r\n",
+		  36, READY_PROTOCOLS_ALL & ~(unsigned)READY_REDIS, READY_GREETING, NULL },
+		{ "redis, one byte read", "-", 1, READY_PROTOCOLS_ALL, READY_UNDECIDED, NULL },
+		{ "another redis error", "-ERR unknown command\r\n", 22, READY_PROTOCOLS_ALL,
+		  READY_GREETING, NULL },
+		{ "memcached at its limit", "ERROR Too many open connections\r\n", 33,
+		  READY_PROTOCOLS_ALL, READY_REFUSAL, "memcached" },
+		{ "an SMTP 421 greeting", "421 mail.example closing\r\n", 26, READY_SMTP,
+		  READY_REFUSAL, "421" },
+		{ "an FTP 421 greeting, continued", "421-Too many users\r\n", 21, READY_FTP,
+		  READY_REFUSAL, "421" },
+		{ "an SMTP 220 greeting", "220 mail.example ESMTP\r\n", 24, READY_PROTOCOLS_ALL,
+		  READY_GREETING, NULL },
+		{ "a 421 with both off", "421 busy\r\n", 10,
+		  READY_PROTOCOLS_ALL & ~(unsigned)(READY_SMTP | READY_FTP), READY_GREETING, NULL },
+		{ "mysql: too many connections", mysql_full, sizeof(mysql_full), READY_MYSQL,
+		  READY_REFUSAL, "MySQL" },
+		{ "mysql: shutting down", mysql_down, sizeof(mysql_down), READY_MYSQL,
+		  READY_REFUSAL, "MySQL" },
+		{ "mysql: another error", mysql_denied, sizeof(mysql_denied), READY_MYSQL,
+		  READY_GREETING, NULL },
+		{ "mysql: its greeting", mysql_greeting, sizeof(mysql_greeting), READY_MYSQL,
+		  READY_GREETING, NULL },
+		{ "mysql: cut before its code", mysql_full, 6, READY_MYSQL, READY_UNDECIDED, NULL },
+		{ "mysql: three bytes of length", mysql_full, 3, READY_MYSQL, READY_UNDECIDED,
+		  NULL },
+		{ "nats at max connections",
+		  "INFO {\"server_id\":\"x\"}\r\n-ERR 'maximum "
+		  "connections exceeded'\r\n",
+		  62, READY_NATS, READY_REFUSAL, "NATS" },
+		{ "nats: its INFO alone", "INFO {\"server_id\":\"x\"}\r\n", 24, READY_NATS,
+		  READY_UNDECIDED, NULL },
+		{ "nats: INFO cut short", "INFO {\"ser", 10, READY_NATS, READY_UNDECIDED, NULL },
+		{ "nats: INFO, then something else", "INFO {}\r\nPING\r\n", 15, READY_NATS,
+		  READY_GREETING, NULL },
+		{ "an SSH banner", "SSH-2.0-OpenSSH_9.2\r\n", 21, READY_PROTOCOLS_ALL,
+		  READY_GREETING, NULL },
+		{ "nothing", "", 0, READY_PROTOCOLS_ALL, READY_GREETING, NULL },
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		const char *name = NULL;
+		enum ready_greeting got =
+			ready_greeting(rows[i].bytes, rows[i].n, rows[i].protocols, &name);
+
+		CHECK(got == rows[i].want);
+		CHECK(rows[i].name ? name && strstr(name, rows[i].name) != NULL : !name);
+		if (got != rows[i].want)
+			fprintf(stderr, "  %s: got %d\n", rows[i].what, (int)got);
+	}
+	CHECK_STR(ready_protocol_names[0], "postgresql");
+}
+
 int main(void)
 {
 	test_startup();
 	test_answers();
+	test_greetings();
 	return unit_report("ready");
 }

@@ -1,0 +1,177 @@
+#!/usr/bin/env bats
+# Answers that mean "try later": a server that writes a refusal in place of its
+# greeting (an FTP or SMTP 421, Redis at maxclients, memcached at its limit,
+# MySQL's "too many connections", NATS's "maximum connections exceeded")
+# refused the connection before it read anything, so the library connects
+# again, within the budget, and the program never sees the refusal; the one
+# that ends the budget reaches it byte for byte.  BACKOFF_PROTOCOLS chooses the
+# protocols recognized.
+# shellcheck disable=SC2154 # status, output, stderr: set by bats run
+
+load helper
+
+setup() {
+	require_build
+	LOGGED=(BACKOFF_SHARED="$T/state" BACKOFF_LOG=info BACKOFF_LOG_FORMAT=json
+		BACKOFF_LOG_FILE="$T/log.json")
+}
+
+# start_busy_vsftpd: vsftpd on 127.0.0.1 (FTP_PORT) that serves one client at a
+# time (max_clients=1: a second gets "421 There are too many connected users"),
+# with one client holding it until $T/release exists (at most 30 s).
+start_busy_vsftpd() {
+	require_program vsftpd
+	local root=$T/ftp/root
+	mkdir -p "$root" "$T/ftp/chroot"
+	printf 'hello\n' >"$root/hello.txt"
+	chmod 755 "$root"
+	FTP_PORT=$("$PYTHON" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+	cat >"$T/ftp/vsftpd.conf" <<EOF
+listen=YES
+listen_ipv6=NO
+listen_address=127.0.0.1
+listen_port=$FTP_PORT
+background=NO
+run_as_launching_user=YES
+anonymous_enable=YES
+no_anon_password=YES
+anon_root=$root
+local_enable=NO
+write_enable=NO
+pasv_enable=YES
+pasv_address=127.0.0.1
+connect_from_port_20=NO
+seccomp_sandbox=NO
+secure_chroot_dir=$T/ftp/chroot
+xferlog_enable=NO
+max_clients=1
+EOF
+	start_bg vsftpd vsftpd "$T/ftp/vsftpd.conf"
+	wait_for_port "$FTP_PORT" 5 || fail "vsftpd does not listen: $(cat "$T/vsftpd.err")" || return
+	# wait_for_port's own connection may still count: the holder waits for its greeting.
+	start_bg holder "$PYTHON" -c '
+import os, socket, sys, time
+deadline = time.monotonic() + 30
+while True:
+    s = socket.create_connection(("127.0.0.1", int(sys.argv[1])))
+    greeting = s.recv(100)
+    if greeting.startswith(b"220"):
+        break
+    s.close()
+    time.sleep(0.02)
+print("holding", flush=True)
+while not os.path.exists(sys.argv[2]) and time.monotonic() < deadline:
+    time.sleep(0.01)
+s.close()
+' "$FTP_PORT" "$T/release"
+	wait_for_line "$T/holder.out" holding 10
+}
+
+# Released once the client under the library met its first refusal.
+release_after_refusal() {
+	wait_for_line "$T/log.json" '"event":"not-ready"' 20 && : >"$T/release"
+}
+
+# A python client that reads the greeting @1 byte at a time, and prints it.
+GREETING='
+import socket, sys
+s = socket.create_connection(("127.0.0.1", int(sys.argv[1])))
+got = b""
+while not got.endswith(b"\r\n"):
+    b = s.recv(int(sys.argv[2]))
+    if not b:
+        break
+    got += b
+print(got)
+'
+
+@test "curl fetching from a vsftpd at its max_clients: the file once the other client leaves; without the library the 421 at once" {
+	require_command curl
+	local rel
+	start_busy_vsftpd
+	run --separate-stderr timeout 20 curl -sS "ftp://127.0.0.1:$FTP_PORT/hello.txt"
+	[[ $status -ne 0 ]] || fail "curl without the library got the file: $output"
+	release_after_refusal &
+	rel=$!
+	run --separate-stderr timeout 20 env LD_PRELOAD="$LIB" "${LOGGED[@]}" curl -sS \
+		"ftp://127.0.0.1:$FTP_PORT/hello.txt"
+	wait "$rel"
+	assert_eq "$status/$output" "0/hello" "curl under the library: $stderr"
+	assert_match "$(json_events "$T/log.json" not-ready answer | head -1)" "^a 421 greeting" \
+		"the answer named in the log"
+	assert_eq "$(json_events "$T/log.json" not-ready reason | sort -u)" "reconnect" \
+		"connected again, nothing sent again"
+}
+
+@test "a client reading the greeting one byte at a time gets the greeting, not the 421" {
+	local rel
+	start_busy_vsftpd
+	release_after_refusal &
+	rel=$!
+	run --separate-stderr timeout 20 env LD_PRELOAD="$LIB" "${LOGGED[@]}" \
+		"$PYTHON" -c "$GREETING" "$FTP_PORT" 1
+	wait "$rel"
+	assert_match "$output" "^b'220" "the greeting: $stderr"
+}
+
+@test "the refusal that ends the budget reaches the program byte for byte" {
+	local without
+	start_busy_vsftpd
+	without=$(timeout 20 "$PYTHON" -c "$GREETING" "$FTP_PORT" 100)
+	assert_match "$without" "^b'421" "without the library"
+	run --separate-stderr timeout 20 env LD_PRELOAD="$LIB" "${LOGGED[@]}" BACKOFF_TIMEOUT=1s \
+		"$PYTHON" -c "$GREETING" "$FTP_PORT" 100
+	assert_eq "$output" "$without" "with the library, its budget spent: $stderr"
+	assert_between "$(json_events "$T/log.json" not-ready | wc -l)" 1 100 "refusals met"
+}
+
+@test "BACKOFF_PROTOCOLS without ftp and smtp: the 421 reaches the program at once" {
+	local start elapsed
+	start_busy_vsftpd
+	start=$(now_ms)
+	run --separate-stderr timeout 20 env LD_PRELOAD="$LIB" "${LOGGED[@]}" \
+		BACKOFF_PROTOCOLS=-ftp,-smtp "$PYTHON" -c "$GREETING" "$FTP_PORT" 100
+	elapsed=$(($(now_ms) - start))
+	assert_match "$output" "^b'421" "the refusal: $stderr"
+	assert_between "$elapsed" 0 2000 "ms"
+	assert_eq "$(json_events "$T/log.json" not-ready)" "" "no refusal recognized"
+}
+
+@test "redis-cli at redis-server's maxclients, what it sent recorded (BACKOFF_REPLAY=on): PONG once a client leaves" {
+	require_program redis-server
+	require_program redis-cli
+	local port rel
+	port=$("$PYTHON" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+	start_bg redis redis-server --port "$port" --bind 127.0.0.1 --maxclients 1 --save '' \
+		--appendonly no
+	wait_for_port "$port" 5 || fail "redis-server does not listen" || return
+	start_bg holder "$PYTHON" -c '
+import os, socket, sys, time
+deadline = time.monotonic() + 30
+while True:
+    s = socket.create_connection(("127.0.0.1", int(sys.argv[1])))
+    s.sendall(b"PING\r\n")
+    if s.recv(100) == b"+PONG\r\n":
+        break
+    s.close()
+    time.sleep(0.02)
+print("holding", flush=True)
+while not os.path.exists(sys.argv[2]) and time.monotonic() < deadline:
+    time.sleep(0.01)
+s.close()
+' "$port" "$T/release"
+	wait_for_line "$T/holder.out" holding 10
+	run --separate-stderr timeout 20 redis-cli -p "$port" PING
+	assert_match "$output" "max number of clients reached" "without the library"
+	# Without a record of what it sent, the refusal is the program's, as without the library.
+	run --separate-stderr timeout 20 env LD_PRELOAD="$LIB" redis-cli -p "$port" PING
+	assert_match "$output" "max number of clients reached" "under the library, nothing recorded"
+	release_after_refusal &
+	rel=$!
+	run --separate-stderr timeout 20 env LD_PRELOAD="$LIB" "${LOGGED[@]}" BACKOFF_REPLAY=on \
+		redis-cli -p "$port" PING
+	wait "$rel"
+	assert_eq "$output" "PONG" "under the library, its command recorded: $stderr"
+	assert_match "$(json_events "$T/log.json" not-ready answer | head -1)" "^Redis" "the answer"
+	assert_eq "$(json_events "$T/log.json" not-ready reason | sort -u)" "replay" "sent again"
+}
