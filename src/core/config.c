@@ -455,7 +455,7 @@ static int protocols_item(void *ctx, const char *name, size_t n, int sign, char 
 	}
 	snprintf(why, why_size,
 		 "expected protocol names (postgresql, mysql, redis, memcached, nats, smtp, "
-		 "ftp), as a list or as +NAME/-NAME edits");
+		 "ftp, mqtt), as a list or as +NAME/-NAME edits");
 	return -1;
 }
 

@@ -83,42 +83,88 @@ static struct flight *replayable(struct fdslot *s, const struct sock_first *f)
 }
 
 /*
- * A start-up that awaits its answer (@fl, recorded from the start) got the
- * first bytes @got of it (@n of them): what they say.
+ * The server's first bytes into @head (@size bytes at most): the @n read, of
+ * which @got's buffer holds the first, and when that buffer holds them all
+ * and they are fewer than @enough, the rest of them in @fd's buffer, looked
+ * at without taking them (a program that reads a byte at a time).  Their
+ * count.  errno untouched.
  */
-static enum ready_answer startup_answer(const struct flight *fl, const struct iovec *got, size_t n)
+static size_t first_bytes(int fd, const struct iovec *got, size_t n, size_t enough,
+			  unsigned char *head, size_t size)
 {
-	if (!fl || fl->len == 0 || !got || !ready_startup(fl->data, fl->len))
-		return READY_ANSWERED;
-	return ready_answer(got->iov_base, got->iov_len < n ? got->iov_len : n, fl->data, fl->len);
+	size_t k = got->iov_len < n ? got->iov_len : n;
+	int saved = errno;
+	ssize_t more;
+
+	if (k > size)
+		k = size;
+	memcpy(head, got->iov_base, k);
+	if (k == n && k < enough) {
+		more = real_recv(fd, head + k, size - k, MSG_PEEK | MSG_DONTWAIT);
+		if (more > 0)
+			k += (size_t)more;
+	}
+	errno = saved;
+	return k;
 }
+
+/* What a start-up's answer must hold to be told: a CONNACK's code, 57P03's code field. */
+#define STARTUP_ENOUGH 32
+
+/*
+ * A start-up that awaits its answer (@fl, recorded from the start) got the
+ * first bytes @got of it (@n of them) on @fd: what they say (*said: the
+ * answer, as text, when not ready).
+ */
+static enum ready_answer startup_answer(const struct config *cfg, int fd, const struct flight *fl,
+					const struct iovec *got, size_t n, const char **said)
+{
+	unsigned char head[STARTUP_ENOUGH];
+	size_t k;
+
+	if (!fl || fl->len == 0 || !got)
+		return READY_ANSWERED;
+	if ((cfg->protocols & READY_POSTGRESQL) && ready_startup(fl->data, fl->len)) {
+		*said = "PostgreSQL: SQLSTATE 57P03";
+		/* One byte read alone ('N' to an SSLRequest) is the answer as it is. */
+		k = first_bytes(fd, got, n, n == 1 ? 1 : STARTUP_ENOUGH, head, sizeof(head));
+		return ready_answer(head, k, fl->data, fl->len);
+	}
+	if ((cfg->protocols & READY_MQTT) && ready_mqtt_connect(fl->data, fl->len)) {
+		*said = "MQTT: CONNACK server unavailable or busy";
+		k = first_bytes(fd, got, n, STARTUP_ENOUGH, head, sizeof(head));
+		return ready_connack(head, k, fl->data, fl->len);
+	}
+	return READY_ANSWERED;
+}
+
+/* Whether the bytes recorded so far (@p, @n) are a start-up of a protocol of cfg->protocols. */
+static bool recorded_startup(const struct config *cfg, const unsigned char *p, size_t n)
+{
+	return ((cfg->protocols & READY_POSTGRESQL) && ready_startup(p, n)) ||
+	       ((cfg->protocols & READY_MQTT) && ready_mqtt_connect(p, n));
+}
+
+/* What a refusal in place of a greeting must hold to be told (NATS's comes after its INFO). */
+#define GREETING_ENOUGH 512
 
 /*
  * Whether the server's first bytes, @n read of which @got's buffer holds the
  * first, sent before anything was sent to it, refuse the connection for now
  * (ready_greeting, for cfg->protocols; *name: the answer, as text).  A read
- * too short to tell looks at the rest of them in @fd's buffer without taking
- * them.  errno untouched.
+ * too short to tell looks at the rest (first_bytes).
  */
 static bool greeting_refused(const struct config *cfg, int fd, const struct iovec *got, size_t n,
 			     const char **name)
 {
-	unsigned char head[128];
+	unsigned char head[GREETING_ENOUGH];
 	size_t k = got->iov_len < n ? got->iov_len : n;
-	enum ready_greeting g;
-	int saved = errno;
-	ssize_t more;
+	enum ready_greeting g = ready_greeting(got->iov_base, k, cfg->protocols, name);
 
-	if (k > sizeof(head))
-		k = sizeof(head);
-	memcpy(head, got->iov_base, k);
-	g = ready_greeting(head, k, cfg->protocols, name);
-	if (g == READY_UNDECIDED && k == n) {
-		more = real_recv(fd, head + k, sizeof(head) - k, MSG_PEEK | MSG_DONTWAIT);
-		if (more > 0)
-			g = ready_greeting(head, k + (size_t)more, cfg->protocols, name);
+	if (g == READY_UNDECIDED) {
+		k = first_bytes(fd, got, n, sizeof(head), head, sizeof(head));
+		g = ready_greeting(head, k, cfg->protocols, name);
 	}
-	errno = saved;
 	return g == READY_REFUSAL;
 }
 
@@ -202,8 +248,8 @@ enum early_action early_seen(const struct config *cfg, int fd, ssize_t rc, int e
 			     : NULL;
 		recorded = fl && fl->len != 0;
 		/* Data on a start-up without effect: the server's answer may be "not ready". */
-		if (rc > 0 && !(w & FDS_NOREPLAY) && (cfg->protocols & READY_POSTGRESQL))
-			answer = startup_answer(fl, got, (size_t)rc);
+		if (rc > 0 && !(w & FDS_NOREPLAY))
+			answer = startup_answer(cfg, fd, fl, got, (size_t)rc, &said);
 		fl = NULL;
 		fdtable_release(s, fdtable_state_of(s));
 	}
@@ -214,10 +260,8 @@ enum early_action early_seen(const struct config *cfg, int fd, ssize_t rc, int e
 	 * a greeting, or a refusal for now, written before it read anything (so
 	 * what was sent is safe to send again).
 	 */
-	if (answer == READY_NOT)
-		said = "PostgreSQL: SQLSTATE 57P03";
-	else if (rc > 0 && !sending && got && !(w & FDS_NOREPLAY) &&
-		 greeting_refused(cfg, fd, got, (size_t)rc, &said))
+	if (answer != READY_NOT && rc > 0 && !sending && got && !(w & FDS_NOREPLAY) &&
+	    greeting_refused(cfg, fd, got, (size_t)rc, &said))
 		answer = READY_NOT;
 	if (!fdtable_set_first(s, false))
 		return EARLY_NONE; /* another thread saw it first */
@@ -305,7 +349,7 @@ static void head_of(const struct iovec *iov, int iovcnt, size_t n, unsigned char
 void early_record(const struct config *cfg, int fd, const struct iovec *iov, int iovcnt, size_t n)
 {
 	struct fdslot *s = fdtable_peek(fd);
-	/* Without BACKOFF_REPLAY only a start-up without effect is kept: PostgreSQL's. */
+	/* Without BACKOFF_REPLAY only a start-up without effect is kept: PostgreSQL's, MQTT's. */
 	const bool only_startup = !cfg->replay;
 	unsigned char head[8] = { 0 };
 	struct flight *fl;
@@ -321,7 +365,8 @@ void early_record(const struct config *cfg, int fd, const struct iovec *iov, int
 	/* A start-up's first send says so. */
 	if (only_startup && !(w & FDS_FLIGHT)) {
 		head_of(iov, iovcnt, n, head);
-		if (!ready_may_open(head, n)) {
+		if (!(ready_may_open(head, n) && (cfg->protocols & READY_POSTGRESQL)) &&
+		    !(ready_mqtt_may_open(head, n) && (cfg->protocols & READY_MQTT))) {
 			atomic_fetch_or_explicit(&s->word, FDS_NOREPLAY, memory_order_relaxed);
 			goto out;
 		}
@@ -350,7 +395,7 @@ void early_record(const struct config *cfg, int fd, const struct iovec *iov, int
 			fl->len += (uint32_t)part;
 			n -= part;
 		}
-		if (only_startup && !ready_startup(fl->data, fl->len))
+		if (only_startup && !recorded_startup(cfg, fl->data, fl->len))
 			atomic_fetch_or_explicit(&s->word, FDS_NOREPLAY, memory_order_relaxed);
 	}
 	fdtable_release(s, fdtable_state_of(s));

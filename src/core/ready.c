@@ -84,7 +84,7 @@ enum ready_answer ready_answer(const void *buf, size_t n, const void *fl, uint32
 }
 
 const char *const ready_protocol_names[] = {
-	"postgresql", "mysql", "redis", "memcached", "nats", "smtp", "ftp", NULL,
+	"postgresql", "mysql", "redis", "memcached", "nats", "smtp", "ftp", "mqtt", NULL,
 };
 
 /* A refusal that begins the server's first bytes, whole. */
@@ -190,4 +190,73 @@ enum ready_greeting ready_greeting(const void *buf, size_t n, unsigned protocols
 			best = r;
 	}
 	return best;
+}
+
+/* MQTT's fixed header: its type byte, then the remaining length, 1 to 4 bytes of 7 bits. */
+static bool mqtt_header(const unsigned char *p, size_t n, size_t *len, size_t *at)
+{
+	size_t v = 0, k;
+
+	for (k = 1; k <= 4 && k < n; k++) {
+		v |= (size_t)(p[k] & 0x7F) << (7 * (k - 1));
+		if (!(p[k] & 0x80)) {
+			*len = v;
+			*at = k + 1;
+			return true;
+		}
+	}
+	return false;
+}
+
+/* Whether @p (@n bytes, at least 8) opens a CONNECT: MQTT (3.1.1, 5) or MQIsdp (3.1). */
+static bool mqtt_opens(const unsigned char *p, size_t n, size_t *total, unsigned *level)
+{
+	size_t len, at;
+
+	if (n < 8 || p[0] != 0x10 || !mqtt_header(p, n, &len, &at) || n - at < 4)
+		return false;
+	*total = at + len;
+	if (n - at > 6 && memcmp(p + at, "\0\4MQTT", 6) == 0) {
+		*level = p[at + 6];
+		return *level == 4 || *level == 5;
+	}
+	if (memcmp(p + at, "\0\6MQ", 4) == 0) {
+		*level = 3;
+		return true;
+	}
+	return false;
+}
+
+bool ready_mqtt_connect(const void *buf, size_t n)
+{
+	size_t total;
+	unsigned level;
+
+	return buf && mqtt_opens(buf, n, &total, &level) && total == n;
+}
+
+bool ready_mqtt_may_open(const unsigned char head[8], size_t n)
+{
+	size_t len, at;
+
+	/* The protocol's name begins within the first 8 bytes; its level may not. */
+	return n >= 8 && head[0] == 0x10 && mqtt_header(head, 8, &len, &at) && at <= 4 &&
+	       at + len == n &&
+	       (memcmp(head + at, "\0\4MQ", 4) == 0 || memcmp(head + at, "\0\6MQ", 4) == 0);
+}
+
+enum ready_answer ready_connack(const void *buf, size_t n, const void *fl, uint32_t fl_len)
+{
+	const unsigned char *p = buf;
+	size_t total, len, at;
+	unsigned level;
+
+	if (!p || !mqtt_opens(fl, fl_len, &total, &level) || n < 4 || p[0] != 0x20 ||
+	    !mqtt_header(p, n, &len, &at) || len < 2 || n < at + 2)
+		return READY_ANSWERED;
+	/* The acknowledge flags, then the code: a refusal has no session. */
+	if (level < 5)
+		return p[at + 1] == 3 ? READY_NOT : READY_ANSWERED;
+	return p[at + 1] == 0x88 || p[at + 1] == 0x89 || p[at + 1] == 0x9F ? READY_NOT
+									   : READY_ANSWERED;
 }

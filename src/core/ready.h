@@ -41,6 +41,24 @@ enum ready_answer {
  */
 enum ready_answer ready_answer(const void *buf, size_t n, const void *fl, uint32_t fl_len);
 
+/*
+ * MQTT: a client's CONNECT asks for a session, and a broker that refuses it
+ * with CONNACK "server unavailable" (3.1, 3.1.1: code 3) or, in MQTT 5,
+ * "server unavailable", "server busy" or "connection rate exceeded" (0x88,
+ * 0x89, 0x9F) closes the connection without a session.  Whether the @n
+ * bytes at @buf, all that a connection has sent, are one CONNECT, whole.
+ */
+bool ready_mqtt_connect(const void *buf, size_t n);
+
+/* Whether a first send of @n bytes, @head its first 8, may be one CONNECT: a few loads. */
+bool ready_mqtt_may_open(const unsigned char head[8], size_t n);
+
+/*
+ * What the server's first @n bytes at @buf say to the CONNECT @fl (@fl_len
+ * bytes, ready_mqtt_connect): READY_NOT for a refusal for now.
+ */
+enum ready_answer ready_connack(const void *buf, size_t n, const void *fl, uint32_t fl_len);
+
 /* The one-byte answer that lets a start-up go on in the clear (READY_GOES_ON). */
 #define READY_GO_ON 'N'
 
@@ -62,13 +80,14 @@ enum ready_protocol {
 	READY_NATS = 1U << 4,	    /* INFO, then -ERR 'maximum connections exceeded' */
 	READY_SMTP = 1U << 5,	    /* a 421 greeting */
 	READY_FTP = 1U << 6,	    /* a 421 greeting */
+	READY_MQTT = 1U << 7, /* CONNACK 3 (3.1, 3.1.1), 0x88, 0x89, 0x9F (5) to the CONNECT */
 };
 
 /* The names of the protocols, in the order of their bits; NULL-terminated. */
 extern const char *const ready_protocol_names[];
 
 /* All of them: the default. */
-#define READY_PROTOCOLS_ALL 0x7FU
+#define READY_PROTOCOLS_ALL 0xFFU
 
 /* What a server's first bytes, sent before the client sent anything, say. */
 enum ready_greeting {

@@ -48,6 +48,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		}
 		REQUIRE(ready_greeting(copy, size, 0, &name) == READY_GREETING);
 	}
+	/* MQTT: a CONNECT whole is one that may open; a CONNACK read against any bytes. */
+	if (ready_mqtt_connect(copy, size) && size >= 8)
+		REQUIRE(ready_mqtt_may_open(copy, size));
+	if (size >= 8)
+		(void)ready_mqtt_may_open(copy, size);
+	(void)ready_connack(copy + half, size - half, copy, (uint32_t)half);
 	free(copy);
 	return 0;
 }

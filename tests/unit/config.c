@@ -541,8 +541,8 @@ static void test_each_variable_says_what_it_takes(void)
 		  "expected off or a duration from 1ms to 1s such as 10ms" },
 		{ "BACKOFF_REPLAY", "maybe", "expected on or off" },
 		{ "BACKOFF_PROTOCOLS", "gopher",
-		  "expected protocol names (postgresql, mysql, redis, memcached, nats, smtp, ftp), "
-		  "as a list or as +NAME/-NAME edits" },
+		  "expected protocol names (postgresql, mysql, redis, memcached, nats, smtp, ftp, "
+		  "mqtt), as a list or as +NAME/-NAME edits" },
 	};
 	struct config_problems problems;
 	struct config cfg;

@@ -137,10 +137,56 @@ static void test_greetings(void)
 	CHECK_STR(ready_protocol_names[0], "postgresql");
 }
 
+/* MQTT: the CONNECT recorded whole, and the CONNACKs that refuse it for now. */
+static void test_mqtt(void)
+{
+	static const unsigned char v311[] = {
+		0x10, 12, 0, 4, 'M', 'Q', 'T', 'T', 4, 2, 0, 60, 0, 0
+	};
+	static const unsigned char v5[] = {
+		0x10, 13, 0, 4, 'M', 'Q', 'T', 'T', 5, 2, 0, 60, 0, 0, 0
+	};
+	static const unsigned char v31[] = { 0x10, 14,	0, 6, 'M', 'Q', 'I', 's',
+					     'd',  'p', 3, 2, 0,   60,	0,   0 };
+	static const unsigned char v6[] = { 0x10, 12, 0, 4, 'M', 'Q', 'T', 'T', 6, 2, 0, 60, 0, 0 };
+	static const unsigned char long_len[] = { 0x10, 0x80, 0x01 };
+
+	CHECK(ready_mqtt_connect(v311, sizeof(v311)));
+	CHECK(ready_mqtt_connect(v5, sizeof(v5)));
+	CHECK(ready_mqtt_connect(v31, sizeof(v31)));
+	CHECK(!ready_mqtt_connect(v311, sizeof(v311) - 1)); /* not whole */
+	CHECK(!ready_mqtt_connect(v6, sizeof(v6)));	    /* no such level */
+	CHECK(!ready_mqtt_connect("GET / HTTP/1.1\r\n", 16));
+	CHECK(!ready_mqtt_connect(long_len, sizeof(long_len)));
+	CHECK(!ready_mqtt_connect(NULL, 0));
+	CHECK(ready_mqtt_may_open(v311, sizeof(v311)));
+	CHECK(ready_mqtt_may_open(v31, sizeof(v31)));
+	CHECK(!ready_mqtt_may_open(v311, sizeof(v311) + 1));
+	CHECK(!ready_mqtt_may_open((const unsigned char *)"\x10\x0c\0\4HTTP", 14));
+	/* 3.1 and 3.1.1: code 3 (server unavailable) is for now; 5 (not authorized) is an answer.
+	 */
+	CHECK_U64(ready_connack("\x20\x02\x00\x03", 4, v311, sizeof(v311)), READY_NOT);
+	CHECK_U64(ready_connack("\x20\x02\x00\x03", 4, v31, sizeof(v31)), READY_NOT);
+	CHECK_U64(ready_connack("\x20\x02\x00\x05", 4, v311, sizeof(v311)), READY_ANSWERED);
+	CHECK_U64(ready_connack("\x20\x02\x00\x00", 4, v311, sizeof(v311)), READY_ANSWERED);
+	CHECK_U64(ready_connack("\x20\x02\x00", 3, v311, sizeof(v311)), READY_ANSWERED);
+	/* 5: 0x88, 0x89, 0x9F (with properties after them) are for now; 0x87 is an answer. */
+	CHECK_U64(ready_connack("\x20\x03\x00\x88\x00", 5, v5, sizeof(v5)), READY_NOT);
+	CHECK_U64(ready_connack("\x20\x06\x00\x89\x03\x24\x01\x00", 8, v5, sizeof(v5)), READY_NOT);
+	CHECK_U64(ready_connack("\x20\x03\x00\x9f\x00", 5, v5, sizeof(v5)), READY_NOT);
+	CHECK_U64(ready_connack("\x20\x03\x00\x87\x00", 5, v5, sizeof(v5)), READY_ANSWERED);
+	CHECK_U64(ready_connack("\x20\x03\x00\x03\x00", 5, v5, sizeof(v5)), READY_ANSWERED);
+	/* Not a CONNACK, or no CONNECT recorded. */
+	CHECK_U64(ready_connack("\x30\x02\x00\x03", 4, v311, sizeof(v311)), READY_ANSWERED);
+	CHECK_U64(ready_connack("\x20\x02\x00\x03", 4, "GET / HTTP/1.1\r\n", 16), READY_ANSWERED);
+	CHECK_U64(ready_connack(NULL, 0, v311, sizeof(v311)), READY_ANSWERED);
+}
+
 int main(void)
 {
 	test_startup();
 	test_answers();
 	test_greetings();
+	test_mqtt();
 	return unit_report("ready");
 }
