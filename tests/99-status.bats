@@ -104,6 +104,37 @@ PY
 	assert_eq "$(count_lines "$STATUS_OUT")" 2 "lines (one destination)"
 }
 
+@test "the same address from two network namespaces is two rows, each naming its namespace, in every format" {
+	require_unshare -n
+	closed_port dead
+	probes 1 "127.0.0.1:$PORT" host BACKOFF_TIMEOUT=30s
+	# The same address from a new network namespace, its loopback down: ENETUNREACH there.
+	"${UNSHARE[@]}" env LD_PRELOAD="$LIB" BACKOFF_SHARED="$STATE" BACKOFF_TIMEOUT=30s \
+		"$HELPERS/probe" "127.0.0.1:$PORT" >"$T/ns.out" 2>"$T/ns.err" 3>&- &
+	PROBES+=("$!")
+	local host_ns other_ns
+	status_until "ENETUNREACH" 5 --file "$STATE"
+	status_until "ECONNREFUSED" 5 --file "$STATE"
+	host_ns=$(readlink "/proc/${PROBES[0]}/ns/net")
+	other_ns=$(readlink "/proc/${PROBES[1]}/ns/net")
+	[[ $host_ns != "$other_ns" ]] || fail "the second client is in the host's namespace"
+	assert_match "$(head -n 1 <<<"$STATUS_OUT")" \
+		"^DESTINATION +NETNS +STATE +SINCE +LAST-ERROR +PROBER +WAITERS +ATTEMPTS +SAVED$" "header"
+	assert_eq "$(count_lines "$STATUS_OUT")" 3 "lines (one destination in two namespaces)"
+	local esc_host=${host_ns//[/\\[} esc_other=${other_ns//[/\\[}
+	assert_match "$STATUS_OUT" $'\n'"127\\.0\\.0\\.1:$PORT +${esc_host//]/\\]} +waiting +[^ ]+ +ECONNREFUSED +${PROBES[0]}/probe " \
+		"the host's row"
+	assert_match "$STATUS_OUT" $'\n'"127\\.0\\.0\\.1:$PORT +${esc_other//]/\\]} +waiting +[^ ]+ +ENETUNREACH +${PROBES[1]}/probe " \
+		"the other namespace's row"
+	run --separate-stderr "$LAUNCHER" status --json --file "$STATE"
+	assert_eq "$status" 0 "status (stderr: $stderr)"
+	assert_match "$output" "\"destination\":\"127.0.0.1:$PORT\",\"state\":\"waiting\",[^}]*\"last_error\":\"ECONNREFUSED\",[^}]*,\"netns\":${host_ns//[^0-9]/}\\}" "JSON, the host's"
+	assert_match "$output" "\"destination\":\"127.0.0.1:$PORT\",\"state\":\"waiting\",[^}]*\"last_error\":\"ENETUNREACH\",[^}]*,\"netns\":${other_ns//[^0-9]/}\\}" "JSON, the other's"
+	run --separate-stderr "$LAUNCHER" status --openmetrics --file "$STATE"
+	assert_match "$output" "backoff_destination_waiting\\{destination=\"127.0.0.1:$PORT\",netns=\"${host_ns//[^0-9]/}\"\\} 1" "OpenMetrics, the host's"
+	assert_match "$output" "backoff_destination_waiting\\{destination=\"127.0.0.1:$PORT\",netns=\"${other_ns//[^0-9]/}\"\\} 1" "OpenMetrics, the other's"
+}
+
 @test "--json: one object per line that python parses, a unix path named with its state and since" {
 	probes 2 "unix:$T/late.sock" u BACKOFF_TIMEOUT=30s
 	closed_port dead
@@ -155,7 +186,7 @@ for line in lines[:-2]:
             seen.add(m.group(2))
             families.append(m.group(2))
         continue
-    m = re.fullmatch(r'([a-z_]+)\{destination="([^"\\]*)"((?:,[a-z_]+="[^"\\]*")*)\} ([0-9]+(?:\.[0-9]+)?)', line)
+    m = re.fullmatch(r'([a-z_]+)\{destination="([^"\\]*)",netns="[0-9]+"((?:,[a-z_]+="[^"\\]*")*)\} ([0-9]+(?:\.[0-9]+)?)', line)
     assert m, "not a sample: " + line
     assert m.group(1) == families[-1], "sample outside its family: " + line
     samples[(m.group(1), m.group(2))] = (m.group(3), float(m.group(4)))
@@ -239,7 +270,7 @@ print(r["destination"], r["state"], r["last_error"], r["prober_pid"], r["waiters
 		dest_family=2 dest_port=80 dest_hex=7f000001 since_ns=0xfffffffffffffff0 mono_ago_ms=0
 	run --separate-stderr "$LAUNCHER" status --all --json --file "$STATE"
 	assert_eq "$status" 0 "status (stderr: $stderr)"
-	assert_match "$output" '^\{"destination":null,"state":"waiting","since":null,"since_ms_ago":null,"last_attempt_ms_ago":[0-9]+,"last_error":null,"prober_pid":null,"prober_command":null,"waiters":7,"attempts":12,"attempts_saved":34,"early_closes":0\}$' "the row"
+	assert_match "$output" '^\{"destination":null,"state":"waiting","since":null,"since_ms_ago":null,"last_attempt_ms_ago":[0-9]+,"last_error":null,"prober_pid":null,"prober_command":null,"waiters":7,"attempts":12,"attempts_saved":34,"early_closes":0,"netns":null\}$' "the row"
 	run --separate-stderr "$LAUNCHER" status --all --file "$STATE"
 	assert_match "$output" $'\nunnamed slot 0 +waiting +- +- +gone +7 +12 +34$' "the table"
 	# A unix path longer than any, or a family the library never writes: no name.

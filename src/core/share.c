@@ -351,10 +351,12 @@ static void write_dest(struct share_dest *d, const struct target_addr *t)
 }
 
 /*
- * The destination in @d, if it is whole and the one of @key: read, bounded,
- * and hashed again.
+ * The destination in @d and the network namespace it was written from
+ * (*netns), if it is whole and the one of @key: read, bounded, and hashed
+ * again.
  */
-static bool read_dest(const struct share_dest *d, uint64_t key, struct target_addr *t)
+static bool read_dest(const struct share_dest *d, uint64_t key, struct target_addr *t,
+		      uint64_t *netns)
 {
 	uint64_t w[DEST_WORDS];
 	unsigned family = atomic_load_explicit(&d->family, memory_order_relaxed);
@@ -374,7 +376,8 @@ static bool read_dest(const struct share_dest *d, uint64_t key, struct target_ad
 	} else {
 		memcpy(t->ip, w, family == AF_INET ? 4 : 16);
 	}
-	return key_of(t, atomic_load_explicit(&d->netns, memory_order_relaxed)) == key;
+	*netns = atomic_load_explicit(&d->netns, memory_order_relaxed);
+	return key_of(t, *netns) == key;
 }
 
 /* The bucket a key carries (any value of a hostile file: in range). */
@@ -775,7 +778,9 @@ bool share_view_slot(const struct share_head *h, unsigned i, uint64_t now_ns, st
 	early = atomic_load_explicit(&s->early_ns, memory_order_relaxed);
 	if (early != 0 && early <= now_ns && !older_than(early, now_ns, SHARE_IDLE_NS))
 		v->early = atomic_load_explicit(&s->early, memory_order_relaxed);
-	v->named = read_dest(&s->dest, key, &v->target);
+	v->named = read_dest(&s->dest, key, &v->target, &v->netns);
+	if (!v->named)
+		v->netns = 0;
 	return true;
 }
 

@@ -282,11 +282,12 @@ const char *share_check_file(const struct stat *st, unsigned owner, bool empty_o
 
 /* One slot as `backoff status` shows it: a copy, each field bounded. */
 struct share_view {
-	enum share_state state;	    /* SHARE_UNKNOWN for a value out of range */
-	bool probing;		    /* a prober's lease is running */
-	bool named;		    /* target is the slot's destination (it hashes to the key) */
-	uint64_t since_ns;	    /* the outage's start (CLOCK_MONOTONIC), 0: unknown */
-	uint64_t probed_ns;	    /* the last real attempt, 0: none */
+	enum share_state state; /* SHARE_UNKNOWN for a value out of range */
+	bool probing;		/* a prober's lease is running */
+	bool named;		/* target is the slot's destination (it hashes to the key) */
+	uint64_t netns;		/* its writer's network namespace (inode) if named, 0: unknown */
+	uint64_t since_ns;	/* the outage's start (CLOCK_MONOTONIC), 0: unknown */
+	uint64_t probed_ns;	/* the last real attempt, 0: none */
 	int prober_tid, prober_pid; /* > 0 while probing, else 0 */
 	int err;		    /* errno of the last failed attempt, 0: none or out of range */
 	uint32_t waiters;	    /* threads asleep on the slot, as the library believes them */

@@ -59,6 +59,11 @@ struct row {
 
 static _Alignas(64) unsigned char image[SHARE_FILE_SIZE];
 static struct row rows[SHARE_SLOTS];
+/*
+ * The rows come from more than one network namespace: the same address in
+ * two of them is two destinations, and the table says which is which.
+ */
+static bool several_netns;
 
 static void die(int status, const char *path, const char *why, int err)
 {
@@ -159,7 +164,32 @@ static const char *state_name(const struct share_view *v)
 
 static int by_destination(const void *a, const void *b)
 {
-	return strcmp(((const struct row *)a)->dest, ((const struct row *)b)->dest);
+	const struct row *x = a, *y = b;
+	int c = strcmp(x->dest, y->dest);
+
+	if (c != 0)
+		return c;
+	return x->v.netns < y->v.netns ? -1 : x->v.netns > y->v.netns;
+}
+
+/* Whether the @n rows name destinations of more than one network namespace. */
+static bool rows_span_netns(unsigned n)
+{
+	unsigned i;
+
+	for (i = 1; i < n; i++)
+		if (rows[i].v.netns != rows[0].v.netns)
+			return true;
+	return false;
+}
+
+/* @netns as readlink(2) shows /proc/PID/ns/net, "-" if unknown. */
+static void format_netns(uint64_t netns, char *buf, size_t size)
+{
+	if (netns)
+		snprintf(buf, size, "net:[%llu]", (unsigned long long)netns);
+	else
+		snprintf(buf, size, "-");
 }
 
 /*
@@ -210,6 +240,7 @@ static unsigned collect(uint64_t now_ns, bool all, uint64_t age_ms)
 		n++;
 	}
 	qsort(rows, n, sizeof(rows[0]), by_destination);
+	several_netns = rows_span_netns(n);
 	return n;
 }
 
@@ -258,11 +289,14 @@ static void print_table(const char *path, unsigned n)
 	for (i = 0; i < n; i++)
 		if (strlen(rows[i].dest) > width)
 			width = strlen(rows[i].dest);
-	printf("%-*s  %-7s  %-8s  %-12s  %-22s  %7s  %8s  %5s\n", (int)width, "DESTINATION",
-	       "STATE", "SINCE", "LAST-ERROR", "PROBER", "WAITERS", "ATTEMPTS", "SAVED");
+	printf("%-*s  ", (int)width, "DESTINATION");
+	if (several_netns)
+		printf("%-18s  ", "NETNS");
+	printf("%-7s  %-8s  %-12s  %-22s  %7s  %8s  %5s\n", "STATE", "SINCE", "LAST-ERROR",
+	       "PROBER", "WAITERS", "ATTEMPTS", "SAVED");
 	for (i = 0; i < n; i++) {
 		const struct row *r = &rows[i];
-		char since[32] = "-", prober[COMM_MAX + 16] = "-";
+		char since[32] = "-", prober[COMM_MAX + 16] = "-", netns[32];
 
 		if (r->v.since_ns)
 			format_age(r->since_ms_ago, since, sizeof(since));
@@ -271,8 +305,13 @@ static void print_table(const char *path, unsigned n)
 				 r->comm[0] ? r->comm : "?");
 		else if (r->v.probing)
 			snprintf(prober, sizeof(prober), "gone");
-		printf("%-*s  %-7s  %-8s  %-12s  %-22s  %7u  %8llu  %5llu\n", (int)width, r->dest,
-		       r->state, since, r->err_name ? r->err_name : "-", prober, r->v.waiters,
+		printf("%-*s  ", (int)width, r->dest);
+		if (several_netns) {
+			format_netns(r->v.netns, netns, sizeof(netns));
+			printf("%-18s  ", netns);
+		}
+		printf("%-7s  %-8s  %-12s  %-22s  %7u  %8llu  %5llu\n", r->state, since,
+		       r->err_name ? r->err_name : "-", prober, r->v.waiters,
 		       (unsigned long long)r->v.attempts, (unsigned long long)r->v.saved);
 	}
 }
@@ -327,6 +366,7 @@ static void print_json(unsigned n, uint64_t wall_ms)
 		json_u64(&t, "attempts", r->v.attempts, true);
 		json_u64(&t, "attempts_saved", r->v.saved, true);
 		json_u64(&t, "early_closes", r->v.early, true);
+		json_u64(&t, "netns", r->v.netns, r->v.netns != 0);
 		text_str(&t, "}");
 		puts(line);
 	}
@@ -363,6 +403,8 @@ static void gauge(unsigned n, const char *name, const char *help, value_fn *get,
 			continue;
 		printf("%s{destination=", name);
 		label_value(rows[i].dest);
+		/* Always, so that a series keeps its labels when a second namespace appears. */
+		printf(",netns=\"%llu\"", (unsigned long long)rows[i].v.netns);
 		if (info) {
 			printf(",state=");
 			label_value(rows[i].state);

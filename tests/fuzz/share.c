@@ -64,8 +64,11 @@ static void check_views(const struct share_head *h, uint64_t now)
 		REQUIRE(v.since_ns <= now && v.probed_ns <= now);
 		REQUIRE(v.prober_tid >= 0 && v.prober_pid >= 0);
 		REQUIRE(v.probing || (v.prober_tid == 0 && v.prober_pid == 0));
-		if (!v.named)
+		/* A namespace only with the destination it hashed with. */
+		if (!v.named) {
+			REQUIRE(v.netns == 0);
 			continue;
+		}
 		REQUIRE(v.target.family == AF_INET || v.target.family == AF_INET6 ||
 			v.target.family == AF_UNIX);
 		REQUIRE(v.target.path_len <= TARGET_PATH_MAX);
