@@ -57,12 +57,30 @@ status_until() {
 # make_state PATH [KEY=VALUE...]: a state file of the current layout with every
 # slot empty but slot 0, whose fields are set by KEY=VALUE (names as in
 # struct share_slot; dest_* for the destination; mono_ago_ms=N: since_ns,
-# probed_ns and looked_ns N ms before now).
+# probed_ns and looked_ns N ms before now; key=auto: the key the library
+# computes for the destination).
 make_state() {
 	"$PYTHON" - "$@" <<'PY'
 import os, struct, sys, time
 path, fields = sys.argv[1], dict(a.split("=", 1) for a in sys.argv[2:])
-f = {k: int(v, 0) for k, v in fields.items() if k != "dest_hex"}
+f = {k: int(v, 0) for k, v in fields.items() if k not in ("dest_hex", "key")}
+M = (1 << 64) - 1
+def key_of(family, port, abstract, data, netns):
+    h = 0xcbf29ce484222325 ^ (netns * 0x9e3779b97f4a7c15 & M)
+    h ^= family | port << 16 | abstract << 40
+    for b in data:
+        h = (h ^ b) * 0x100000001b3 & M
+    h ^= h >> 29
+    high = h & ~127 & M
+    return high | (64 if family == 1 else port & 63) | (0 if high else 128)
+if fields.get("key") == "auto":
+    data = bytes.fromhex(fields.get("dest_hex", ""))
+    fam = f.get("dest_family", 0)
+    data = data[:f.get("dest_len", 0)] if fam == 1 else data[:4 if fam == 2 else 16]
+    f["key"] = key_of(fam, f.get("dest_port", 0), f.get("dest_abstract", 0), data,
+                      f.get("dest_netns", 0))
+elif "key" in fields:
+    f["key"] = int(fields["key"], 0)
 now = time.monotonic_ns()
 ago = f.pop("mono_ago_ms", None)
 for k in ("since_ns", "probed_ns", "looked_ns"):
@@ -133,6 +151,39 @@ PY
 	run --separate-stderr "$LAUNCHER" status --openmetrics --file "$STATE"
 	assert_match "$output" "backoff_destination_waiting\\{destination=\"127.0.0.1:$PORT\",netns=\"${host_ns//[^0-9]/}\"\\} 1" "OpenMetrics, the host's"
 	assert_match "$output" "backoff_destination_waiting\\{destination=\"127.0.0.1:$PORT\",netns=\"${other_ns//[^0-9]/}\"\\} 1" "OpenMetrics, the other's"
+}
+
+@test "a unix address of zero bytes (an empty socket path) is retried, alone, and never a row without a destination" {
+	# A whole sockaddr_un of zeros (the probe's empty path), and the empty abstract name.
+	run --separate-stderr timeout 20 env LD_PRELOAD="$LIB" BACKOFF_SHARED="$STATE" \
+		BACKOFF_TIMEOUT=300ms BACKOFF_BASE=20ms BACKOFF_STATS=on "$HELPERS/probe" unix:
+	assert_eq "$output" ECONNREFUSED "the probe"
+	assert_match "$stderr" "stats: .*retries=[1-9]" "the probe retried: $stderr"
+	run --separate-stderr timeout 20 env LD_PRELOAD="$LIB" BACKOFF_SHARED="$STATE" \
+		BACKOFF_TIMEOUT=300ms BACKOFF_BASE=20ms BACKOFF_STATS=on "$PYTHON" -c '
+import socket
+try:
+    socket.socket(socket.AF_UNIX).connect("\0")
+except OSError as e:
+    print(e.errno)'
+	assert_eq "$output" 111 "the python client (ECONNREFUSED)"
+	assert_match "$stderr" "stats: .*retries=[1-9]" "python retried: $stderr"
+	[[ -s $STATE ]] || fail "no state file: the clients did not look for it"
+	run --separate-stderr "$LAUNCHER" status --all --json --file "$STATE"
+	assert_eq "$status" 0 "status (stderr: $stderr)"
+	assert_eq "$output" "" "rows"
+	# A slot an older or hostile writer left with such a destination, under
+	# its right key, names none; a path under its right key is named.
+	rm -f "$STATE"
+	make_state "$STATE" key=auto state=1 dest_family=1 dest_len=3 dest_abstract=1 \
+		dest_hex=000000 dest_netns=77 mono_ago_ms=10
+	run --separate-stderr "$LAUNCHER" status --json --file "$STATE"
+	assert_match "$output" '^\{"destination":null,"state":"down",.*"netns":null\}$' "a slot of no name"
+	rm -f "$STATE"
+	make_state "$STATE" key=auto state=1 dest_family=1 dest_len=3 dest_hex=2f6162 \
+		dest_netns=77 mono_ago_ms=10
+	run --separate-stderr "$LAUNCHER" status --json --file "$STATE"
+	assert_match "$output" '^\{"destination":"unix:/ab","state":"down",.*"netns":77\}$' "a path"
 }
 
 @test "--json: one object per line that python parses, a unix path named with its state and since" {

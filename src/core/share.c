@@ -324,6 +324,24 @@ static uint64_t hash_of(const struct target_addr *t)
 	return key_of(t, netns());
 }
 
+/*
+ * Whether @t names no destination: a unix address whose bytes are all 0 or
+ * none, what a program whose socket path was left empty connects to (a
+ * whole sockaddr_un of zeros is the abstract name of 107 zero bytes).  Not
+ * shared: no row of `backoff status` would say what it waits for.
+ */
+static bool nameless(const struct target_addr *t)
+{
+	size_t i, n = t->path_len < TARGET_PATH_MAX ? t->path_len : TARGET_PATH_MAX;
+
+	if (t->family != AF_UNIX)
+		return false;
+	for (i = 0; i < n; i++)
+		if (t->path[i] != '\0')
+			return false;
+	return true;
+}
+
 #define DEST_WORDS (sizeof(((struct share_dest *)0)->bytes) / sizeof(uint64_t))
 _Static_assert(DEST_WORDS * 8 >= TARGET_PATH_MAX, "a slot holds a unix path");
 
@@ -377,7 +395,7 @@ static bool read_dest(const struct share_dest *d, uint64_t key, struct target_ad
 		memcpy(t->ip, w, family == AF_INET ? 4 : 16);
 	}
 	*netns = atomic_load_explicit(&d->netns, memory_order_relaxed);
-	return key_of(t, *netns) == key;
+	return !nameless(t) && key_of(t, *netns) == key;
 }
 
 /* The bucket a key carries (any value of a hostile file: in range). */
@@ -488,7 +506,7 @@ struct share_slot *share_get(const struct config *cfg, const struct target_addr 
 {
 	struct share_head *h = atomic_load_explicit(&share_map, memory_order_acquire);
 
-	if (!cfg->enabled || !cfg->shared)
+	if (!cfg->enabled || !cfg->shared || nameless(t))
 		return NULL;
 	/* Not tried yet, or tried by a connect's look that could not say why. */
 	if (!h && (make_turn(SHARE_UNTRIED) || make_turn(SHARE_QUIET))) {

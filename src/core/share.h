@@ -151,7 +151,8 @@ void share_init(const struct config *cfg);
 
 /*
  * The slot of @t: found, or made (creating and mapping the file on first
- * use).  NULL when sharing is off or the file unusable (said once).
+ * use).  NULL when sharing is off, the file unusable (said once), or @t a
+ * unix address of zero bytes (no destination to name).
  * Async-signal-safe after the first call of the process.
  */
 struct share_slot *share_get(const struct config *cfg, const struct target_addr *t);

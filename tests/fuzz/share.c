@@ -44,6 +44,16 @@ static void target_of(const uint8_t *b, struct target_addr *t)
 	}
 }
 
+static bool all_zero(const char *p, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (p[i] != '\0')
+			return false;
+	return true;
+}
+
 /*
  * What `backoff status` shows of every slot: bounded whatever the bytes, and
  * a destination named only when it is the one its key was made from.
@@ -72,6 +82,8 @@ static void check_views(const struct share_head *h, uint64_t now)
 		REQUIRE(v.target.family == AF_INET || v.target.family == AF_INET6 ||
 			v.target.family == AF_UNIX);
 		REQUIRE(v.target.path_len <= TARGET_PATH_MAX);
+		/* A unix destination is named by something: not zero bytes, or none. */
+		REQUIRE(v.target.family != AF_UNIX || !all_zero(v.target.path, v.target.path_len));
 		REQUIRE(target_format(&v.target, text, sizeof(text)) < sizeof(text));
 	}
 }
