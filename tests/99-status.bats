@@ -58,12 +58,20 @@ status_until() {
 # slot empty but slot 0, whose fields are set by KEY=VALUE (names as in
 # struct share_slot; dest_* for the destination; mono_ago_ms=N: since_ns,
 # probed_ns and looked_ns N ms before now; key=auto: the key the library
-# computes for the destination).
+# computes for the destination; loopI=PID:COUNT:SECONDS: event loop word I,
+# its lease ending SECONDS from now).
 make_state() {
 	"$PYTHON" - "$@" <<'PY'
 import os, struct, sys, time
 path, fields = sys.argv[1], dict(a.split("=", 1) for a in sys.argv[2:])
-f = {k: int(v, 0) for k, v in fields.items() if k not in ("dest_hex", "key")}
+f = {k: int(v, 0) for k, v in fields.items()
+     if k not in ("dest_hex", "key") and not k.startswith("loop")}
+loops = [0] * 8
+for k, v in fields.items():
+    if k.startswith("loop"):
+        pid, count, secs = (int(x) for x in v.split(":"))
+        lease = (time.monotonic_ns() // 10**9 + secs) & 0xffff
+        loops[int(k[4:])] = pid << 32 | count << 16 | lease
 M = (1 << 64) - 1
 def key_of(family, port, abstract, data, netns):
     h = 0xcbf29ce484222325 ^ (netns * 0x9e3779b97f4a7c15 & M)
@@ -86,7 +94,7 @@ ago = f.pop("mono_ago_ms", None)
 for k in ("since_ns", "probed_ns", "looked_ns"):
     if ago is not None and k not in f:
         f[k] = now - ago * 1000000
-head = struct.pack("<QIIII", 0x316572616873626C, 5, 1024, 256, 0).ljust(576, b"\0")
+head = struct.pack("<QIIII", 0x316572616873626C, 6, 1024, 320, 0).ljust(576, b"\0")
 slot = struct.pack("<QQQIIiIIiQQQQQiI32xQHHHBx",
     f.get("key", 0), f.get("probed_ns", 0), f.get("lease_ns", 0), 0, f.get("state", 0),
     f.get("prober", 0), f.get("err", 0), f.get("waiters", 0), 0, f.get("looked_ns", 0), 0,
@@ -94,9 +102,10 @@ slot = struct.pack("<QQQIIiIIiQQQQQiI32xQHHHBx",
     f.get("dest_netns", 0), f.get("dest_family", 0), f.get("dest_port", 0),
     f.get("dest_len", 0), f.get("dest_abstract", 0))
 slot += bytes.fromhex(fields.get("dest_hex", "")).ljust(112, b"\0")
-assert len(slot) == 256, len(slot)
+slot += struct.pack("<8Q", *loops)
+assert len(slot) == 320, len(slot)
 fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-os.write(fd, head + slot + b"\0" * 256 * 1023)
+os.write(fd, head + slot + b"\0" * 320 * 1023)
 os.close(fd)
 PY
 }
@@ -184,6 +193,89 @@ except OSError as e:
 		dest_netns=77 mono_ago_ms=10
 	run --separate-stderr "$LAUNCHER" status --json --file "$STATE"
 	assert_match "$output" '^\{"destination":"unix:/ab","state":"down",.*"netns":77\}$' "a path"
+}
+
+# waiters_of DEST ARGS...: the waiters `backoff status --json ARGS` counts for DEST ("" if no row).
+waiters_of() {
+	local dest=$1
+	shift
+	"$LAUNCHER" status --json "$@" | "$PYTHON" -c '
+import json, sys
+for line in sys.stdin:
+    r = json.loads(line)
+    if r["destination"] == sys.argv[1]:
+        print(r["waiters"])' "$dest"
+}
+
+# waiters_until DEST LOW HIGH TIMEOUT_S ARGS...: until DEST's waiters are within [LOW, HIGH].
+waiters_until() {
+	local dest=$1 low=$2 high=$3 deadline=$(($(now_ms) + $4 * 1000)) n
+	shift 4
+	until n=$(waiters_of "$dest" "$@") && [[ -n $n ]] && ((n >= low && n <= high)); do
+		(($(now_ms) < deadline)) ||
+			fail "timed out waiting for $low..$high waiters of $dest (last: '$n')" || return
+		sleep 0.05
+	done
+}
+
+# An asyncio client of 127.0.0.1:PORT that prints "connected" and then stays,
+# reading until the server closes; a server that binds PORT at once and listens
+# once $T/go exists, sends "hello" and keeps the connection (sets PORT).
+asyncio_stayer=("$PYTHON" -c '
+import asyncio, sys
+async def main():
+    reader, writer = await asyncio.open_connection("127.0.0.1", int(sys.argv[1]))
+    print("connected", flush=True)
+    await reader.read()
+asyncio.run(main())
+')
+start_go_server() {
+	# shellcheck disable=SC2016 # a python program
+	start_bg "$1" "$PYTHON" -c '
+import os, socket, sys, time
+srv = socket.socket()
+srv.bind(("127.0.0.1", 0))
+with open(sys.argv[1] + ".tmp", "w") as f:
+    f.write(f"{srv.getsockname()[1]}\n")
+os.rename(sys.argv[1] + ".tmp", sys.argv[1])
+deadline = time.monotonic() + 20
+while not os.path.exists(sys.argv[2]) and time.monotonic() < deadline:
+    time.sleep(0.01)
+srv.listen(8)
+c, _ = srv.accept()
+c.sendall(b"hello\n")
+time.sleep(30)
+' "$T/$1.port" "$T/go"
+	wait_for_file "$T/$1.port" 5 || return
+	PORT=$(<"$T/$1.port")
+}
+
+@test "an event loop's connect waiting for its retry is a waiter while it waits, and no more once it connected or died" {
+	start_go_server srv
+	export BACKOFF_SHARED=$STATE BACKOFF_TIMEOUT=30s
+	# Two asyncio clients (non-blocking connects, epoll): each a waiter.
+	start_bg c1 env LD_PRELOAD="$LIB" "${asyncio_stayer[@]}" "$PORT"
+	start_bg c2 env LD_PRELOAD="$LIB" "${asyncio_stayer[@]}" "$PORT"
+	waiters_until "127.0.0.1:$PORT" 2 2 10
+	# One killed while it waits: its process is gone, so is its waiter.
+	local c2=${BG_PIDS[-1]}
+	kill -KILL "$c2"
+	wait "$c2" || true
+	waiters_until "127.0.0.1:$PORT" 1 1 5
+	status_until "^127\.0\.0\.1:$PORT +waiting " 5
+	# Connected, and still running: no longer a waiter.
+	touch "$T/go"
+	wait_for_line "$T/c1.out" '^connected$' 10
+	waiters_until "127.0.0.1:$PORT" 0 0 5 --all
+	run --separate-stderr "$LAUNCHER" status --all --json
+	assert_match "$output" "^\\{\"destination\":\"127.0.0.1:$PORT\",\"state\":\"up\"," "up: $stderr"
+	# A process alive whose lease is over (it exec'd with connects waiting)
+	# counts nothing; one whose lease runs does; a lease beyond an hour is none.
+	rm -f "$STATE"
+	make_state "$STATE" key=0x5678 state=1 mono_ago_ms=10 loop0=$$:3:-2 loop1=$$:4:30 \
+		loop2=$$:5:4000
+	run --separate-stderr "$LAUNCHER" status --json --file "$STATE"
+	assert_match "$output" '"state":"waiting",.*"waiters":4,' "the lease that runs: $stderr"
 }
 
 @test "--json: one object per line that python parses, a unix path named with its state and since" {
@@ -280,8 +372,8 @@ print(r["destination"], r["state"], r["last_error"], r["prober_pid"], r["waiters
 	for kind in random truncated empty symlink mode fifo directory version; do
 		rm -rf "$STATE"
 		case $kind in
-		random) head -c 262720 /dev/urandom >"$STATE" ;;
-		truncated) make_state "$T/whole" && head -c 262000 "$T/whole" >"$STATE" ;;
+		random) head -c 328256 /dev/urandom >"$STATE" ;;
+		truncated) make_state "$T/whole" && head -c 328000 "$T/whole" >"$STATE" ;;
 		empty) : >"$STATE" ;;
 		symlink) make_state "$T/real" && ln -s "$T/real" "$STATE" ;;
 		mode) make_state "$STATE" && chmod 640 "$STATE" ;;
@@ -404,7 +496,7 @@ print(r["destination"], r["state"], r["last_error"], r["prober_pid"], r["waiters
 @test "root's view names the other users whose processes keep a state file, and how to see one" {
 	[[ $EUID -eq 0 ]] || skip "needs root to run a client as another user"
 	require_program setpriv util-linux
-	local file=/dev/shm/libbackoff-65534.v5 made=
+	local file=/dev/shm/libbackoff-65534.v6 made=
 	[[ -e $file ]] || made=1
 	closed_port dead
 	chmod 755 "$T" "$T/.." "$T/../.." 2>/dev/null || true

@@ -212,6 +212,7 @@ bool decide_loop_failed(const struct config *cfg, struct fdconn *c, int fd, int 
 	a = loop_step(cfg, c, &ev);
 	if (a.what == ENGINE_WAIT) {
 		*due_ms = a.until_ms;
+		fate_loop_waits(&c->fate, a.until_ms * 1000000);
 		return true;
 	}
 	decide_loop_gave_up(cfg, c, fd, now_ms);
@@ -284,6 +285,7 @@ enum decide_wake decide_loop_wake(const struct config *cfg, struct fdconn *c, ui
 			break;
 		case FATE_SLEEP:
 			*due_ms = p->planned_ms;
+			fate_loop_waits(&c->fate, p->planned_ms * 1000000);
 			return DECIDE_WAKE_SLEEP;
 		case FATE_DUE:
 			ev.left = engine_ask_left(cfg, p) && fate_left_to_other(&c->fate, now_ns);
@@ -293,6 +295,7 @@ enum decide_wake decide_loop_wake(const struct config *cfg, struct fdconn *c, ui
 	a = loop_step(cfg, c, &ev);
 	if (a.what == ENGINE_WAIT) {
 		*due_ms = a.until_ms;
+		fate_loop_waits(&c->fate, a.until_ms * 1000000);
 		return DECIDE_WAKE_SLEEP;
 	}
 	return wake;

@@ -433,7 +433,27 @@ static bool older_than(uint64_t t, uint64_t now, uint64_t age)
 	return t <= now && now - t >= age;
 }
 
-/* Nobody has used @s for a while: no attempt, look, lease, deputy or sleeper. */
+/* The lease of loop word @w, if it runs at @now (CLOCK_MONOTONIC ns): its seconds left, else 0. */
+static unsigned loop_lease_left(uint64_t w, uint64_t now)
+{
+	unsigned left =
+		(unsigned)(((w & 0xffff) + 0x10000 - (now / 1000000000ULL & 0xffff)) & 0xffff);
+
+	return (w >> 16 & 0xffff) != 0 && left <= SHARE_LOOP_LEASE_MAX_S ? left : 0;
+}
+
+/* Whether a process's event loop has a connect waiting for @s at @now. */
+static bool loops_waiting(struct share_slot *s, uint64_t now)
+{
+	unsigned i;
+
+	for (i = 0; i < SHARE_LOOPS; i++)
+		if (loop_lease_left(atomic_load_explicit(&s->loops[i], memory_order_relaxed), now))
+			return true;
+	return false;
+}
+
+/* Nobody has used @s for a while: no attempt, look, lease, deputy, sleeper or event loop. */
 static bool stale(struct share_slot *s, uint64_t now)
 {
 	uint64_t probed = atomic_load_explicit(&s->probed_ns, memory_order_relaxed),
@@ -446,6 +466,8 @@ static bool stale(struct share_slot *s, uint64_t now)
 		return false;
 	if (atomic_load_explicit(&s->waiters, memory_order_relaxed) != 0)
 		return older_than(last, now, SHARE_SLEEPERS_NS);
+	if (loops_waiting(s, now))
+		return false;
 	return older_than(last, now, SHARE_IDLE_NS);
 }
 
@@ -485,6 +507,9 @@ static struct share_slot *lookup(struct share_head *h, uint64_t key, const struc
 				atomic_store_explicit(&s->early, 0, memory_order_relaxed);
 				atomic_store_explicit(&s->damp_ns, 0, memory_order_relaxed);
 				atomic_store_explicit(&s->early_ns, 0, memory_order_relaxed);
+				for (unsigned i = 0; i < SHARE_LOOPS; i++)
+					atomic_store_explicit(&s->loops[i], 0,
+							      memory_order_relaxed);
 			}
 			write_dest(&s->dest, make);
 			return s;
@@ -642,6 +667,53 @@ uint64_t share_damped_until(struct share_slot *s, uint64_t now_ns, uint64_t max_
 	return until - now_ns > max_ns ? now_ns + max_ns : until;
 }
 
+bool share_loop_wait(struct share_slot *s, int delta, uint64_t until_ns)
+{
+	uint64_t now = clock_now_ns(), lease_s = until_ns / 1000000000ULL + 1, w;
+	unsigned i, count;
+	int me = my_pid();
+
+	/* A lease never longer than the reader believes: renewed at each wake. */
+	if (lease_s > now / 1000000000ULL + SHARE_LOOP_LEASE_MAX_S)
+		lease_s = now / 1000000000ULL + SHARE_LOOP_LEASE_MAX_S;
+	for (i = 0; i < SHARE_LOOPS; i++) {
+		w = atomic_load_explicit(&s->loops[i], memory_order_relaxed);
+		if ((int)(w >> 32) != me)
+			continue;
+		/* Ours: only this process writes it, but a claimer may take it once it lapsed. */
+		count = (unsigned)(w >> 16 & 0xffff);
+		if (!loop_lease_left(w, now))
+			count = 0; /* lapsed: what it counted is over */
+		if (delta < 0)
+			count = count ? count - 1 : 0;
+		else if (delta > 0 && count < 0xffff)
+			count++;
+		if (count == 0 && delta <= 0) {
+			atomic_compare_exchange_strong_explicit(
+				&s->loops[i], &w, 0, memory_order_relaxed, memory_order_relaxed);
+			return false;
+		}
+		if (atomic_compare_exchange_strong_explicit(
+			    &s->loops[i], &w, SHARE_LOOP_WORD(me, count, lease_s),
+			    memory_order_relaxed, memory_order_relaxed))
+			return true;
+		break; /* taken by another since its lease lapsed: claimed anew below */
+	}
+	if (delta <= 0)
+		return false;
+	for (i = 0; i < SHARE_LOOPS; i++) {
+		w = atomic_load_explicit(&s->loops[i], memory_order_relaxed);
+		if (w != 0 && loop_lease_left(w, now))
+			continue;
+		/* Free, or its lease is over: ours. */
+		if (atomic_compare_exchange_strong_explicit(
+			    &s->loops[i], &w, SHARE_LOOP_WORD(me, 1, lease_s), memory_order_relaxed,
+			    memory_order_relaxed))
+			return true;
+	}
+	return false;
+}
+
 void share_note_first_byte(struct share_slot *s)
 {
 	if (atomic_load_explicit(&s->early, memory_order_relaxed) == 0 &&
@@ -796,6 +868,14 @@ bool share_view_slot(const struct share_head *h, unsigned i, uint64_t now_ns, st
 	early = atomic_load_explicit(&s->early_ns, memory_order_relaxed);
 	if (early != 0 && early <= now_ns && !older_than(early, now_ns, SHARE_IDLE_NS))
 		v->early = atomic_load_explicit(&s->early, memory_order_relaxed);
+	for (unsigned k = 0; k < SHARE_LOOPS; k++) {
+		uint64_t w = atomic_load_explicit(&s->loops[k], memory_order_relaxed);
+
+		if (!loop_lease_left(w, now_ns) || (int)(w >> 32) <= 0)
+			continue;
+		v->loop_pid[k] = (int)(w >> 32);
+		v->loop_count[k] = (uint32_t)(w >> 16 & 0xffff);
+	}
 	v->named = read_dest(&s->dest, key, &v->target, &v->netns);
 	if (!v->named)
 		v->netns = 0;
@@ -807,4 +887,6 @@ _Static_assert(sizeof(struct share_head) == 576, "share_head is 576 bytes (9 x 6
 _Static_assert(sizeof(struct share_dest) == 128, "share_dest is 128 bytes");
 _Static_assert(offsetof(struct share_slot, since_ns) == 64,
 	       "what a connect uses stays in the slot's first 64 bytes");
-_Static_assert(sizeof(struct share_slot) == 256, "share_slot is 256 bytes");
+_Static_assert(offsetof(struct share_slot, loops) == 256,
+	       "the event loops' line is the slot's fifth");
+_Static_assert(sizeof(struct share_slot) == 320, "share_slot is 320 bytes");

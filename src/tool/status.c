@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <pwd.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -145,6 +146,21 @@ static bool read_comm(int pid, int tid, char *buf, size_t size)
 	return true;
 }
 
+/*
+ * The connects of event loops that wait for @v, counted by their processes
+ * whose lease runs, if the process is there now (it may have died).
+ */
+static uint32_t loop_waiters(const struct share_view *v)
+{
+	uint32_t n = 0;
+	unsigned i;
+
+	for (i = 0; i < SHARE_LOOPS; i++)
+		if (v->loop_count[i] > 0 && (kill(v->loop_pid[i], 0) == 0 || errno == EPERM))
+			n += v->loop_count[i];
+	return n;
+}
+
 static bool is_waiting(const struct share_view *v)
 {
 	return v->probing || v->waiters > 0;
@@ -216,6 +232,7 @@ static unsigned collect(uint64_t now_ns, bool all, uint64_t age_ms)
 
 		if (!share_view_slot(h, i, now_ns, &r->v))
 			continue;
+		r->v.waiters += loop_waiters(&r->v);
 		if (!all && !is_waiting(&r->v) && r->v.state != SHARE_DOWN && r->v.early == 0)
 			continue;
 		if (r->v.named)
@@ -487,7 +504,8 @@ static void print_openmetrics(unsigned n, uint64_t wall_ms)
 	      get_info, true, wall_ms);
 	gauge(n, "backoff_destination_waiting", "1 while a client waits for the destination.",
 	      get_waiting, false, wall_ms);
-	gauge(n, "backoff_destination_waiters", "Threads asleep until the destination is up.",
+	gauge(n, "backoff_destination_waiters",
+	      "Threads asleep and event loops' connects waiting until the destination is up.",
 	      get_waiters, false, wall_ms);
 	gauge(n, "backoff_destination_down_since_seconds",
 	      "When the destination was found down (Unix time).", get_since, false, wall_ms);

@@ -179,6 +179,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		case 5:
 			share_note_saved(s);
 			break;
+		case 6:
+			/* An event loop's waiter counted, renewed or ended, on any word. */
+			(void)share_loop_wait(s, (int)(b[2] % 3) - 1, now + b[1] * 100000000ULL);
+			break;
 		default:
 			/* Past its time at once: no wait, whatever the word holds. */
 			REQUIRE(share_wait(s, share_seq(s), 0) == 0);
