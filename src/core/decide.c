@@ -264,6 +264,19 @@ bool decide_loop_succeeded(const struct config *cfg, struct fdconn *c, int fd, u
 	return turn;
 }
 
+/*
+ * @c's planned wait ends at @now_ms, before its time: a listener or
+ * another's success was found, or a look was an attempt (@made).  The stats
+ * count the wait made, and the log says why, as for a blocking call.
+ */
+static void loop_woke(struct fdconn *c, uint64_t now_ms, bool made)
+{
+	struct events_subject what = loop_what(c);
+
+	if (now_ms < c->progress.planned_ms)
+		events_cut_short(&what, c->progress.planned_ms - now_ms, made);
+}
+
 enum decide_wake decide_loop_wake(const struct config *cfg, struct fdconn *c, uint64_t now_ms,
 				  int (*attempt)(void *ctx, uint64_t deadline_ms), void *ctx,
 				  int *err, uint64_t *due_ms)
@@ -279,8 +292,10 @@ enum decide_wake decide_loop_wake(const struct config *cfg, struct fdconn *c, ui
 				  now_ns, p->planned_ms * 1000000, false, attempt, ctx, err,
 				  &next)) {
 		case FATE_NOW:
+			loop_woke(c, now_ms, false);
 			break;
 		case FATE_MADE:
+			loop_woke(c, now_ms, true);
 			wake = DECIDE_WAKE_MADE;
 			break;
 		case FATE_SLEEP:
