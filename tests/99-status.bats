@@ -39,6 +39,7 @@ stop_probes() {
 teardown() {
 	stop_probes
 	stop_bg_all
+	[[ -z ${OTHER_FILE:-} ]] || rm -f "$OTHER_FILE"
 	return 0
 }
 
@@ -155,11 +156,11 @@ PY
 		"the other namespace's row"
 	run --separate-stderr "$LAUNCHER" status --json --file "$STATE"
 	assert_eq "$status" 0 "status (stderr: $stderr)"
-	assert_match "$output" "\"destination\":\"127.0.0.1:$PORT\",\"state\":\"waiting\",[^}]*\"last_error\":\"ECONNREFUSED\",[^}]*,\"netns\":${host_ns//[^0-9]/}\\}" "JSON, the host's"
-	assert_match "$output" "\"destination\":\"127.0.0.1:$PORT\",\"state\":\"waiting\",[^}]*\"last_error\":\"ENETUNREACH\",[^}]*,\"netns\":${other_ns//[^0-9]/}\\}" "JSON, the other's"
+	assert_match "$output" "\"destination\":\"127.0.0.1:$PORT\",\"state\":\"waiting\",[^}]*\"last_error\":\"ECONNREFUSED\",[^}]*,\"netns\":${host_ns//[^0-9]/},\"user\":\"[^\"]+\"\\}" "JSON, the host's"
+	assert_match "$output" "\"destination\":\"127.0.0.1:$PORT\",\"state\":\"waiting\",[^}]*\"last_error\":\"ENETUNREACH\",[^}]*,\"netns\":${other_ns//[^0-9]/},\"user\":\"[^\"]+\"\\}" "JSON, the other's"
 	run --separate-stderr "$LAUNCHER" status --openmetrics --file "$STATE"
-	assert_match "$output" "backoff_destination_waiting\\{destination=\"127.0.0.1:$PORT\",netns=\"${host_ns//[^0-9]/}\"\\} 1" "OpenMetrics, the host's"
-	assert_match "$output" "backoff_destination_waiting\\{destination=\"127.0.0.1:$PORT\",netns=\"${other_ns//[^0-9]/}\"\\} 1" "OpenMetrics, the other's"
+	assert_match "$output" "backoff_destination_waiting\\{destination=\"127.0.0.1:$PORT\",netns=\"${host_ns//[^0-9]/}\",user=\"[^\"]+\"\\} 1" "OpenMetrics, the host's"
+	assert_match "$output" "backoff_destination_waiting\\{destination=\"127.0.0.1:$PORT\",netns=\"${other_ns//[^0-9]/}\",user=\"[^\"]+\"\\} 1" "OpenMetrics, the other's"
 }
 
 @test "a unix address of zero bytes (an empty socket path) is retried, alone, and never a row without a destination" {
@@ -187,12 +188,12 @@ except OSError as e:
 	make_state "$STATE" key=auto state=1 dest_family=1 dest_len=3 dest_abstract=1 \
 		dest_hex=000000 dest_netns=77 mono_ago_ms=10
 	run --separate-stderr "$LAUNCHER" status --json --file "$STATE"
-	assert_match "$output" '^\{"destination":null,"state":"down",.*"netns":null\}$' "a slot of no name"
+	assert_match "$output" '^\{"destination":null,"state":"down",.*"netns":null,"user":"[^"]+"\}$' "a slot of no name"
 	rm -f "$STATE"
 	make_state "$STATE" key=auto state=1 dest_family=1 dest_len=3 dest_hex=2f6162 \
 		dest_netns=77 mono_ago_ms=10
 	run --separate-stderr "$LAUNCHER" status --json --file "$STATE"
-	assert_match "$output" '^\{"destination":"unix:/ab","state":"down",.*"netns":77\}$' "a path"
+	assert_match "$output" '^\{"destination":"unix:/ab","state":"down",.*"netns":77,"user":"[^"]+"\}$' "a path"
 }
 
 # waiters_of DEST ARGS...: the waiters `backoff status --json ARGS` counts for DEST ("" if no row).
@@ -329,7 +330,7 @@ for line in lines[:-2]:
             seen.add(m.group(2))
             families.append(m.group(2))
         continue
-    m = re.fullmatch(r'([a-z_]+)\{destination="([^"\\]*)",netns="[0-9]+"((?:,[a-z_]+="[^"\\]*")*)\} ([0-9]+(?:\.[0-9]+)?)', line)
+    m = re.fullmatch(r'([a-z_]+)\{destination="([^"\\]*)",netns="[0-9]+",user="[^"\\]*"((?:,[a-z_]+="[^"\\]*")*)\} ([0-9]+(?:\.[0-9]+)?)', line)
     assert m, "not a sample: " + line
     assert m.group(1) == families[-1], "sample outside its family: " + line
     samples[(m.group(1), m.group(2))] = (m.group(3), float(m.group(4)))
@@ -413,7 +414,7 @@ print(r["destination"], r["state"], r["last_error"], r["prober_pid"], r["waiters
 		dest_family=2 dest_port=80 dest_hex=7f000001 since_ns=0xfffffffffffffff0 mono_ago_ms=0
 	run --separate-stderr "$LAUNCHER" status --all --json --file "$STATE"
 	assert_eq "$status" 0 "status (stderr: $stderr)"
-	assert_match "$output" '^\{"destination":null,"state":"waiting","since":null,"since_ms_ago":null,"last_attempt_ms_ago":[0-9]+,"last_error":null,"prober_pid":null,"prober_command":null,"waiters":7,"attempts":12,"attempts_saved":34,"early_closes":0,"netns":null\}$' "the row"
+	assert_match "$output" '^\{"destination":null,"state":"waiting","since":null,"since_ms_ago":null,"last_attempt_ms_ago":[0-9]+,"last_error":null,"prober_pid":null,"prober_command":null,"waiters":7,"attempts":12,"attempts_saved":34,"early_closes":0,"netns":null,"user":"[^"]+"\}$' "the row"
 	run --separate-stderr "$LAUNCHER" status --all --file "$STATE"
 	assert_match "$output" $'\nunnamed slot 0 +waiting +- +- +gone +7 +12 +34$' "the table"
 	# A unix path longer than any, or a family the library never writes: no name.
@@ -493,26 +494,54 @@ print(r["destination"], r["state"], r["last_error"], r["prober_pid"], r["waiters
 	assert_eq "$status" 127 "a command named status is run"
 }
 
-@test "root's view names the other users whose processes keep a state file, and how to see one" {
+@test "root's view is every user's: a USER column, JSON and OpenMetrics name whose each row is; a file root cannot use is said and left out" {
 	[[ $EUID -eq 0 ]] || skip "needs root to run a client as another user"
 	require_program setpriv util-linux
-	local file=/dev/shm/libbackoff-65534.v6 made=
+	local file=/dev/shm/libbackoff-65534.v6 mine=/dev/shm/libbackoff-0.v6 made= made_mine=
 	[[ -e $file ]] || made=1
+	[[ -e $mine ]] || made_mine=1
 	closed_port dead
 	chmod 755 "$T" "$T/.." "$T/../.." 2>/dev/null || true
-	# A client of nobody's: its default state file.
-	run --separate-stderr timeout 20 setpriv --reuid=nobody --regid=nogroup --clear-groups \
-		env LD_PRELOAD="$LIB" BACKOFF_TIMEOUT=200ms BACKOFF_BASE=20ms \
-		"$HELPERS/probe" "127.0.0.1:$PORT"
-	assert_eq "$output" ECONNREFUSED "nobody's client: $stderr"
-	run --separate-stderr "$LAUNCHER" status
-	assert_match "$(tail -n 1 <<<"$output")" \
-		"^other users' state files: (.*, )?nobody(, .*)? \\(backoff status --user NAME shows one\\)$" \
-		"the line naming them"
-	run --separate-stderr "$LAUNCHER" status --user nobody --all --json
-	assert_match "$output" "\"destination\":\"127.0.0.1:$PORT\"" "nobody's view: $stderr"
-	# Not in JSON: it stays one object per line.
+	# A client of nobody's and one of root's, each with its default state file,
+	# each waiting for the same closed port.
+	setpriv --reuid=nobody --regid=nogroup --clear-groups \
+		env LD_PRELOAD="$LIB" BACKOFF_TIMEOUT=30s "$HELPERS/probe" "127.0.0.1:$PORT" \
+		>"$T/nobody.out" 2>"$T/nobody.err" 3>&- &
+	PROBES+=("$!")
+	env LD_PRELOAD="$LIB" BACKOFF_TIMEOUT=30s "$HELPERS/probe" "127.0.0.1:$PORT" \
+		>"$T/root.out" 2>"$T/root.err" 3>&- &
+	PROBES+=("$!")
+	status_until "^127\.0\.0\.1:$PORT +nobody +waiting " 5
+	assert_match "$(head -n 1 <<<"$STATUS_OUT")" "^DESTINATION +USER +STATE " "the header"
+	assert_match "$STATUS_OUT" $'\n'"127\\.0\\.0\\.1:$PORT +root +waiting " "root's row"
 	run --separate-stderr "$LAUNCHER" status --json
-	assert_no_match "$output" "other users" "JSON"
+	assert_match "$output" "\"destination\":\"127.0.0.1:$PORT\",\"state\":\"waiting\",.*\"user\":\"nobody\"\\}" \
+		"JSON: $stderr"
+	run --separate-stderr "$LAUNCHER" status --openmetrics
+	assert_match "$output" "backoff_destination_waiting\\{destination=\"127.0.0.1:$PORT\",netns=\"[0-9]+\",user=\"nobody\"\\} 1" \
+		"OpenMetrics"
+	# One user's view: --user, no column; its own view for a user.
+	run --separate-stderr "$LAUNCHER" status --user nobody
+	assert_match "$(head -n 1 <<<"$output")" "^DESTINATION +STATE " "nobody's view: $stderr"
+	run --separate-stderr setpriv --reuid=nobody --regid=nogroup --clear-groups \
+		"$LAUNCHER" status
+	assert_match "$output" $'\n'"127\\.0\\.0\\.1:$PORT +waiting " "as nobody: $stderr"
+	assert_no_match "$output" "root" "as nobody, no other user's row"
+	stop_probes
+	# A file of another user that root cannot use: said on stderr, left out, status 0.
+	OTHER_FILE=/dev/shm/libbackoff-3999998.v6
+	rm -f "$OTHER_FILE"
+	make_state "$OTHER_FILE" key=0x5678 state=1 mono_ago_ms=10
+	chown 3999998 "$OTHER_FILE"
+	chmod 644 "$OTHER_FILE"
+	run --separate-stderr "$LAUNCHER" status --all
+	assert_eq "$status" 0 "status with a file refused"
+	assert_eq "$stderr" "backoff status: $OTHER_FILE: readable or writable by others (not shown)" \
+		"stderr"
+	assert_no_match "$output" "3999998|unnamed" "its rows"
+	# A file named by BACKOFF_SHARED or --file is that file alone.
+	run --separate-stderr env BACKOFF_SHARED="$mine" "$LAUNCHER" status --all
+	assert_no_match "$output" "nobody" "BACKOFF_SHARED's view"
 	[[ -z $made ]] || rm -f "$file"
+	[[ -z $made_mine ]] || rm -f "$mine"
 }
