@@ -667,10 +667,33 @@ uint64_t share_damped_until(struct share_slot *s, uint64_t now_ns, uint64_t max_
 	return until - now_ns > max_ns ? now_ns + max_ns : until;
 }
 
+/*
+ * The word of process @me counting @count connects in @w (its own, or a
+ * lapsed one) after @delta, its lease the later of @w's running one and
+ * @lease_s (a -1 keeps @w's).  0: the word is freed.
+ */
+static uint64_t loop_word(uint64_t w, int me, int delta, uint64_t lease_s, uint64_t now)
+{
+	unsigned left = loop_lease_left(w, now),
+		 count = (int)(w >> 32) == me && left ? (unsigned)(w >> 16 & 0xffff) : 0;
+	uint64_t now_s = now / 1000000000ULL;
+
+	if (delta < 0)
+		count = count ? count - 1 : 0;
+	else if (delta > 0 && count < 0xffff)
+		count++;
+	if (count == 0)
+		return 0;
+	/* Another connect of the process may wait longer: its lease stands. */
+	if (delta < 0 || (left && now_s + left > lease_s))
+		lease_s = now_s + left;
+	return SHARE_LOOP_WORD(me, count, lease_s);
+}
+
 bool share_loop_wait(struct share_slot *s, int delta, uint64_t until_ns)
 {
-	uint64_t now = clock_now_ns(), lease_s = until_ns / 1000000000ULL + 1, w;
-	unsigned i, count;
+	uint64_t now = clock_now_ns(), lease_s = until_ns / 1000000000ULL + 1, w, nw;
+	unsigned i;
 	int me = my_pid();
 
 	/* A lease never longer than the reader believes: renewed at each wake. */
@@ -678,26 +701,15 @@ bool share_loop_wait(struct share_slot *s, int delta, uint64_t until_ns)
 		lease_s = now / 1000000000ULL + SHARE_LOOP_LEASE_MAX_S;
 	for (i = 0; i < SHARE_LOOPS; i++) {
 		w = atomic_load_explicit(&s->loops[i], memory_order_relaxed);
-		if ((int)(w >> 32) != me)
-			continue;
-		/* Ours: only this process writes it, but a claimer may take it once it lapsed. */
-		count = (unsigned)(w >> 16 & 0xffff);
-		if (!loop_lease_left(w, now))
-			count = 0; /* lapsed: what it counted is over */
-		if (delta < 0)
-			count = count ? count - 1 : 0;
-		else if (delta > 0 && count < 0xffff)
-			count++;
-		if (count == 0 && delta <= 0) {
-			atomic_compare_exchange_strong_explicit(
-				&s->loops[i], &w, 0, memory_order_relaxed, memory_order_relaxed);
-			return false;
+		/* Ours: its threads race on it (a failed exchange reloads it), and a claimer once
+		 * it lapsed. */
+		while ((int)(w >> 32) == me) {
+			nw = loop_word(w, me, delta, lease_s, now);
+			if (atomic_compare_exchange_weak_explicit(&s->loops[i], &w, nw,
+								  memory_order_relaxed,
+								  memory_order_relaxed))
+				return nw != 0;
 		}
-		if (atomic_compare_exchange_strong_explicit(
-			    &s->loops[i], &w, SHARE_LOOP_WORD(me, count, lease_s),
-			    memory_order_relaxed, memory_order_relaxed))
-			return true;
-		break; /* taken by another since its lease lapsed: claimed anew below */
 	}
 	if (delta <= 0)
 		return false;
