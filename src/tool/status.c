@@ -1,5 +1,4 @@
-/* backoff-status: the user's destinations being waited for or known down, read from the state file.
- */
+/* backoff-status: destinations waited for or known down, from the user's state file (root: all). */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
