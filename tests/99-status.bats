@@ -196,6 +196,11 @@ except OSError as e:
 	assert_match "$output" '^\{"destination":"unix:/ab","state":"down",.*"netns":77,"user":"[^"]+"\}$' "a path"
 }
 
+# free_port_of: a TCP port free on 127.0.0.1 now.
+free_port_of() {
+	"$PYTHON" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
+}
+
 # waiters_of DEST ARGS...: the waiters `backoff status --json ARGS` counts for DEST ("" if no row).
 waiters_of() {
 	local dest=$1
@@ -511,9 +516,9 @@ print(r["destination"], r["state"], r["last_error"], r["prober_pid"], r["waiters
 	env LD_PRELOAD="$LIB" BACKOFF_TIMEOUT=30s "$HELPERS/probe" "127.0.0.1:$PORT" \
 		>"$T/root.out" 2>"$T/root.err" 3>&- &
 	PROBES+=("$!")
-	status_until "^127\.0\.0\.1:$PORT +nobody +waiting " 5
-	assert_match "$(head -n 1 <<<"$STATUS_OUT")" "^DESTINATION +USER +STATE " "the header"
-	assert_match "$STATUS_OUT" $'\n'"127\\.0\\.0\\.1:$PORT +root +waiting " "root's row"
+	status_until "^127\.0\.0\.1:$PORT +nobody +((-|net:\\[[0-9]+\\]) +)?waiting " 5
+	assert_match "$(head -n 1 <<<"$STATUS_OUT")" "^DESTINATION +USER +(NETNS +)?STATE " "the header"
+	assert_match "$STATUS_OUT" $'\n'"127\\.0\\.0\\.1:$PORT +root +((-|net:\\[[0-9]+\\]) +)?waiting " "root's row"
 	run --separate-stderr "$LAUNCHER" status --json
 	assert_match "$output" "\"destination\":\"127.0.0.1:$PORT\",\"state\":\"waiting\",.*\"user\":\"nobody\"\\}" \
 		"JSON: $stderr"
@@ -522,10 +527,10 @@ print(r["destination"], r["state"], r["last_error"], r["prober_pid"], r["waiters
 		"OpenMetrics"
 	# One user's view: --user, no column; its own view for a user.
 	run --separate-stderr "$LAUNCHER" status --user nobody
-	assert_match "$(head -n 1 <<<"$output")" "^DESTINATION +STATE " "nobody's view: $stderr"
+	assert_match "$(head -n 1 <<<"$output")" "^DESTINATION +(NETNS +)?STATE " "nobody's view: $stderr"
 	run --separate-stderr setpriv --reuid=nobody --regid=nogroup --clear-groups \
 		"$LAUNCHER" status
-	assert_match "$output" $'\n'"127\\.0\\.0\\.1:$PORT +waiting " "as nobody: $stderr"
+	assert_match "$output" $'\n'"127\\.0\\.0\\.1:$PORT +((-|net:\\[[0-9]+\\]) +)?waiting " "as nobody: $stderr"
 	assert_no_match "$output" "root" "as nobody, no other user's row"
 	stop_probes
 	# A file of another user that root cannot use: said on stderr, left out, status 0.
@@ -544,4 +549,56 @@ print(r["destination"], r["state"], r["last_error"], r["prober_pid"], r["waiters
 	assert_no_match "$output" "nobody" "BACKOFF_SHARED's view"
 	[[ -z $made ]] || rm -f "$file"
 	[[ -z $made_mine ]] || rm -f "$mine"
+}
+
+@test "root's view while nginx, its workers running as nobody, waits for a late upstream: the destination, nobody's, with its waiters" {
+	[[ $EUID -eq 0 ]] || skip "needs root to run nginx's workers as nobody"
+	require_command nginx curl
+	local file=/dev/shm/libbackoff-65534.v6 made= d=$T/nginx front up
+	[[ -e $file ]] || made=1
+	# The upstream: bound at once (refused), serving once $T/go exists.
+	# shellcheck disable=SC2016 # a python program
+	start_bg up "$PYTHON" -c '
+import os, socket, sys, time
+srv = socket.socket()
+srv.bind(("127.0.0.1", 0))
+with open(sys.argv[1] + ".tmp", "w") as f:
+    f.write(f"{srv.getsockname()[1]}\n")
+os.rename(sys.argv[1] + ".tmp", sys.argv[1])
+deadline = time.monotonic() + 30
+while not os.path.exists(sys.argv[2]) and time.monotonic() < deadline:
+    time.sleep(0.01)
+srv.listen(8)
+while True:
+    c, _ = srv.accept()
+    c.recv(4096)
+    c.sendall(b"HTTP/1.0 200 OK\r\nContent-Length: 6\r\n\r\nhello\n")
+    c.close()
+' "$T/up.port" "$T/go"
+	wait_for_file "$T/up.port" 5
+	up=$(<"$T/up.port")
+	front=$(free_port_of)
+	chmod 755 "$T" "$T/.." "$T/../.." 2>/dev/null || true
+	mkdir -p "$d"
+	chmod 777 "$d"
+	cat >"$d/nginx.conf" <<EOF
+daemon off; worker_processes 1; user nobody nogroup; pid $d/nginx.pid;
+error_log $d/error.log warn;
+events { worker_connections 64; }
+http { access_log off; client_body_temp_path $d; proxy_temp_path $d; fastcgi_temp_path $d;
+uwsgi_temp_path $d; scgi_temp_path $d;
+server { listen 127.0.0.1:$front; location / { proxy_pass http://127.0.0.1:$up; } } }
+EOF
+	start_bg nginx env LD_PRELOAD="$LIB" BACKOFF_TIMEOUT=30s nginx -p "$d" -e "$d/error.log" \
+		-c "$d/nginx.conf"
+	wait_for_port "$front" 10 || fail "nginx did not listen: $(cat "$d/error.log")"
+	start_bg curl curl -sS --max-time 25 "http://127.0.0.1:$front/"
+	# Root's default view: nginx's worker waits, in nobody's file, non-blocking.
+	status_until "^127\\.0\\.0\\.1:$up +nobody +((-|net:\\[[0-9]+\\]) +)?waiting " 10
+	waiters_until "127.0.0.1:$up" 1 1 5
+	touch "$T/go"
+	wait_for_line "$T/curl.out" '^hello$' 15
+	# Connected: nginx still runs, and waits for nothing.
+	waiters_until "127.0.0.1:$up" 0 0 5 --all
+	[[ -z $made ]] || rm -f "$file"
 }
