@@ -66,10 +66,9 @@ void fate_loop_waits(struct fate *f, uint64_t wake_ns)
 
 	if (!f->slot)
 		return;
-	if (!f->loop_waiter)
+	/* Renewed; or counted anew if its lease lapsed meanwhile (a wait longer than any lease). */
+	if (!f->loop_waiter || !share_loop_wait(f->slot, 0, until))
 		f->loop_waiter = share_loop_wait(f->slot, 1, until);
-	else
-		share_loop_wait(f->slot, 0, until);
 }
 
 enum fate_step fate_wake(struct fate *f, const struct target_addr *t,

@@ -7,6 +7,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "core/fate.h"
 #include "sys/clock.h"
 #include "unit.h"
 
@@ -73,6 +74,18 @@ int main(void)
 	CHECK_U64(counted(h, s), 0);
 	CHECK(!share_loop_wait(s, 0, now + 5 * S));
 	CHECK_U64(atomic_load(&s->loops[0]), 0);
+	/* A connect whose wait outlived its lease is counted anew at its next wake. */
+	{
+		struct fate f = { .slot = s, .loop_waiter = true, .stale_ns = S };
+
+		atomic_store(&s->loops[0], SHARE_LOOP_WORD(getpid(), 1, now / S - 1));
+		fate_loop_waits(&f, now + 5 * S);
+		CHECK(f.loop_waiter);
+		CHECK_U64(counted(h, s), 1);
+		fate_leave(&f);
+		CHECK(!f.loop_waiter);
+		CHECK_U64(counted(h, s), 0);
+	}
 	/* A lease further than the reader believes is none; the library never writes one. */
 	atomic_store(&s->loops[0],
 		     SHARE_LOOP_WORD(getpid(), 3, now / S + 2 * SHARE_LOOP_LEASE_MAX_S));
