@@ -81,3 +81,22 @@ probe_closed_port() {
 	assert_between "${woke#* }" 1000 3000 "ms not waited"
 	assert_eq "$(json_events "$T/log.json" success attempt)" 2 "the success"
 }
+
+@test "an event loop's wait cut short says why, and waited_ms is the time waited: nc -z to a server that listens 1 s into a planned 3 s wait" {
+	require_command nc
+	start_listener srv 1000 --count 1
+	local t0 t1 woke waited
+	t0=$(now_ms)
+	run --separate-stderr timeout 20 env BACKOFF_SHARED="$T/state" BACKOFF_BASE=3s \
+		BACKOFF_JITTER=none BACKOFF_LOG=info BACKOFF_LOG_FORMAT=json \
+		BACKOFF_LOG_FILE="$T/log.json" BACKOFF_STATS=on "$LAUNCHER" -- nc -z 127.0.0.1 "$PORT"
+	t1=$(now_ms)
+	assert_eq "$status" 0 "nc's status: $stderr"
+	assert_eq "$(json_events "$T/log.json" retry wait_ms)" 3000 "the planned wait"
+	woke=$(json_events "$T/log.json" woke reason wait_ms)
+	assert_match "$woke" "^news [0-9]+$" "the wait cut short, and why"
+	assert_between "${woke#* }" 1000 3000 "ms not waited"
+	waited=$(json_events "$T/log.json" stats waited_ms)
+	# The one wait, from the first attempt to the listen: at most the whole run's time.
+	assert_between "$waited" 500 "$((t1 - t0))" "waited_ms (the run took $((t1 - t0)) ms)"
+}

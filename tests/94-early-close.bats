@@ -88,7 +88,7 @@ start_socat_front() {
 	assert_between "$n" 2 15 "connections with the library"
 	# backoff status names the destination and its streak.
 	run --separate-stderr "$BUILD/backoff-status" --file "$T/state" --json
-	assert_match "$output" "^\\{\"destination\":\"127.0.0.1:$PORT\",\"state\":\"early\",.*\"early_closes\":[2-9][0-9]*\\}\$" \
+	assert_match "$output" "^\\{\"destination\":\"127.0.0.1:$PORT\",\"state\":\"early\",.*\"early_closes\":[2-9][0-9]*," \
 		"backoff status: $stderr"
 }
 

@@ -39,6 +39,7 @@ stop_probes() {
 teardown() {
 	stop_probes
 	stop_bg_all
+	[[ -z ${OTHER_FILE:-} ]] || rm -f "$OTHER_FILE"
 	return 0
 }
 
@@ -57,18 +58,44 @@ status_until() {
 # make_state PATH [KEY=VALUE...]: a state file of the current layout with every
 # slot empty but slot 0, whose fields are set by KEY=VALUE (names as in
 # struct share_slot; dest_* for the destination; mono_ago_ms=N: since_ns,
-# probed_ns and looked_ns N ms before now).
+# probed_ns and looked_ns N ms before now; key=auto: the key the library
+# computes for the destination; loopI=PID:COUNT:SECONDS: event loop word I,
+# its lease ending SECONDS from now).
 make_state() {
 	"$PYTHON" - "$@" <<'PY'
 import os, struct, sys, time
 path, fields = sys.argv[1], dict(a.split("=", 1) for a in sys.argv[2:])
-f = {k: int(v, 0) for k, v in fields.items() if k != "dest_hex"}
+f = {k: int(v, 0) for k, v in fields.items()
+     if k not in ("dest_hex", "key") and not k.startswith("loop")}
+loops = [0] * 8
+for k, v in fields.items():
+    if k.startswith("loop"):
+        pid, count, secs = (int(x) for x in v.split(":"))
+        lease = (time.monotonic_ns() // 10**9 + secs) & 0xffff
+        loops[int(k[4:])] = pid << 32 | count << 16 | lease
+M = (1 << 64) - 1
+def key_of(family, port, abstract, data, netns):
+    h = 0xcbf29ce484222325 ^ (netns * 0x9e3779b97f4a7c15 & M)
+    h ^= family | port << 16 | abstract << 40
+    for b in data:
+        h = (h ^ b) * 0x100000001b3 & M
+    h ^= h >> 29
+    high = h & ~127 & M
+    return high | (64 if family == 1 else port & 63) | (0 if high else 128)
+if fields.get("key") == "auto":
+    data = bytes.fromhex(fields.get("dest_hex", ""))
+    fam = f.get("dest_family", 0)
+    data = data[:f.get("dest_len", 0)] if fam == 1 else data[:4 if fam == 2 else 16]
+    f["key"] = key_of(fam, f.get("dest_port", 0), f.get("dest_abstract", 0), data,
+                      f.get("dest_netns", 0))
+elif "key" in fields:
+    f["key"] = int(fields["key"], 0)
 now = time.monotonic_ns()
 ago = f.pop("mono_ago_ms", None)
 for k in ("since_ns", "probed_ns", "looked_ns"):
     if ago is not None and k not in f:
         f[k] = now - ago * 1000000
-head = struct.pack("<QIIII", 0x316572616873626C, 5, 1024, 256, 0).ljust(576, b"\0")
+head = struct.pack("<QIIII", 0x316572616873626C, 6, 1024, 320, 0).ljust(576, b"\0")
 slot = struct.pack("<QQQIIiIIiQQQQQiI32xQHHHBx",
     f.get("key", 0), f.get("probed_ns", 0), f.get("lease_ns", 0), 0, f.get("state", 0),
     f.get("prober", 0), f.get("err", 0), f.get("waiters", 0), 0, f.get("looked_ns", 0), 0,
@@ -76,9 +103,10 @@ slot = struct.pack("<QQQIIiIIiQQQQQiI32xQHHHBx",
     f.get("dest_netns", 0), f.get("dest_family", 0), f.get("dest_port", 0),
     f.get("dest_len", 0), f.get("dest_abstract", 0))
 slot += bytes.fromhex(fields.get("dest_hex", "")).ljust(112, b"\0")
-assert len(slot) == 256, len(slot)
+slot += struct.pack("<8Q", *loops)
+assert len(slot) == 320, len(slot)
 fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-os.write(fd, head + slot + b"\0" * 256 * 1023)
+os.write(fd, head + slot + b"\0" * 320 * 1023)
 os.close(fd)
 PY
 }
@@ -102,6 +130,158 @@ PY
 	assert_between "${cols[5]}" 2 3 "waiters in: $line"
 	assert_between "${cols[6]}" 1 1000 "attempts in: $line"
 	assert_eq "$(count_lines "$STATUS_OUT")" 2 "lines (one destination)"
+}
+
+@test "the same address from two network namespaces is two rows, each naming its namespace, in every format" {
+	require_unshare -n
+	closed_port dead
+	probes 1 "127.0.0.1:$PORT" host BACKOFF_TIMEOUT=30s
+	# The same address from a new network namespace, its loopback down: ENETUNREACH there.
+	"${UNSHARE[@]}" env LD_PRELOAD="$LIB" BACKOFF_SHARED="$STATE" BACKOFF_TIMEOUT=30s \
+		"$HELPERS/probe" "127.0.0.1:$PORT" >"$T/ns.out" 2>"$T/ns.err" 3>&- &
+	PROBES+=("$!")
+	local host_ns other_ns
+	status_until "ENETUNREACH" 5 --file "$STATE"
+	status_until "ECONNREFUSED" 5 --file "$STATE"
+	host_ns=$(readlink "/proc/${PROBES[0]}/ns/net")
+	other_ns=$(readlink "/proc/${PROBES[1]}/ns/net")
+	[[ $host_ns != "$other_ns" ]] || fail "the second client is in the host's namespace"
+	assert_match "$(head -n 1 <<<"$STATUS_OUT")" \
+		"^DESTINATION +NETNS +STATE +SINCE +LAST-ERROR +PROBER +WAITERS +ATTEMPTS +SAVED$" "header"
+	assert_eq "$(count_lines "$STATUS_OUT")" 3 "lines (one destination in two namespaces)"
+	local esc_host=${host_ns//[/\\[} esc_other=${other_ns//[/\\[}
+	assert_match "$STATUS_OUT" $'\n'"127\\.0\\.0\\.1:$PORT +${esc_host//]/\\]} +waiting +[^ ]+ +ECONNREFUSED +${PROBES[0]}/probe " \
+		"the host's row"
+	assert_match "$STATUS_OUT" $'\n'"127\\.0\\.0\\.1:$PORT +${esc_other//]/\\]} +waiting +[^ ]+ +ENETUNREACH +${PROBES[1]}/probe " \
+		"the other namespace's row"
+	run --separate-stderr "$LAUNCHER" status --json --file "$STATE"
+	assert_eq "$status" 0 "status (stderr: $stderr)"
+	assert_match "$output" "\"destination\":\"127.0.0.1:$PORT\",\"state\":\"waiting\",[^}]*\"last_error\":\"ECONNREFUSED\",[^}]*,\"netns\":${host_ns//[^0-9]/},\"user\":\"[^\"]+\"\\}" "JSON, the host's"
+	assert_match "$output" "\"destination\":\"127.0.0.1:$PORT\",\"state\":\"waiting\",[^}]*\"last_error\":\"ENETUNREACH\",[^}]*,\"netns\":${other_ns//[^0-9]/},\"user\":\"[^\"]+\"\\}" "JSON, the other's"
+	run --separate-stderr "$LAUNCHER" status --openmetrics --file "$STATE"
+	assert_match "$output" "backoff_destination_waiting\\{destination=\"127.0.0.1:$PORT\",netns=\"${host_ns//[^0-9]/}\",user=\"[^\"]+\"\\} 1" "OpenMetrics, the host's"
+	assert_match "$output" "backoff_destination_waiting\\{destination=\"127.0.0.1:$PORT\",netns=\"${other_ns//[^0-9]/}\",user=\"[^\"]+\"\\} 1" "OpenMetrics, the other's"
+}
+
+@test "a unix address of zero bytes (an empty socket path) is retried, alone, and never a row without a destination" {
+	# A whole sockaddr_un of zeros (the probe's empty path), and the empty abstract name.
+	run --separate-stderr timeout 20 env LD_PRELOAD="$LIB" BACKOFF_SHARED="$STATE" \
+		BACKOFF_TIMEOUT=300ms BACKOFF_BASE=20ms BACKOFF_STATS=on "$HELPERS/probe" unix:
+	assert_eq "$output" ECONNREFUSED "the probe"
+	assert_match "$stderr" "stats: .*retries=[1-9]" "the probe retried: $stderr"
+	run --separate-stderr timeout 20 env LD_PRELOAD="$LIB" BACKOFF_SHARED="$STATE" \
+		BACKOFF_TIMEOUT=300ms BACKOFF_BASE=20ms BACKOFF_STATS=on "$PYTHON" -c '
+import socket
+try:
+    socket.socket(socket.AF_UNIX).connect("\0")
+except OSError as e:
+    print(e.errno)'
+	assert_eq "$output" 111 "the python client (ECONNREFUSED)"
+	assert_match "$stderr" "stats: .*retries=[1-9]" "python retried: $stderr"
+	[[ -s $STATE ]] || fail "no state file: the clients did not look for it"
+	run --separate-stderr "$LAUNCHER" status --all --json --file "$STATE"
+	assert_eq "$status" 0 "status (stderr: $stderr)"
+	assert_eq "$output" "" "rows"
+	# A slot an older or hostile writer left with such a destination, under
+	# its right key, names none; a path under its right key is named.
+	rm -f "$STATE"
+	make_state "$STATE" key=auto state=1 dest_family=1 dest_len=3 dest_abstract=1 \
+		dest_hex=000000 dest_netns=77 mono_ago_ms=10
+	run --separate-stderr "$LAUNCHER" status --json --file "$STATE"
+	assert_match "$output" '^\{"destination":null,"state":"down",.*"netns":null,"user":"[^"]+"\}$' "a slot of no name"
+	rm -f "$STATE"
+	make_state "$STATE" key=auto state=1 dest_family=1 dest_len=3 dest_hex=2f6162 \
+		dest_netns=77 mono_ago_ms=10
+	run --separate-stderr "$LAUNCHER" status --json --file "$STATE"
+	assert_match "$output" '^\{"destination":"unix:/ab","state":"down",.*"netns":77,"user":"[^"]+"\}$' "a path"
+}
+
+# free_port_of: a TCP port free on 127.0.0.1 now.
+free_port_of() {
+	"$PYTHON" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
+}
+
+# waiters_of DEST ARGS...: the waiters `backoff status --json ARGS` counts for DEST ("" if no row).
+waiters_of() {
+	local dest=$1
+	shift
+	"$LAUNCHER" status --json "$@" | "$PYTHON" -c '
+import json, sys
+for line in sys.stdin:
+    r = json.loads(line)
+    if r["destination"] == sys.argv[1]:
+        print(r["waiters"])' "$dest"
+}
+
+# waiters_until DEST LOW HIGH TIMEOUT_S ARGS...: until DEST's waiters are within [LOW, HIGH].
+waiters_until() {
+	local dest=$1 low=$2 high=$3 deadline=$(($(now_ms) + $4 * 1000)) n
+	shift 4
+	until n=$(waiters_of "$dest" "$@") && [[ -n $n ]] && ((n >= low && n <= high)); do
+		(($(now_ms) < deadline)) ||
+			fail "timed out waiting for $low..$high waiters of $dest (last: '$n')" || return
+		sleep 0.05
+	done
+}
+
+# An asyncio client of 127.0.0.1:PORT that prints "connected" and then stays,
+# reading until the server closes; a server that binds PORT at once and listens
+# once $T/go exists, sends "hello" and keeps the connection (sets PORT).
+asyncio_stayer=("$PYTHON" -c '
+import asyncio, sys
+async def main():
+    reader, writer = await asyncio.open_connection("127.0.0.1", int(sys.argv[1]))
+    print("connected", flush=True)
+    await reader.read()
+asyncio.run(main())
+')
+start_go_server() {
+	# shellcheck disable=SC2016 # a python program
+	start_bg "$1" "$PYTHON" -c '
+import os, socket, sys, time
+srv = socket.socket()
+srv.bind(("127.0.0.1", 0))
+with open(sys.argv[1] + ".tmp", "w") as f:
+    f.write(f"{srv.getsockname()[1]}\n")
+os.rename(sys.argv[1] + ".tmp", sys.argv[1])
+deadline = time.monotonic() + 20
+while not os.path.exists(sys.argv[2]) and time.monotonic() < deadline:
+    time.sleep(0.01)
+srv.listen(8)
+c, _ = srv.accept()
+c.sendall(b"hello\n")
+time.sleep(30)
+' "$T/$1.port" "$T/go"
+	wait_for_file "$T/$1.port" 5 || return
+	PORT=$(<"$T/$1.port")
+}
+
+@test "an event loop's connect waiting for its retry is a waiter while it waits, and no more once it connected or died" {
+	start_go_server srv
+	export BACKOFF_SHARED=$STATE BACKOFF_TIMEOUT=30s
+	# Two asyncio clients (non-blocking connects, epoll): each a waiter.
+	start_bg c1 env LD_PRELOAD="$LIB" "${asyncio_stayer[@]}" "$PORT"
+	start_bg c2 env LD_PRELOAD="$LIB" "${asyncio_stayer[@]}" "$PORT"
+	waiters_until "127.0.0.1:$PORT" 2 2 10
+	# One killed while it waits: its process is gone, so is its waiter.
+	local c2=${BG_PIDS[-1]}
+	kill -KILL "$c2"
+	wait "$c2" || true
+	waiters_until "127.0.0.1:$PORT" 1 1 5
+	status_until "^127\.0\.0\.1:$PORT +waiting " 5
+	# Connected, and still running: no longer a waiter.
+	touch "$T/go"
+	wait_for_line "$T/c1.out" '^connected$' 10
+	waiters_until "127.0.0.1:$PORT" 0 0 5 --all
+	run --separate-stderr "$LAUNCHER" status --all --json
+	assert_match "$output" "^\\{\"destination\":\"127.0.0.1:$PORT\",\"state\":\"up\"," "up: $stderr"
+	# A process alive whose lease is over (it exec'd with connects waiting)
+	# counts nothing; one whose lease runs does; a lease beyond an hour is none.
+	rm -f "$STATE"
+	make_state "$STATE" key=0x5678 state=1 mono_ago_ms=10 loop0=$$:3:-2 loop1=$$:4:30 \
+		loop2=$$:5:4000
+	run --separate-stderr "$LAUNCHER" status --json --file "$STATE"
+	assert_match "$output" '"state":"waiting",.*"waiters":4,' "the lease that runs: $stderr"
 }
 
 @test "--json: one object per line that python parses, a unix path named with its state and since" {
@@ -155,7 +335,7 @@ for line in lines[:-2]:
             seen.add(m.group(2))
             families.append(m.group(2))
         continue
-    m = re.fullmatch(r'([a-z_]+)\{destination="([^"\\]*)"((?:,[a-z_]+="[^"\\]*")*)\} ([0-9]+(?:\.[0-9]+)?)', line)
+    m = re.fullmatch(r'([a-z_]+)\{destination="([^"\\]*)",netns="[0-9]+",user="[^"\\]*"((?:,[a-z_]+="[^"\\]*")*)\} ([0-9]+(?:\.[0-9]+)?)', line)
     assert m, "not a sample: " + line
     assert m.group(1) == families[-1], "sample outside its family: " + line
     samples[(m.group(1), m.group(2))] = (m.group(3), float(m.group(4)))
@@ -198,8 +378,8 @@ print(r["destination"], r["state"], r["last_error"], r["prober_pid"], r["waiters
 	for kind in random truncated empty symlink mode fifo directory version; do
 		rm -rf "$STATE"
 		case $kind in
-		random) head -c 262720 /dev/urandom >"$STATE" ;;
-		truncated) make_state "$T/whole" && head -c 262000 "$T/whole" >"$STATE" ;;
+		random) head -c 328256 /dev/urandom >"$STATE" ;;
+		truncated) make_state "$T/whole" && head -c 328000 "$T/whole" >"$STATE" ;;
 		empty) : >"$STATE" ;;
 		symlink) make_state "$T/real" && ln -s "$T/real" "$STATE" ;;
 		mode) make_state "$STATE" && chmod 640 "$STATE" ;;
@@ -239,7 +419,7 @@ print(r["destination"], r["state"], r["last_error"], r["prober_pid"], r["waiters
 		dest_family=2 dest_port=80 dest_hex=7f000001 since_ns=0xfffffffffffffff0 mono_ago_ms=0
 	run --separate-stderr "$LAUNCHER" status --all --json --file "$STATE"
 	assert_eq "$status" 0 "status (stderr: $stderr)"
-	assert_match "$output" '^\{"destination":null,"state":"waiting","since":null,"since_ms_ago":null,"last_attempt_ms_ago":[0-9]+,"last_error":null,"prober_pid":null,"prober_command":null,"waiters":7,"attempts":12,"attempts_saved":34,"early_closes":0\}$' "the row"
+	assert_match "$output" '^\{"destination":null,"state":"waiting","since":null,"since_ms_ago":null,"last_attempt_ms_ago":[0-9]+,"last_error":null,"prober_pid":null,"prober_command":null,"waiters":7,"attempts":12,"attempts_saved":34,"early_closes":0,"netns":null,"user":"[^"]+"\}$' "the row"
 	run --separate-stderr "$LAUNCHER" status --all --file "$STATE"
 	assert_match "$output" $'\nunnamed slot 0 +waiting +- +- +gone +7 +12 +34$' "the table"
 	# A unix path longer than any, or a family the library never writes: no name.
@@ -319,26 +499,106 @@ print(r["destination"], r["state"], r["last_error"], r["prober_pid"], r["waiters
 	assert_eq "$status" 127 "a command named status is run"
 }
 
-@test "root's view names the other users whose processes keep a state file, and how to see one" {
+@test "root's view is every user's: a USER column, JSON and OpenMetrics name whose each row is; a file root cannot use is said and left out" {
 	[[ $EUID -eq 0 ]] || skip "needs root to run a client as another user"
 	require_program setpriv util-linux
-	local file=/dev/shm/libbackoff-65534.v5 made=
+	local file=/dev/shm/libbackoff-65534.v6 mine=/dev/shm/libbackoff-0.v6 made= made_mine=
 	[[ -e $file ]] || made=1
+	[[ -e $mine ]] || made_mine=1
 	closed_port dead
 	chmod 755 "$T" "$T/.." "$T/../.." 2>/dev/null || true
-	# A client of nobody's: its default state file.
-	run --separate-stderr timeout 20 setpriv --reuid=nobody --regid=nogroup --clear-groups \
-		env LD_PRELOAD="$LIB" BACKOFF_TIMEOUT=200ms BACKOFF_BASE=20ms \
-		"$HELPERS/probe" "127.0.0.1:$PORT"
-	assert_eq "$output" ECONNREFUSED "nobody's client: $stderr"
-	run --separate-stderr "$LAUNCHER" status
-	assert_match "$(tail -n 1 <<<"$output")" \
-		"^other users' state files: (.*, )?nobody(, .*)? \\(backoff status --user NAME shows one\\)$" \
-		"the line naming them"
-	run --separate-stderr "$LAUNCHER" status --user nobody --all --json
-	assert_match "$output" "\"destination\":\"127.0.0.1:$PORT\"" "nobody's view: $stderr"
-	# Not in JSON: it stays one object per line.
+	# A client of nobody's and one of root's, each with its default state file,
+	# each waiting for the same closed port.
+	setpriv --reuid=nobody --regid=nogroup --clear-groups \
+		env LD_PRELOAD="$LIB" BACKOFF_TIMEOUT=30s "$HELPERS/probe" "127.0.0.1:$PORT" \
+		>"$T/nobody.out" 2>"$T/nobody.err" 3>&- &
+	PROBES+=("$!")
+	env LD_PRELOAD="$LIB" BACKOFF_TIMEOUT=30s "$HELPERS/probe" "127.0.0.1:$PORT" \
+		>"$T/root.out" 2>"$T/root.err" 3>&- &
+	PROBES+=("$!")
+	status_until "^127\.0\.0\.1:$PORT +nobody +((-|net:\\[[0-9]+\\]) +)?waiting " 5
+	assert_match "$(head -n 1 <<<"$STATUS_OUT")" "^DESTINATION +USER +(NETNS +)?STATE " "the header"
+	assert_match "$STATUS_OUT" $'\n'"127\\.0\\.0\\.1:$PORT +root +((-|net:\\[[0-9]+\\]) +)?waiting " "root's row"
 	run --separate-stderr "$LAUNCHER" status --json
-	assert_no_match "$output" "other users" "JSON"
+	assert_match "$output" "\"destination\":\"127.0.0.1:$PORT\",\"state\":\"waiting\",.*\"user\":\"nobody\"\\}" \
+		"JSON: $stderr"
+	run --separate-stderr "$LAUNCHER" status --openmetrics
+	assert_match "$output" "backoff_destination_waiting\\{destination=\"127.0.0.1:$PORT\",netns=\"[0-9]+\",user=\"nobody\"\\} 1" \
+		"OpenMetrics"
+	# One user's view: --user, no column; its own view for a user.
+	run --separate-stderr "$LAUNCHER" status --user nobody
+	assert_match "$(head -n 1 <<<"$output")" "^DESTINATION +(NETNS +)?STATE " "nobody's view: $stderr"
+	run --separate-stderr setpriv --reuid=nobody --regid=nogroup --clear-groups \
+		"$LAUNCHER" status
+	assert_match "$output" $'\n'"127\\.0\\.0\\.1:$PORT +((-|net:\\[[0-9]+\\]) +)?waiting " "as nobody: $stderr"
+	assert_no_match "$output" "root" "as nobody, no other user's row"
+	stop_probes
+	# A file of another user that root cannot use: said on stderr, left out, status 0.
+	OTHER_FILE=/dev/shm/libbackoff-3999998.v6
+	rm -f "$OTHER_FILE"
+	make_state "$OTHER_FILE" key=0x5678 state=1 mono_ago_ms=10
+	chown 3999998 "$OTHER_FILE"
+	chmod 644 "$OTHER_FILE"
+	run --separate-stderr "$LAUNCHER" status --all
+	assert_eq "$status" 0 "status with a file refused"
+	assert_eq "$stderr" "backoff status: $OTHER_FILE: readable or writable by others (not shown)" \
+		"stderr"
+	assert_no_match "$output" "3999998|unnamed" "its rows"
+	# A file named by BACKOFF_SHARED or --file is that file alone.
+	run --separate-stderr env BACKOFF_SHARED="$mine" "$LAUNCHER" status --all
+	assert_no_match "$output" "nobody" "BACKOFF_SHARED's view"
+	[[ -z $made ]] || rm -f "$file"
+	[[ -z $made_mine ]] || rm -f "$mine"
+}
+
+@test "root's view while nginx, its workers running as nobody, waits for a late upstream: the destination, nobody's, with its waiters" {
+	[[ $EUID -eq 0 ]] || skip "needs root to run nginx's workers as nobody"
+	require_command nginx curl
+	local file=/dev/shm/libbackoff-65534.v6 made= d=$T/nginx front up
+	[[ -e $file ]] || made=1
+	# The upstream: bound at once (refused), serving once $T/go exists.
+	# shellcheck disable=SC2016 # a python program
+	start_bg up "$PYTHON" -c '
+import os, socket, sys, time
+srv = socket.socket()
+srv.bind(("127.0.0.1", 0))
+with open(sys.argv[1] + ".tmp", "w") as f:
+    f.write(f"{srv.getsockname()[1]}\n")
+os.rename(sys.argv[1] + ".tmp", sys.argv[1])
+deadline = time.monotonic() + 30
+while not os.path.exists(sys.argv[2]) and time.monotonic() < deadline:
+    time.sleep(0.01)
+srv.listen(8)
+while True:
+    c, _ = srv.accept()
+    c.recv(4096)
+    c.sendall(b"HTTP/1.0 200 OK\r\nContent-Length: 6\r\n\r\nhello\n")
+    c.close()
+' "$T/up.port" "$T/go"
+	wait_for_file "$T/up.port" 5
+	up=$(<"$T/up.port")
+	front=$(free_port_of)
+	chmod 755 "$T" "$T/.." "$T/../.." 2>/dev/null || true
+	mkdir -p "$d"
+	chmod 777 "$d"
+	cat >"$d/nginx.conf" <<EOF
+daemon off; worker_processes 1; user nobody nogroup; pid $d/nginx.pid;
+error_log $d/error.log warn;
+events { worker_connections 64; }
+http { access_log off; client_body_temp_path $d; proxy_temp_path $d; fastcgi_temp_path $d;
+uwsgi_temp_path $d; scgi_temp_path $d;
+server { listen 127.0.0.1:$front; location / { proxy_pass http://127.0.0.1:$up; } } }
+EOF
+	start_bg nginx env LD_PRELOAD="$LIB" BACKOFF_TIMEOUT=30s nginx -p "$d" -e "$d/error.log" \
+		-c "$d/nginx.conf"
+	wait_for_port "$front" 10 || fail "nginx did not listen: $(cat "$d/error.log")"
+	start_bg curl curl -sS --max-time 25 "http://127.0.0.1:$front/"
+	# Root's default view: nginx's worker waits, in nobody's file, non-blocking.
+	status_until "^127\\.0\\.0\\.1:$up +nobody +((-|net:\\[[0-9]+\\]) +)?waiting " 10
+	waiters_until "127.0.0.1:$up" 1 1 5
+	touch "$T/go"
+	wait_for_line "$T/curl.out" '^hello$' 15
+	# Connected: nginx still runs, and waits for nothing.
+	waiters_until "127.0.0.1:$up" 0 0 5 --all
 	[[ -z $made ]] || rm -f "$file"
 }

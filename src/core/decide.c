@@ -212,6 +212,7 @@ bool decide_loop_failed(const struct config *cfg, struct fdconn *c, int fd, int 
 	a = loop_step(cfg, c, &ev);
 	if (a.what == ENGINE_WAIT) {
 		*due_ms = a.until_ms;
+		fate_loop_waits(&c->fate, a.until_ms * 1000000);
 		return true;
 	}
 	decide_loop_gave_up(cfg, c, fd, now_ms);
@@ -263,6 +264,19 @@ bool decide_loop_succeeded(const struct config *cfg, struct fdconn *c, int fd, u
 	return turn;
 }
 
+/*
+ * @c's planned wait ends at @now_ms, before its time: a listener or
+ * another's success was found, or a look was an attempt (@made).  The stats
+ * count the wait made, and the log says why, as for a blocking call.
+ */
+static void loop_woke(struct fdconn *c, uint64_t now_ms, bool made)
+{
+	struct events_subject what = loop_what(c);
+
+	if (now_ms < c->progress.planned_ms)
+		events_cut_short(&what, c->progress.planned_ms - now_ms, made);
+}
+
 enum decide_wake decide_loop_wake(const struct config *cfg, struct fdconn *c, uint64_t now_ms,
 				  int (*attempt)(void *ctx, uint64_t deadline_ms), void *ctx,
 				  int *err, uint64_t *due_ms)
@@ -278,12 +292,15 @@ enum decide_wake decide_loop_wake(const struct config *cfg, struct fdconn *c, ui
 				  now_ns, p->planned_ms * 1000000, false, attempt, ctx, err,
 				  &next)) {
 		case FATE_NOW:
+			loop_woke(c, now_ms, false);
 			break;
 		case FATE_MADE:
+			loop_woke(c, now_ms, true);
 			wake = DECIDE_WAKE_MADE;
 			break;
 		case FATE_SLEEP:
 			*due_ms = p->planned_ms;
+			fate_loop_waits(&c->fate, p->planned_ms * 1000000);
 			return DECIDE_WAKE_SLEEP;
 		case FATE_DUE:
 			ev.left = engine_ask_left(cfg, p) && fate_left_to_other(&c->fate, now_ns);
@@ -293,6 +310,7 @@ enum decide_wake decide_loop_wake(const struct config *cfg, struct fdconn *c, ui
 	a = loop_step(cfg, c, &ev);
 	if (a.what == ENGINE_WAIT) {
 		*due_ms = a.until_ms;
+		fate_loop_waits(&c->fate, a.until_ms * 1000000);
 		return DECIDE_WAKE_SLEEP;
 	}
 	return wake;

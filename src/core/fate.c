@@ -25,7 +25,7 @@ void fate_join(struct fate *f, const struct config *cfg, const struct target_add
 			      : UINT64_MAX;
 	f->last_ns = now_ns;
 	f->look_ns = 0;
-	f->looking = f->seen_listener = f->full = false;
+	f->looking = f->seen_listener = f->full = f->loop_waiter = false;
 	f->seq = 0;
 	if (!cfg->shared || type != SOCK_STREAM)
 		return;
@@ -51,8 +51,24 @@ void fate_attempted(struct fate *f, int err, uint64_t now_ns)
 
 void fate_leave(struct fate *f)
 {
-	if (f && f->slot)
-		share_leave(f->slot);
+	if (!f || !f->slot)
+		return;
+	share_leave(f->slot);
+	if (f->loop_waiter)
+		share_loop_wait(f->slot, -1, 0);
+	f->loop_waiter = false;
+}
+
+void fate_loop_waits(struct fate *f, uint64_t wake_ns)
+{
+	/* Until a wake that comes late: an attempt's time and a delay after it. */
+	uint64_t until = f->stale_ns < UINT64_MAX - wake_ns ? wake_ns + f->stale_ns : UINT64_MAX;
+
+	if (!f->slot)
+		return;
+	/* Renewed; or counted anew if its lease lapsed meanwhile (a wait longer than any lease). */
+	if (!f->loop_waiter || !share_loop_wait(f->slot, 0, until))
+		f->loop_waiter = share_loop_wait(f->slot, 1, until);
 }
 
 enum fate_step fate_wake(struct fate *f, const struct target_addr *t,

@@ -20,6 +20,7 @@ struct fate {
 	bool looking;		 /* look for a local listener between attempts */
 	bool seen_listener;	 /* one was seen and its attempt failed: not again until it goes */
 	bool full;		 /* the look before the attempt found the accept queue full */
+	bool loop_waiter;	 /* an event loop's connect counted as a waiter of the slot */
 };
 
 /*
@@ -37,8 +38,16 @@ void fate_join(struct fate *f, const struct config *cfg, const struct target_add
  */
 void fate_attempted(struct fate *f, int err, uint64_t now_ns);
 
-/* The call ended: another may probe at once. */
+/* The call ended: another may probe at once; an event loop's waiter is counted no more. */
 void fate_leave(struct fate *f);
+
+/*
+ * An event loop's connect waits for its planned retry, its next wake at
+ * @wake_ns: counted as a waiter of its destination (`backoff status`) until
+ * fate_leave, on a lease renewed at each wake, so that a process that died
+ * or exec'd is counted no more.
+ */
+void fate_loop_waits(struct fate *f, uint64_t wake_ns);
 
 /* What a call between attempts is to do now. */
 enum fate_step {

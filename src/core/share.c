@@ -324,6 +324,24 @@ static uint64_t hash_of(const struct target_addr *t)
 	return key_of(t, netns());
 }
 
+/*
+ * Whether @t names no destination: a unix address whose bytes are all 0 or
+ * none, what a program whose socket path was left empty connects to (a
+ * whole sockaddr_un of zeros is the abstract name of 107 zero bytes).  Not
+ * shared: no row of `backoff status` would say what it waits for.
+ */
+static bool nameless(const struct target_addr *t)
+{
+	size_t i, n = t->path_len < TARGET_PATH_MAX ? t->path_len : TARGET_PATH_MAX;
+
+	if (t->family != AF_UNIX)
+		return false;
+	for (i = 0; i < n; i++)
+		if (t->path[i] != '\0')
+			return false;
+	return true;
+}
+
 #define DEST_WORDS (sizeof(((struct share_dest *)0)->bytes) / sizeof(uint64_t))
 _Static_assert(DEST_WORDS * 8 >= TARGET_PATH_MAX, "a slot holds a unix path");
 
@@ -351,10 +369,12 @@ static void write_dest(struct share_dest *d, const struct target_addr *t)
 }
 
 /*
- * The destination in @d, if it is whole and the one of @key: read, bounded,
- * and hashed again.
+ * The destination in @d and the network namespace it was written from
+ * (*netns), if it is whole and the one of @key: read, bounded, and hashed
+ * again.
  */
-static bool read_dest(const struct share_dest *d, uint64_t key, struct target_addr *t)
+static bool read_dest(const struct share_dest *d, uint64_t key, struct target_addr *t,
+		      uint64_t *netns)
 {
 	uint64_t w[DEST_WORDS];
 	unsigned family = atomic_load_explicit(&d->family, memory_order_relaxed);
@@ -374,7 +394,8 @@ static bool read_dest(const struct share_dest *d, uint64_t key, struct target_ad
 	} else {
 		memcpy(t->ip, w, family == AF_INET ? 4 : 16);
 	}
-	return key_of(t, atomic_load_explicit(&d->netns, memory_order_relaxed)) == key;
+	*netns = atomic_load_explicit(&d->netns, memory_order_relaxed);
+	return !nameless(t) && key_of(t, *netns) == key;
 }
 
 /* The bucket a key carries (any value of a hostile file: in range). */
@@ -412,7 +433,27 @@ static bool older_than(uint64_t t, uint64_t now, uint64_t age)
 	return t <= now && now - t >= age;
 }
 
-/* Nobody has used @s for a while: no attempt, look, lease, deputy or sleeper. */
+/* The lease of loop word @w, if it runs at @now (CLOCK_MONOTONIC ns): its seconds left, else 0. */
+static unsigned loop_lease_left(uint64_t w, uint64_t now)
+{
+	unsigned left =
+		(unsigned)(((w & 0xffff) + 0x10000 - (now / 1000000000ULL & 0xffff)) & 0xffff);
+
+	return (w >> 16 & 0xffff) != 0 && left <= SHARE_LOOP_LEASE_MAX_S ? left : 0;
+}
+
+/* Whether a process's event loop has a connect waiting for @s at @now. */
+static bool loops_waiting(struct share_slot *s, uint64_t now)
+{
+	unsigned i;
+
+	for (i = 0; i < SHARE_LOOPS; i++)
+		if (loop_lease_left(atomic_load_explicit(&s->loops[i], memory_order_relaxed), now))
+			return true;
+	return false;
+}
+
+/* Nobody has used @s for a while: no attempt, look, lease, deputy, sleeper or event loop. */
 static bool stale(struct share_slot *s, uint64_t now)
 {
 	uint64_t probed = atomic_load_explicit(&s->probed_ns, memory_order_relaxed),
@@ -425,6 +466,8 @@ static bool stale(struct share_slot *s, uint64_t now)
 		return false;
 	if (atomic_load_explicit(&s->waiters, memory_order_relaxed) != 0)
 		return older_than(last, now, SHARE_SLEEPERS_NS);
+	if (loops_waiting(s, now))
+		return false;
 	return older_than(last, now, SHARE_IDLE_NS);
 }
 
@@ -464,6 +507,9 @@ static struct share_slot *lookup(struct share_head *h, uint64_t key, const struc
 				atomic_store_explicit(&s->early, 0, memory_order_relaxed);
 				atomic_store_explicit(&s->damp_ns, 0, memory_order_relaxed);
 				atomic_store_explicit(&s->early_ns, 0, memory_order_relaxed);
+				for (unsigned i = 0; i < SHARE_LOOPS; i++)
+					atomic_store_explicit(&s->loops[i], 0,
+							      memory_order_relaxed);
 			}
 			write_dest(&s->dest, make);
 			return s;
@@ -485,7 +531,7 @@ struct share_slot *share_get(const struct config *cfg, const struct target_addr 
 {
 	struct share_head *h = atomic_load_explicit(&share_map, memory_order_acquire);
 
-	if (!cfg->enabled || !cfg->shared)
+	if (!cfg->enabled || !cfg->shared || nameless(t))
 		return NULL;
 	/* Not tried yet, or tried by a connect's look that could not say why. */
 	if (!h && (make_turn(SHARE_UNTRIED) || make_turn(SHARE_QUIET))) {
@@ -619,6 +665,65 @@ uint64_t share_damped_until(struct share_slot *s, uint64_t now_ns, uint64_t max_
 	if (until <= now_ns)
 		return 0;
 	return until - now_ns > max_ns ? now_ns + max_ns : until;
+}
+
+/*
+ * The word of process @me counting @count connects in @w (its own, or a
+ * lapsed one) after @delta, its lease the later of @w's running one and
+ * @lease_s (a -1 keeps @w's).  0: the word is freed.
+ */
+static uint64_t loop_word(uint64_t w, int me, int delta, uint64_t lease_s, uint64_t now)
+{
+	unsigned left = loop_lease_left(w, now),
+		 count = (int)(w >> 32) == me && left ? (unsigned)(w >> 16 & 0xffff) : 0;
+	uint64_t now_s = now / 1000000000ULL;
+
+	if (delta < 0)
+		count = count ? count - 1 : 0;
+	else if (delta > 0 && count < 0xffff)
+		count++;
+	if (count == 0)
+		return 0;
+	/* Another connect of the process may wait longer: its lease stands. */
+	if (delta < 0 || (left && now_s + left > lease_s))
+		lease_s = now_s + left;
+	return SHARE_LOOP_WORD(me, count, lease_s);
+}
+
+bool share_loop_wait(struct share_slot *s, int delta, uint64_t until_ns)
+{
+	uint64_t now = clock_now_ns(), lease_s = until_ns / 1000000000ULL + 1, w, nw;
+	unsigned i;
+	int me = my_pid();
+
+	/* A lease never longer than the reader believes: renewed at each wake. */
+	if (lease_s > now / 1000000000ULL + SHARE_LOOP_LEASE_MAX_S)
+		lease_s = now / 1000000000ULL + SHARE_LOOP_LEASE_MAX_S;
+	for (i = 0; i < SHARE_LOOPS; i++) {
+		w = atomic_load_explicit(&s->loops[i], memory_order_relaxed);
+		/* Ours: its threads race on it (a failed exchange reloads it), and a claimer once
+		 * it lapsed. */
+		while ((int)(w >> 32) == me) {
+			nw = loop_word(w, me, delta, lease_s, now);
+			if (atomic_compare_exchange_weak_explicit(&s->loops[i], &w, nw,
+								  memory_order_relaxed,
+								  memory_order_relaxed))
+				return nw != 0;
+		}
+	}
+	if (delta <= 0)
+		return false;
+	for (i = 0; i < SHARE_LOOPS; i++) {
+		w = atomic_load_explicit(&s->loops[i], memory_order_relaxed);
+		if (w != 0 && loop_lease_left(w, now))
+			continue;
+		/* Free, or its lease is over: ours. */
+		if (atomic_compare_exchange_strong_explicit(
+			    &s->loops[i], &w, SHARE_LOOP_WORD(me, 1, lease_s), memory_order_relaxed,
+			    memory_order_relaxed))
+			return true;
+	}
+	return false;
 }
 
 void share_note_first_byte(struct share_slot *s)
@@ -775,7 +880,17 @@ bool share_view_slot(const struct share_head *h, unsigned i, uint64_t now_ns, st
 	early = atomic_load_explicit(&s->early_ns, memory_order_relaxed);
 	if (early != 0 && early <= now_ns && !older_than(early, now_ns, SHARE_IDLE_NS))
 		v->early = atomic_load_explicit(&s->early, memory_order_relaxed);
-	v->named = read_dest(&s->dest, key, &v->target);
+	for (unsigned k = 0; k < SHARE_LOOPS; k++) {
+		uint64_t w = atomic_load_explicit(&s->loops[k], memory_order_relaxed);
+
+		if (!loop_lease_left(w, now_ns) || (int)(w >> 32) <= 0)
+			continue;
+		v->loop_pid[k] = (int)(w >> 32);
+		v->loop_count[k] = (uint32_t)(w >> 16 & 0xffff);
+	}
+	v->named = read_dest(&s->dest, key, &v->target, &v->netns);
+	if (!v->named)
+		v->netns = 0;
 	return true;
 }
 
@@ -784,4 +899,6 @@ _Static_assert(sizeof(struct share_head) == 576, "share_head is 576 bytes (9 x 6
 _Static_assert(sizeof(struct share_dest) == 128, "share_dest is 128 bytes");
 _Static_assert(offsetof(struct share_slot, since_ns) == 64,
 	       "what a connect uses stays in the slot's first 64 bytes");
-_Static_assert(sizeof(struct share_slot) == 256, "share_slot is 256 bytes");
+_Static_assert(offsetof(struct share_slot, loops) == 256,
+	       "the event loops' line is the slot's fifth");
+_Static_assert(sizeof(struct share_slot) == 320, "share_slot is 320 bytes");

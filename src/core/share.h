@@ -15,7 +15,7 @@
 
 #define SHARE_SLOTS 1024
 #define SHARE_MAGIC UINT64_C(0x316572616873626c) /* "lbshare1" */
-#define SHARE_VERSION 5
+#define SHARE_VERSION 6
 
 enum share_state { SHARE_UNKNOWN, SHARE_DOWN, SHARE_UP };
 
@@ -34,6 +34,15 @@ struct share_dest {
 	uint8_t spare;
 	_Atomic uint64_t bytes[14]; /* the address (4 or 16 bytes) or the path */
 };
+
+/* Processes whose event loops' waiters one slot counts; those of a ninth are not counted. */
+#define SHARE_LOOPS 8
+/* pid in the high 32 bits, the count in the next 16, the lease's end in seconds (mod 2^16). */
+#define SHARE_LOOP_WORD(pid, count, lease_s)                                  \
+	((uint64_t)(uint32_t)(pid) << 32 | (uint64_t)((count)&0xffff) << 16 | \
+	 (uint64_t)((lease_s)&0xffff))
+/* A lease further ahead than this is no lease (a hostile value, or one of a wrapped clock). */
+#define SHARE_LOOP_LEASE_MAX_S 3600
 
 /*
  * One destination.  Every field is a hint written by processes of the same
@@ -72,6 +81,13 @@ struct share_slot {
 	_Atomic uint64_t streak_ns; /* its first */
 	_Atomic uint64_t damp_ms;   /* the delay drawn at the last one */
 	struct share_dest dest;
+	/*
+	 * Connects of event loops waiting for their planned retry, by process:
+	 * each word is SHARE_LOOP_WORD(pid, count, lease), written by that
+	 * process only.  A word whose lease is over, or whose process is gone,
+	 * counts nothing (the process died, or exec'd with connects in flight).
+	 */
+	_Atomic uint64_t loops[SHARE_LOOPS];
 };
 
 /* The connect hook's gate counts probers in buckets: by port, and one for unix paths. */
@@ -151,7 +167,8 @@ void share_init(const struct config *cfg);
 
 /*
  * The slot of @t: found, or made (creating and mapping the file on first
- * use).  NULL when sharing is off or the file unusable (said once).
+ * use).  NULL when sharing is off, the file unusable (said once), or @t a
+ * unix address of zero bytes (no destination to name).
  * Async-signal-safe after the first call of the process.
  */
 struct share_slot *share_get(const struct config *cfg, const struct target_addr *t);
@@ -236,6 +253,16 @@ void share_damp(struct share_slot *s, uint64_t until_ns, uint64_t delay_ms);
 uint64_t share_damped_until(struct share_slot *s, uint64_t now_ns, uint64_t max_ns,
 			    uint32_t *streak);
 
+/*
+ * An event loop's connect to @s waits for its planned retry until @until_ns
+ * (its next wake) or ends: @delta +1 counts it as a waiter of the calling
+ * process, 0 renews the process's lease to @until_ns, -1 ends its count.
+ * Returns whether it is counted after +1 (false: the slot's room for
+ * processes is full); a -1 is only for a +1 that was.  No system call after
+ * the process's first.
+ */
+bool share_loop_wait(struct share_slot *s, int delta, uint64_t until_ns);
+
 /* A connection to @s received its first byte: its streak of early closes ends. */
 void share_note_first_byte(struct share_slot *s);
 
@@ -282,17 +309,21 @@ const char *share_check_file(const struct stat *st, unsigned owner, bool empty_o
 
 /* One slot as `backoff status` shows it: a copy, each field bounded. */
 struct share_view {
-	enum share_state state;	    /* SHARE_UNKNOWN for a value out of range */
-	bool probing;		    /* a prober's lease is running */
-	bool named;		    /* target is the slot's destination (it hashes to the key) */
-	uint64_t since_ns;	    /* the outage's start (CLOCK_MONOTONIC), 0: unknown */
-	uint64_t probed_ns;	    /* the last real attempt, 0: none */
+	enum share_state state; /* SHARE_UNKNOWN for a value out of range */
+	bool probing;		/* a prober's lease is running */
+	bool named;		/* target is the slot's destination (it hashes to the key) */
+	uint64_t netns;		/* its writer's network namespace (inode) if named, 0: unknown */
+	uint64_t since_ns;	/* the outage's start (CLOCK_MONOTONIC), 0: unknown */
+	uint64_t probed_ns;	/* the last real attempt, 0: none */
 	int prober_tid, prober_pid; /* > 0 while probing, else 0 */
 	int err;		    /* errno of the last failed attempt, 0: none or out of range */
 	uint32_t waiters;	    /* threads asleep on the slot, as the library believes them */
 	uint64_t attempts, saved;
 	uint32_t early; /* early closes in a row, the last within a minute; 0: none */
 	struct target_addr target;
+	/* Event loops' connects waiting, by process, those whose lease runs (count 0: none). */
+	int loop_pid[SHARE_LOOPS];
+	uint32_t loop_count[SHARE_LOOPS];
 };
 
 /*

@@ -1,10 +1,10 @@
-/* backoff-status: the user's destinations being waited for or known down, read from the state file.
- */
+/* backoff-status: destinations waited for or known down, from the user's state file (root: all). */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <pwd.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,7 +41,7 @@ static const char usage[] =
 	"  --age DUR       a destination with no live prober and no attempt in DUR\n"
 	"                  (default 5m; 250ms, 30s, 10m, 2h) is past: left by processes\n"
 	"                  gone, shown only under --all\n"
-	"  --user NAME     another user's file (root only)\n"
+	"  --user NAME     one user's file (root only: root's view is every user's)\n"
 	"  --file PATH     this state file\n";
 
 enum format { FORMAT_TABLE, FORMAT_JSON, FORMAT_OPENMETRICS };
@@ -55,10 +55,20 @@ struct row {
 	char comm[COMM_MAX];		      /* the prober's command name, escaped; "" unknown */
 	const char *err_name;		      /* NULL: none */
 	uint64_t since_ms_ago, probed_ms_ago; /* valid when since_ns / probed_ns are */
+	unsigned uid;			      /* the user whose file holds it */
+	char user[64];			      /* that user's name, else the uid */
 };
 
 static _Alignas(64) unsigned char image[SHARE_FILE_SIZE];
-static struct row rows[SHARE_SLOTS];
+static struct row *rows;
+static size_t rows_room;
+/* A row is another user's (root's view): the table says whose each is. */
+static bool several_users;
+/*
+ * The rows come from more than one network namespace: the same address in
+ * two of them is two destinations, and the table says which is which.
+ */
+static bool several_netns;
 
 static void die(int status, const char *path, const char *why, int err)
 {
@@ -70,44 +80,62 @@ static void die(int status, const char *path, const char *why, int err)
 /*
  * Read the state file at @path into image: a regular file of @owner, private
  * to it, of the right size and layout.  Read, not mapped: a file its owner
- * truncates meanwhile cannot fault the reader.  Returns false if it does not
- * exist; dies if it is unusable.
+ * truncates meanwhile cannot fault the reader.  NULL, or why it cannot be
+ * used (*err: its errno, 0 if none; "no such file" when it does not exist).
  */
-static bool read_state(const char *path, unsigned owner)
+static const char *load_state(const char *path, unsigned owner, int *err)
 {
 	struct stat st;
 	size_t got = 0;
-	const char *why;
+	const char *why = NULL;
 	char extra;
 	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
 
-	if (fd < 0 && errno == ENOENT)
-		return false;
-	if (fd < 0)
-		die(EXIT_UNUSABLE, path, "cannot open", errno);
-	if (fstat(fd, &st) != 0)
-		die(EXIT_UNUSABLE, path, "cannot stat", errno);
+	*err = 0;
+	if (fd < 0) {
+		*err = errno == ENOENT ? 0 : errno;
+		return errno == ENOENT ? "no such file" : "cannot open";
+	}
+	if (fstat(fd, &st) != 0) {
+		*err = errno;
+		why = "cannot stat";
+		goto out_close;
+	}
 	why = share_check_file(&st, owner, false);
-	if (why)
-		die(EXIT_UNUSABLE, path, why, 0);
-	while (got < sizeof(image)) {
+	while (!why && got < sizeof(image)) {
 		ssize_t n = read(fd, image + got, sizeof(image) - got);
 
 		if (n < 0 && errno == EINTR)
 			continue;
-		if (n < 0)
-			die(EXIT_UNUSABLE, path, "cannot read", errno);
-		if (n == 0)
+		if (n < 0) {
+			*err = errno;
+			why = "cannot read";
+		} else if (n == 0) {
 			break;
-		got += (size_t)n;
+		} else {
+			got += (size_t)n;
+		}
 	}
 	/* Its size changed since fstat: what was read is no state file. */
-	if (got != sizeof(image) || read(fd, &extra, 1) != 0)
-		die(EXIT_UNUSABLE, path, "wrong size", 0);
+	if (!why && (got != sizeof(image) || read(fd, &extra, 1) != 0))
+		why = "wrong size";
+	if (!why)
+		why = share_check(image, got);
+out_close:
 	close(fd);
-	why = share_check(image, got);
+	return why;
+}
+
+/* load_state, or die: false if the file does not exist. */
+static bool read_state(const char *path, unsigned owner)
+{
+	int err;
+	const char *why = load_state(path, owner, &err);
+
+	if (why && strcmp(why, "no such file") == 0)
+		return false;
 	if (why)
-		die(EXIT_UNUSABLE, path, why, 0);
+		die(EXIT_UNUSABLE, path, why, err);
 	return true;
 }
 
@@ -140,6 +168,21 @@ static bool read_comm(int pid, int tid, char *buf, size_t size)
 	return true;
 }
 
+/*
+ * The connects of event loops that wait for @v, counted by their processes
+ * whose lease runs, if the process is there now (it may have died).
+ */
+static uint32_t loop_waiters(const struct share_view *v)
+{
+	uint32_t n = 0;
+	unsigned i;
+
+	for (i = 0; i < SHARE_LOOPS; i++)
+		if (v->loop_count[i] > 0 && (kill(v->loop_pid[i], 0) == 0 || errno == EPERM))
+			n += v->loop_count[i];
+	return n;
+}
+
 static bool is_waiting(const struct share_view *v)
 {
 	return v->probing || v->waiters > 0;
@@ -159,7 +202,34 @@ static const char *state_name(const struct share_view *v)
 
 static int by_destination(const void *a, const void *b)
 {
-	return strcmp(((const struct row *)a)->dest, ((const struct row *)b)->dest);
+	const struct row *x = a, *y = b;
+	int c = strcmp(x->dest, y->dest);
+
+	if (c != 0)
+		return c;
+	if (x->v.netns != y->v.netns)
+		return x->v.netns < y->v.netns ? -1 : 1;
+	return x->uid < y->uid ? -1 : x->uid > y->uid;
+}
+
+/* Whether the @n rows name destinations of more than one network namespace. */
+static bool rows_span_netns(unsigned n)
+{
+	unsigned i;
+
+	for (i = 1; i < n; i++)
+		if (rows[i].v.netns != rows[0].v.netns)
+			return true;
+	return false;
+}
+
+/* @netns as readlink(2) shows /proc/PID/ns/net, "-" if unknown. */
+static void format_netns(uint64_t netns, char *buf, size_t size)
+{
+	if (netns)
+		snprintf(buf, size, "net:[%llu]", (unsigned long long)netns);
+	else
+		snprintf(buf, size, "-");
 }
 
 /*
@@ -175,17 +245,50 @@ static bool is_past(const struct row *r, uint64_t now_ns, uint64_t age_ms)
 	       (now_ns - r->v.probed_ns) / 1000000 > age_ms;
 }
 
-/* The slots worth showing, sorted by destination: their count. */
-static unsigned collect(uint64_t now_ns, bool all, uint64_t age_ms)
+/* @uid's name into @buf, else the number. */
+static void user_name(unsigned uid, char *buf, size_t size)
+{
+	struct passwd pwd, *pw = NULL;
+	char tmp[4096];
+
+	if (getpwuid_r((uid_t)uid, &pwd, tmp, sizeof(tmp), &pw) == 0 && pw)
+		snprintf(buf, size, "%s", pw->pw_name);
+	else
+		snprintf(buf, size, "%u", uid);
+}
+
+/* Room for @n more rows after the first @used. */
+static void rows_reserve(size_t used, size_t n)
+{
+	struct row *more;
+
+	if (used + n <= rows_room)
+		return;
+	more = realloc(rows, (used + n) * sizeof(*rows));
+	if (!more)
+		die(EXIT_UNUSABLE, NULL, "out of memory", 0);
+	rows = more;
+	rows_room = used + n;
+}
+
+/*
+ * The slots of image (user @uid's file) worth showing, after the first @n
+ * rows: the new count.
+ */
+static unsigned collect(unsigned n, unsigned uid, uint64_t now_ns, bool all, uint64_t age_ms)
 {
 	const struct share_head *h = (const struct share_head *)(const void *)image;
-	unsigned i, n = 0;
+	char name[64];
+	unsigned i;
 
+	rows_reserve(n, SHARE_SLOTS);
+	user_name(uid, name, sizeof(name));
 	for (i = 0; i < SHARE_SLOTS; i++) {
 		struct row *r = &rows[n];
 
 		if (!share_view_slot(h, i, now_ns, &r->v))
 			continue;
+		r->v.waiters += loop_waiters(&r->v);
 		if (!all && !is_waiting(&r->v) && r->v.state != SHARE_DOWN && r->v.early == 0)
 			continue;
 		if (r->v.named)
@@ -207,10 +310,24 @@ static unsigned collect(uint64_t now_ns, bool all, uint64_t age_ms)
 		r->err_name = r->v.err && strcmp(r->state, "up") != 0 ? errname(r->v.err) : NULL;
 		r->since_ms_ago = (now_ns - r->v.since_ns) / 1000000;
 		r->probed_ms_ago = (now_ns - r->v.probed_ns) / 1000000;
+		r->uid = uid;
+		snprintf(r->user, sizeof(r->user), "%s", name);
 		n++;
 	}
-	qsort(rows, n, sizeof(rows[0]), by_destination);
 	return n;
+}
+
+/* The @n rows collected, sorted by destination; what the table shows of them. */
+static void rows_done(unsigned n, unsigned viewer)
+{
+	unsigned i;
+
+	if (n)
+		qsort(rows, n, sizeof(rows[0]), by_destination);
+	several_netns = rows_span_netns(n);
+	several_users = false;
+	for (i = 0; i < n; i++)
+		several_users |= rows[i].uid != viewer;
 }
 
 /* @ms as 850ms, 42s, 3m05s, 2h07m or 3d04h. */
@@ -258,11 +375,16 @@ static void print_table(const char *path, unsigned n)
 	for (i = 0; i < n; i++)
 		if (strlen(rows[i].dest) > width)
 			width = strlen(rows[i].dest);
-	printf("%-*s  %-7s  %-8s  %-12s  %-22s  %7s  %8s  %5s\n", (int)width, "DESTINATION",
-	       "STATE", "SINCE", "LAST-ERROR", "PROBER", "WAITERS", "ATTEMPTS", "SAVED");
+	printf("%-*s  ", (int)width, "DESTINATION");
+	if (several_users)
+		printf("%-12s  ", "USER");
+	if (several_netns)
+		printf("%-18s  ", "NETNS");
+	printf("%-7s  %-8s  %-12s  %-22s  %7s  %8s  %5s\n", "STATE", "SINCE", "LAST-ERROR",
+	       "PROBER", "WAITERS", "ATTEMPTS", "SAVED");
 	for (i = 0; i < n; i++) {
 		const struct row *r = &rows[i];
-		char since[32] = "-", prober[COMM_MAX + 16] = "-";
+		char since[32] = "-", prober[COMM_MAX + 16] = "-", netns[32];
 
 		if (r->v.since_ns)
 			format_age(r->since_ms_ago, since, sizeof(since));
@@ -271,8 +393,15 @@ static void print_table(const char *path, unsigned n)
 				 r->comm[0] ? r->comm : "?");
 		else if (r->v.probing)
 			snprintf(prober, sizeof(prober), "gone");
-		printf("%-*s  %-7s  %-8s  %-12s  %-22s  %7u  %8llu  %5llu\n", (int)width, r->dest,
-		       r->state, since, r->err_name ? r->err_name : "-", prober, r->v.waiters,
+		printf("%-*s  ", (int)width, r->dest);
+		if (several_users)
+			printf("%-12s  ", r->user);
+		if (several_netns) {
+			format_netns(r->v.netns, netns, sizeof(netns));
+			printf("%-18s  ", netns);
+		}
+		printf("%-7s  %-8s  %-12s  %-22s  %7u  %8llu  %5llu\n", r->state, since,
+		       r->err_name ? r->err_name : "-", prober, r->v.waiters,
 		       (unsigned long long)r->v.attempts, (unsigned long long)r->v.saved);
 	}
 }
@@ -327,6 +456,8 @@ static void print_json(unsigned n, uint64_t wall_ms)
 		json_u64(&t, "attempts", r->v.attempts, true);
 		json_u64(&t, "attempts_saved", r->v.saved, true);
 		json_u64(&t, "early_closes", r->v.early, true);
+		json_u64(&t, "netns", r->v.netns, r->v.netns != 0);
+		json_string(&t, "user", r->user);
 		text_str(&t, "}");
 		puts(line);
 	}
@@ -363,6 +494,9 @@ static void gauge(unsigned n, const char *name, const char *help, value_fn *get,
 			continue;
 		printf("%s{destination=", name);
 		label_value(rows[i].dest);
+		/* Always, so that a series keeps its labels when a second namespace appears. */
+		printf(",netns=\"%llu\",user=", (unsigned long long)rows[i].v.netns);
+		label_value(rows[i].user);
 		if (info) {
 			printf(",state=");
 			label_value(rows[i].state);
@@ -445,7 +579,8 @@ static void print_openmetrics(unsigned n, uint64_t wall_ms)
 	      get_info, true, wall_ms);
 	gauge(n, "backoff_destination_waiting", "1 while a client waits for the destination.",
 	      get_waiting, false, wall_ms);
-	gauge(n, "backoff_destination_waiters", "Threads asleep until the destination is up.",
+	gauge(n, "backoff_destination_waiters",
+	      "Threads asleep and event loops' connects waiting until the destination is up.",
 	      get_waiters, false, wall_ms);
 	gauge(n, "backoff_destination_down_since_seconds",
 	      "When the destination was found down (Unix time).", get_since, false, wall_ms);
@@ -462,56 +597,64 @@ static void print_openmetrics(unsigned n, uint64_t wall_ms)
 	printf("# EOF\n");
 }
 
-/* The uid of user @name (a name or a number), or dies. */
 /*
- * Root's view is its own file: one line names the other users whose
- * default state files exist in @dir (as users, else uids), with the option
- * that shows one.  Nothing when there are none.
+ * Root's view is every user's: after the first @n rows, those of each other
+ * user whose default state file is in /dev/shm, else /tmp (the library's
+ * fallback), each file checked as the library checks its own (a regular
+ * file of that user, private to it).  A file that cannot be used is said on
+ * stderr and left out.  The new count.
  */
-static void say_other_users(const char *dir, unsigned owner)
+static unsigned collect_other_users(unsigned n, unsigned owner, uint64_t now_ns, bool all,
+				    uint64_t age_ms)
 {
+	static const char *const dirs[] = { "/dev/shm", "/tmp" };
 	static const char prefix[] = "libbackoff-";
 	const size_t plen = sizeof(prefix) - 1;
-	char line[1024], name[64];
-	struct text t;
-	struct dirent *e;
-	unsigned count = 0;
-	DIR *d = opendir(dir);
+	unsigned k;
 
-	if (!d)
-		return;
-	text_init(&t, line, sizeof(line));
-	while ((e = readdir(d)) != NULL) {
-		char expect[PATH_MAX], path[PATH_MAX];
-		struct passwd pwd, *pw = NULL;
-		char buf[4096];
-		unsigned long uid;
-		char *end;
+	for (k = 0; k < sizeof(dirs) / sizeof(dirs[0]); k++) {
+		struct dirent *e;
+		DIR *d = opendir(dirs[k]);
 
-		if (strncmp(e->d_name, prefix, plen) != 0)
-			continue;
-		errno = 0;
-		uid = strtoul(e->d_name + plen, &end, 10);
-		if (errno != 0 || end == e->d_name + plen || uid >= UINT_MAX || uid == owner)
-			continue;
-		/* Exactly the name the library gives that user's file. */
-		share_default_path((unsigned)uid, dir, expect, sizeof(expect));
-		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
-		if (strcmp(expect, path) != 0)
-			continue;
-		if (getpwuid_r((uid_t)uid, &pwd, buf, sizeof(buf), &pw) == 0 && pw)
-			snprintf(name, sizeof(name), "%s", pw->pw_name);
-		else
-			snprintf(name, sizeof(name), "%lu", uid);
-		text_str(&t, count++ ? ", " : "");
-		text_str(&t, name);
+		while (d && (e = readdir(d)) != NULL) {
+			char expect[PATH_MAX], path[PATH_MAX], first[PATH_MAX];
+			const char *why;
+			unsigned long uid;
+			struct stat st;
+			char *end;
+			int err;
+
+			if (strncmp(e->d_name, prefix, plen) != 0)
+				continue;
+			errno = 0;
+			uid = strtoul(e->d_name + plen, &end, 10);
+			if (errno != 0 || end == e->d_name + plen || uid >= UINT_MAX ||
+			    uid == owner)
+				continue;
+			/* Exactly the name the library gives that user's file. */
+			share_default_path((unsigned)uid, dirs[k], expect, sizeof(expect));
+			snprintf(path, sizeof(path), "%s/%s", dirs[k], e->d_name);
+			if (strcmp(expect, path) != 0)
+				continue;
+			/* In /tmp only when that user has none in /dev/shm, as the library. */
+			share_default_path((unsigned)uid, dirs[0], first, sizeof(first));
+			if (k > 0 && lstat(first, &st) == 0)
+				continue;
+			why = load_state(path, (unsigned)uid, &err);
+			if (why) {
+				fprintf(stderr, "backoff status: %s: %s%s%s (not shown)\n", path,
+					why, err ? ": " : "", err ? strerror(err) : "");
+				continue;
+			}
+			n = collect(n, (unsigned)uid, now_ns, all, age_ms);
+		}
+		if (d)
+			closedir(d);
 	}
-	closedir(d);
-	if (count)
-		printf("other users' state files: %s (backoff status --user NAME shows one)\n",
-		       line);
+	return n;
 }
 
+/* The uid of user @name (a name or a number), or dies. */
 static unsigned uid_of(const char *name)
 {
 	struct passwd pwd, *pw = NULL;
@@ -615,12 +758,13 @@ int main(int argc, char **argv)
 	now_ns = clock_now_ns();
 	clock_gettime(CLOCK_REALTIME, &wall);
 	if (found)
-		n = collect(now_ns, all, age_ms);
+		n = collect(0, owner, now_ns, all, age_ms);
+	if (!file && !user && geteuid() == 0)
+		n = collect_other_users(n, owner, now_ns, all, age_ms);
+	rows_done(n, owner);
 	switch (format) {
 	case FORMAT_TABLE:
 		print_table(path, n);
-		if (!file && !user && geteuid() == 0)
-			say_other_users("/dev/shm", owner);
 		break;
 	case FORMAT_JSON:
 		print_json(n, (uint64_t)wall.tv_sec * 1000 + (uint64_t)wall.tv_nsec / 1000000);

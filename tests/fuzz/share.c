@@ -44,6 +44,16 @@ static void target_of(const uint8_t *b, struct target_addr *t)
 	}
 }
 
+static bool all_zero(const char *p, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (p[i] != '\0')
+			return false;
+	return true;
+}
+
 /*
  * What `backoff status` shows of every slot: bounded whatever the bytes, and
  * a destination named only when it is the one its key was made from.
@@ -64,11 +74,16 @@ static void check_views(const struct share_head *h, uint64_t now)
 		REQUIRE(v.since_ns <= now && v.probed_ns <= now);
 		REQUIRE(v.prober_tid >= 0 && v.prober_pid >= 0);
 		REQUIRE(v.probing || (v.prober_tid == 0 && v.prober_pid == 0));
-		if (!v.named)
+		/* A namespace only with the destination it hashed with. */
+		if (!v.named) {
+			REQUIRE(v.netns == 0);
 			continue;
+		}
 		REQUIRE(v.target.family == AF_INET || v.target.family == AF_INET6 ||
 			v.target.family == AF_UNIX);
 		REQUIRE(v.target.path_len <= TARGET_PATH_MAX);
+		/* A unix destination is named by something: not zero bytes, or none. */
+		REQUIRE(v.target.family != AF_UNIX || !all_zero(v.target.path, v.target.path_len));
 		REQUIRE(target_format(&v.target, text, sizeof(text)) < sizeof(text));
 	}
 }
@@ -163,6 +178,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			break;
 		case 5:
 			share_note_saved(s);
+			break;
+		case 6:
+			/* An event loop's waiter counted, renewed or ended, on any word. */
+			(void)share_loop_wait(s, (int)(b[2] % 3) - 1, now + b[1] * 100000000ULL);
 			break;
 		default:
 			/* Past its time at once: no wait, whatever the word holds. */

@@ -1,0 +1,170 @@
+#!/usr/bin/env python3
+"""The figures README's Performance section states, checked against the reports of `make bench`.
+
+`make bench` rewrites tests/bench/report.md, supervise.md, startup.md and earlyclose.md in
+place and they are committed: the reports next to this file are the last ones measured.
+Each figure the README states that a report also holds must be the report's, rounded as
+the README writes it.  Prints one line per figure; exits 1 if any differs or cannot be
+found (a sentence reworded, a table renamed: the check is re-pointed with the text).
+
+usage: readme_figures.py [README] [REPORT_DIR]
+"""
+import re
+import sys
+from decimal import ROUND_HALF_UP, Decimal
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+FIGURE = r"([0-9][0-9,]*(?:\.[0-9]+)?(?:–[0-9]+(?:\.[0-9]+)?)?)"
+
+
+def number(text):
+    """A figure as written (1,234 or **0.974**), exact: rounded as a person rounds it."""
+    return Decimal(text.replace(",", "").replace("*", ""))
+
+
+def cells(report, row_start):
+    """The cells of the first table row of @report that begins with @row_start."""
+    for line in report.splitlines():
+        if line.startswith("| " + row_start) or line.startswith("|" + row_start):
+            return [c.strip() for c in line.strip().strip("|").split("|")]
+    raise LookupError("no row " + repr(row_start))
+
+
+def cell(report, row_start, index):
+    return number(cells(report, row_start)[index])
+
+
+def found(report, regex):
+    m = re.search(regex, report, re.S)
+    if not m:
+        raise LookupError("no match for " + repr(regex))
+    return number(m.group(1))
+
+
+def shown(value, like):
+    """@value rounded as the README's @like is written (its decimals)."""
+    decimals = len(like.split(".")[1]) if "." in like else 0
+    value = Decimal(value).quantize(Decimal(1).scaleb(-decimals), rounding=ROUND_HALF_UP)
+    return f"{value:,}" if "," in like else f"{value}"
+
+
+def checks(r):
+    """(what, README regex with one group per figure, the report's figures) in README order."""
+    rep, sup, early, up = (r[n] for n in ("report.md", "supervise.md", "earlyclose.md",
+                                           "startup.md"))
+    fast = lambda name: cell(rep, name, 5)  # noqa: E731 (the fast-path table's median ratio)
+    instr = lambda name: cell(rep, name, 3)  # noqa: E731 (instructions added per call)
+    herd_none, herd_full = cell(rep, "`none`", 4), cell(rep, "`full`", 4)
+    shared = [cell(rep, f"{t} | {d}", 2) for t in ("0.5 s", "2 s", "10 s")
+              for d in ("TCP 127.0.0.1", "unix socket")]
+    return [
+        ("instructions per poll, send, write, close, unix connect",
+         r"hooks add (\S+) instructions per `poll`/`epoll_wait`, (\S+) per `send`, (\S+) per "
+         r"`write`, (\S+) per `close` and (\S+) per unix `connect`",
+         [instr("`poll` |"), instr("`send` |"), instr("`write`"), instr("`dup`+`close`"),
+          found(rep, r"`connect` alone \(unix\)[^*]*\*\*([\d.]+)\*\*")]),
+        ("whole-process ratios of send, poll, epoll_wait",
+         r"whole-process time ratios (\S+)–(\S+)\.",
+         [min(fast("`send`"), fast("`poll`"), fast("`epoll_wait`")),
+          max(fast("`send`"), fast("`poll`"), fast("`epoll_wait`"))]),
+        ("instructions per TCP connect",
+         r"TCP `connect` costs (\S+) instructions",
+         [found(rep, r"`connect` alone \(tcp\)[^*]*\*\*([\d.]+)\*\*")]),
+        ("whole-process ratio of TCP connects",
+         r"Its whole process runs (\S+) times as long",
+         [fast("`connect`+`close` TCP")]),
+        ("nginx throughput", r"kept (\S+) of its throughput",
+         [cell(rep, "nginx `proxy_pass`", 1)]),
+        ("poll with 1000 connects in flight", r"1000 connects in flight costs (\S+)×",
+         [cell(rep, "1,000", 3)]),
+        ("the herd's peak without and with full jitter",
+         r"sent it (\S+) attempts in one 100 ms window without jitter, (\S+) with full "
+         r"jitter \((\S+)× fewer\)",
+         [herd_none, herd_full, herd_none / herd_full]),
+        ("curl --retry and wait-for-it against the default policy",
+         r"`curl --retry` reconnects (\S+)× later than the default policy, a 1 s "
+         r"wait-for-it loop (\S+)×",
+         [found(rep, r"curl --retry ([\d.]+)"), found(rep, r"wait-for-it ([\d.]+)")]),
+        ("shared fate's recovery, on (worst median) and off at 10 s",
+         r"found within (\S+) ms after it listens .*?; (\S+) ms at 10 s with "
+         r"`BACKOFF_SHARED=off`",
+         [max(shared), cell(rep, "10 s | TCP 127.0.0.1", 4)]),
+        ("shared fate's herd: failed attempts on and off, p99",
+         r"fail (\S+) attempts between them instead of (\S+), 99 % connected within (\S+) ms",
+         [cell(rep, "on |", 2), cell(rep, "off |", 2), cell(rep, "on |", 6)]),
+        ("shared fate's CPU over a 10 s outage, on and off",
+         r"use (\S+) ms of CPU against (\S+) ms without sharing",
+         [cell(rep, "10 s outage | on", 2), cell(rep, "10 s outage | off", 2)]),
+        ("early close: connections without and with the library",
+         r"made (\S+) connections in 3 s without the library and (\S+) with it",
+         [cell(early, "accept-then-close front", 1), cell(early, "accept-then-close front", 2)]),
+        ("early close: a healthy server's rate", r"the loop keeps (\S+) of its rate",
+         [cell(early, "healthy", 3)]),
+        ("supervisor: a static program's connect, bare, supervised, extra",
+         r"costs (\S+) µs bare and (\S+) µs supervised \(\+(\S+) µs",
+         [cell(sup, "static, successful loopback connect (us) | bare", 2),
+          cell(sup, "static, successful loopback connect (us) | supervise", 2),
+          cell(sup, "static, successful loopback connect (us) | supervise", 4)]),
+        ("supervisor: an unrelated system call, extra, bare, any filter's extra",
+         r"costs \+(\S+) ns over a (\S+) ns bare one, .*?\(\+(\S+) ns\)",
+         [cell(sup, "static, unrelated system call (ns) | supervise", 4),
+          cell(sup, "static, unrelated system call (ns) | bare", 2),
+          cell(sup, "static, unrelated system call (ns) | any filter", 4)]),
+        ("supervisor: a preloaded program's connect under auto, preload, bare",
+         r"\((\S+) µs, against (\S+) µs under the preload alone and (\S+) µs bare\)",
+         [cell(sup, "dynamic, successful loopback connect (us) | auto", 2),
+          cell(sup, "dynamic, successful loopback connect (us) | preload", 2),
+          cell(sup, "dynamic, successful loopback connect (us) | bare", 2)]),
+        # The README gives a range where it quotes two runs: the last report's is in it.
+        ("start-up: a shell starting /bin/true, and its peers",
+         r"runs at (\S+) of its time without the library in two runs \(libeatmydata (\S+), "
+         r"libtorsocks (\S+), libfaketime (\S+)\)",
+         [cell(up, "libbackoff |", 1), cell(up, "libeatmydata", 1), cell(up, "libtorsocks", 1),
+          cell(up, "libfaketime", 1)]),
+        ("start-up: the launcher's cost over env, default and preload engine",
+         r"costs (\S+) ms more than `env /bin/true` \((\S+) ms with `--engine preload`\)",
+         [cell(up, "backoff (default engine)", 2), cell(up, "backoff --engine preload", 2)]),
+        ("start-up: short nc exchanges, preloaded and under the launcher",
+         r"keeps (\S+) of its rate preloaded .*?, (\S+) under the launcher",
+         [cell(up, "preload |", 1), cell(up, "launcher |", 1)]),
+    ]
+
+
+def agrees(said, value):
+    """Whether the README's @said (a figure, or a range LOW–HIGH) states @value."""
+    if "–" in said:
+        low, high = said.split("–")
+        return number(low) <= number(shown(value, low)) <= number(high)
+    return said.replace(",", "") == shown(value, said).replace(",", "")
+
+
+def main(argv):
+    readme = Path(argv[1]) if len(argv) > 1 else ROOT / "README.md"
+    reports = Path(argv[2]) if len(argv) > 2 else ROOT / "tests" / "bench"
+    text = readme.read_text(encoding="utf-8")
+    start = text.index("### Performance")
+    section = " ".join(text[start:text.index("\n### ", start + 1)].split())
+    r = {name: (reports / name).read_text(encoding="utf-8")
+         for name in ("report.md", "supervise.md", "earlyclose.md", "startup.md")}
+    bad = 0
+    for what, regex, want in checks(r):
+        # (\S+) in a pattern is a figure: digits, a decimal point, thousands, a range.
+        m = re.search(regex.replace(r"(\S+)", FIGURE), section)
+        if not m:
+            print(f"NOT FOUND  {what}: /{regex}/ in README's Performance section")
+            bad += 1
+            continue
+        said = [g.rstrip(".,;:") for g in m.groups()]
+        measured = [shown(v, s.split("–")[0]) for v, s in zip(want, said)]
+        same = [agrees(s, v) for s, v in zip(said, want)]
+        print(f"{'ok' if all(same) else 'DIFFERS':<10} {what}: README {', '.join(said)}; "
+              f"report {', '.join(measured)}")
+        bad += not all(same)
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

@@ -1,0 +1,114 @@
+/* Unit tests of core/share's count of event loops' waiters: per process, on a lease. */
+#include "core/share.h"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <stdlib.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "core/fate.h"
+#include "sys/clock.h"
+#include "unit.h"
+
+#define S 1000000000ULL
+
+static _Alignas(64) unsigned char image[SHARE_FILE_SIZE];
+
+/* The waiters the status reader sees in @s now: the counts whose lease runs. */
+static unsigned counted(const struct share_head *h, const struct share_slot *s)
+{
+	struct share_view v;
+	unsigned i, n = 0;
+
+	CHECK(share_view_slot(h, (unsigned)(s - (const struct share_slot *)(h + 1)), clock_now_ns(),
+			      &v));
+	for (i = 0; i < SHARE_LOOPS; i++) {
+		if (v.loop_count[i])
+			CHECK_U64(v.loop_pid[i], (uint64_t)getpid());
+		n += v.loop_count[i];
+	}
+	return n;
+}
+
+int main(void)
+{
+	struct share_head *h = (struct share_head *)image;
+	struct sockaddr_in sin = { .sin_family = AF_INET, .sin_port = htons(5432) };
+	struct config cfg = { .enabled = true, .shared = true };
+	struct target_addr t, empty;
+	struct sockaddr_un sun = { .sun_family = AF_UNIX };
+	struct share_slot *s;
+	uint64_t now = clock_now_ns();
+	unsigned i;
+
+	h->magic = SHARE_MAGIC;
+	h->version = SHARE_VERSION;
+	h->slots = SHARE_SLOTS;
+	h->slot_size = sizeof(struct share_slot);
+	CHECK(share_check(image, sizeof(image)) == NULL);
+	share_use(image);
+	inet_pton(AF_INET, "127.0.0.1", &sin.sin_addr);
+	CHECK(target_from_sockaddr((const struct sockaddr *)&sin, sizeof(sin), &t));
+	s = share_get(&cfg, &t);
+	CHECK(s != NULL);
+	if (!s)
+		return unit_report("share");
+
+	/* Two connects of this process: counted twice, in one word. */
+	CHECK(share_loop_wait(s, 1, now + 10 * S));
+	CHECK(share_loop_wait(s, 1, now + 2 * S));
+	CHECK_U64(counted(h, s), 2);
+	/* A renewal with a nearer wake keeps the later lease; an end keeps it too. */
+	CHECK(share_loop_wait(s, 0, now + 1 * S));
+	CHECK(share_loop_wait(s, -1, 0));
+	CHECK_U64(counted(h, s), 1);
+	CHECK_U64(atomic_load(&s->loops[0]) & 0xffff, (now / S + 11) & 0xffff);
+	/* The last one ends: the word is free. */
+	CHECK(!share_loop_wait(s, -1, 0));
+	CHECK_U64(counted(h, s), 0);
+	CHECK_U64(atomic_load(&s->loops[0]), 0);
+
+	/* A lease that is over counts nothing, and is not renewed: the process exec'd. */
+	atomic_store(&s->loops[0], SHARE_LOOP_WORD(getpid(), 3, now / S - 1));
+	CHECK_U64(counted(h, s), 0);
+	CHECK(!share_loop_wait(s, 0, now + 5 * S));
+	CHECK_U64(atomic_load(&s->loops[0]), 0);
+	/* A connect whose wait outlived its lease is counted anew at its next wake. */
+	{
+		struct fate f = { .slot = s, .loop_waiter = true, .stale_ns = S };
+
+		atomic_store(&s->loops[0], SHARE_LOOP_WORD(getpid(), 1, now / S - 1));
+		fate_loop_waits(&f, now + 5 * S);
+		CHECK(f.loop_waiter);
+		CHECK_U64(counted(h, s), 1);
+		fate_leave(&f);
+		CHECK(!f.loop_waiter);
+		CHECK_U64(counted(h, s), 0);
+	}
+	/* A lease further than the reader believes is none; the library never writes one. */
+	atomic_store(&s->loops[0],
+		     SHARE_LOOP_WORD(getpid(), 3, now / S + 2 * SHARE_LOOP_LEASE_MAX_S));
+	CHECK_U64(counted(h, s), 0);
+	CHECK(share_loop_wait(s, 1, now + 10 * SHARE_LOOP_LEASE_MAX_S * S));
+	CHECK_U64(counted(h, s), 1);
+	CHECK(!share_loop_wait(s, -1, 0));
+
+	/* Another process's running word is left alone; a lapsed one is taken. */
+	for (i = 0; i < SHARE_LOOPS; i++)
+		atomic_store(&s->loops[i], SHARE_LOOP_WORD(getpid() + 1 + (int)i, 1, now / S + 60));
+	CHECK(!share_loop_wait(s, 1, now + S)); /* no room: not counted, nothing to end */
+	atomic_store(&s->loops[5], SHARE_LOOP_WORD(getpid() + 6, 1, now / S - 5));
+	CHECK(share_loop_wait(s, 1, now + S));
+	CHECK_U64(atomic_load(&s->loops[5]) >> 32, (uint64_t)getpid());
+	for (i = 0; i < SHARE_LOOPS; i++)
+		atomic_store(&s->loops[i], 0);
+
+	/* A unix address of zero bytes names nothing: no slot. */
+	CHECK(target_from_sockaddr((const struct sockaddr *)&sun, sizeof(sun), &empty));
+	CHECK(share_get(&cfg, &empty) == NULL);
+	memcpy(sun.sun_path, "\0x", 2);
+	CHECK(target_from_sockaddr((const struct sockaddr *)&sun, sizeof(sun), &empty));
+	CHECK(share_get(&cfg, &empty) != NULL);
+	return unit_report("share");
+}
