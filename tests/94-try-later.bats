@@ -137,11 +137,24 @@ print(got)
 	assert_eq "$(json_events "$T/log.json" not-ready)" "" "no refusal recognized"
 }
 
-@test "redis-cli at redis-server's maxclients, what it sent recorded (BACKOFF_REPLAY=on): PONG once a client leaves" {
+# free_port: a TCP port free on 127.0.0.1 now.
+free_port() {
+	"$PYTHON" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
+
+# A python client that sends what argv[2] says in one write and prints the first answer.
+RESP='
+import socket, sys
+s = socket.create_connection(("127.0.0.1", int(sys.argv[1])))
+s.sendall(sys.argv[2].encode().decode("unicode_escape").encode("latin-1"))
+print(s.recv(200))
+'
+
+@test "redis-cli at redis-server's maxclients: PONG once a client leaves; a pipeline gets the refusal, as without the library" {
 	require_program redis-server
 	require_program redis-cli
 	local port rel
-	port=$("$PYTHON" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+	port=$(free_port)
 	start_bg redis redis-server --port "$port" --bind 127.0.0.1 --maxclients 1 --save '' \
 		--appendonly no
 	wait_for_port "$port" 5 || fail "redis-server does not listen" || return
@@ -163,17 +176,62 @@ s.close()
 	wait_for_line "$T/holder.out" holding 10
 	run --separate-stderr timeout 20 redis-cli -p "$port" PING
 	assert_match "$output" "max number of clients reached" "without the library"
-	# Without a record of what it sent, the refusal is the program's, as without the library.
-	run --separate-stderr timeout 20 env LD_PRELOAD="$LIB" redis-cli -p "$port" PING
-	assert_match "$output" "max number of clients reached" "under the library, nothing recorded"
+	# Two commands in one write: not one command recorded, so not sent again.
+	run --separate-stderr timeout 20 env LD_PRELOAD="$LIB" "$PYTHON" -c "$RESP" "$port" \
+		'*1\r\n$4\r\nPING\r\n*1\r\n$4\r\nPING\r\n'
+	assert_match "$output" "max number of clients reached" "a pipeline under the library"
 	release_after_refusal &
 	rel=$!
-	run --separate-stderr timeout 20 env LD_PRELOAD="$LIB" "${LOGGED[@]}" BACKOFF_REPLAY=on \
+	run --separate-stderr timeout 20 env LD_PRELOAD="$LIB" "${LOGGED[@]}" \
 		redis-cli -p "$port" PING
 	wait "$rel"
-	assert_eq "$output" "PONG" "under the library, its command recorded: $stderr"
+	assert_eq "$output" "PONG" "under the library: $stderr"
 	assert_match "$(json_events "$T/log.json" not-ready answer | head -1)" "^Redis" "the answer"
-	assert_eq "$(json_events "$T/log.json" not-ready reason | sort -u)" "replay" "sent again"
+	assert_eq "$(json_events "$T/log.json" not-ready reason | sort -u)" "replay" \
+		"its one command sent again"
+}
+
+# start_loading_redis: redis-server (REDIS_PORT) loading a data set of 20000 keys
+# for about 2 s, answering -LOADING meanwhile; returns once it has answered so.
+start_loading_redis() {
+	require_program redis-server
+	require_program redis-cli
+	REDIS_PORT=$(free_port)
+	mkdir -p "$T/redis"
+	start_bg seed redis-server --port "$REDIS_PORT" --bind 127.0.0.1 --dir "$T/redis" \
+		--save '' --appendonly no --enable-debug-command yes
+	wait_for_port "$REDIS_PORT" 5 || fail "redis-server does not listen" || return
+	redis-cli -p "$REDIS_PORT" DEBUG POPULATE 20000 >/dev/null
+	redis-cli -p "$REDIS_PORT" SAVE >/dev/null
+	redis-cli -p "$REDIS_PORT" SHUTDOWN NOSAVE >/dev/null 2>&1 || true
+	wait_for_line "$T/seed.out" "ready to exit" 10
+	start_bg redis redis-server --port "$REDIS_PORT" --bind 127.0.0.1 --dir "$T/redis" \
+		--save '' --appendonly no --key-load-delay 100 \
+		--loading-process-events-interval-bytes 1024
+	local deadline=$(($(now_ms) + 10000))
+	until [[ $(redis-cli -p "$REDIS_PORT" GET key:1 2>&1) == LOADING* ]]; do
+		(($(now_ms) < deadline)) || fail "redis-server never answered LOADING" || return
+	done
+}
+
+@test "redis-cli GET while redis-server loads its data set: the value, not LOADING; a pipeline gets LOADING, as without the library" {
+	start_loading_redis
+	run --separate-stderr timeout 20 redis-cli -p "$REDIS_PORT" GET key:1
+	assert_match "$output" "^LOADING" "without the library"
+	run --separate-stderr timeout 20 env LD_PRELOAD="$LIB" "$PYTHON" -c "$RESP" "$REDIS_PORT" \
+		'*2\r\n$3\r\nGET\r\n$5\r\nkey:1\r\n*1\r\n$4\r\nPING\r\n'
+	assert_match "$output" "LOADING" "a pipeline under the library"
+	run --separate-stderr timeout 30 env LD_PRELOAD="$LIB" "${LOGGED[@]}" \
+		redis-cli -p "$REDIS_PORT" GET key:1
+	assert_eq "$output" "value:1" "under the library: $stderr"
+	assert_match "$(json_events "$T/log.json" not-ready answer | head -1)" "^Redis" "the answer"
+}
+
+@test "BACKOFF_PROTOCOLS without redis: LOADING reaches redis-cli at once" {
+	start_loading_redis
+	run --separate-stderr timeout 20 env LD_PRELOAD="$LIB" "${LOGGED[@]}" \
+		BACKOFF_PROTOCOLS=-redis redis-cli -p "$REDIS_PORT" GET key:1
+	assert_match "$output" "^LOADING" "with the library, redis off"
 }
 
 # A scripted MQTT broker (no packaged broker refuses on demand): it refuses the

@@ -135,6 +135,11 @@ static enum ready_answer startup_answer(const struct config *cfg, int fd, const 
 		k = first_bytes(fd, got, n, STARTUP_ENOUGH, head, sizeof(head));
 		return ready_connack(head, k, fl->data, fl->len);
 	}
+	if ((cfg->protocols & READY_REDIS) && ready_resp_command(fl->data, fl->len)) {
+		*said = "Redis: loading, busy or without its master";
+		k = first_bytes(fd, got, n, STARTUP_ENOUGH, head, sizeof(head));
+		return ready_resp_answer(head, k);
+	}
 	return READY_ANSWERED;
 }
 
@@ -142,7 +147,8 @@ static enum ready_answer startup_answer(const struct config *cfg, int fd, const 
 static bool recorded_startup(const struct config *cfg, const unsigned char *p, size_t n)
 {
 	return ((cfg->protocols & READY_POSTGRESQL) && ready_startup(p, n)) ||
-	       ((cfg->protocols & READY_MQTT) && ready_mqtt_connect(p, n));
+	       ((cfg->protocols & READY_MQTT) && ready_mqtt_connect(p, n)) ||
+	       ((cfg->protocols & READY_REDIS) && ready_resp_command(p, n));
 }
 
 /* What a refusal in place of a greeting must hold to be told (NATS's comes after its INFO). */
@@ -349,7 +355,11 @@ static void head_of(const struct iovec *iov, int iovcnt, size_t n, unsigned char
 void early_record(const struct config *cfg, int fd, const struct iovec *iov, int iovcnt, size_t n)
 {
 	struct fdslot *s = fdtable_peek(fd);
-	/* Without BACKOFF_REPLAY only a start-up without effect is kept: PostgreSQL's, MQTT's. */
+	/*
+	 * Without BACKOFF_REPLAY only a start-up without effect is kept:
+	 * PostgreSQL's, MQTT's CONNECT, one Redis command (kept whole; sent again
+	 * only when an answer proves it did not run).
+	 */
 	const bool only_startup = !cfg->replay;
 	unsigned char head[8] = { 0 };
 	struct flight *fl;
@@ -366,7 +376,8 @@ void early_record(const struct config *cfg, int fd, const struct iovec *iov, int
 	if (only_startup && !(w & FDS_FLIGHT)) {
 		head_of(iov, iovcnt, n, head);
 		if (!(ready_may_open(head, n) && (cfg->protocols & READY_POSTGRESQL)) &&
-		    !(ready_mqtt_may_open(head, n) && (cfg->protocols & READY_MQTT))) {
+		    !(ready_mqtt_may_open(head, n) && (cfg->protocols & READY_MQTT)) &&
+		    !(ready_resp_may_open(head, n) && (cfg->protocols & READY_REDIS))) {
 			atomic_fetch_or_explicit(&s->word, FDS_NOREPLAY, memory_order_relaxed);
 			goto out;
 		}

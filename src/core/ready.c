@@ -260,3 +260,63 @@ enum ready_answer ready_connack(const void *buf, size_t n, const void *fl, uint3
 	return p[at + 1] == 0x88 || p[at + 1] == 0x89 || p[at + 1] == 0x9F ? READY_NOT
 									   : READY_ANSWERED;
 }
+
+/* A decimal of @p at *at ended by CRLF, at most @max: its value, *at past it; -1 if none. */
+static long resp_number(const unsigned char *p, size_t n, size_t *at, long max)
+{
+	long v = 0;
+	size_t k = *at;
+
+	if (k >= n || p[k] < '0' || p[k] > '9')
+		return -1;
+	while (k < n && p[k] >= '0' && p[k] <= '9') {
+		v = v * 10 + (p[k] - '0');
+		if (v > max)
+			return -1;
+		k++;
+	}
+	if (n - k < 2 || p[k] != '\r' || p[k + 1] != '\n')
+		return -1;
+	*at = k + 2;
+	return v;
+}
+
+bool ready_resp_command(const void *buf, size_t n)
+{
+	const unsigned char *p = buf;
+	size_t at = 1;
+	long count, len;
+
+	if (!p || n < 4 || p[0] != '*')
+		return false;
+	count = resp_number(p, n, &at, 1024);
+	if (count < 1)
+		return false;
+	while (count-- > 0) {
+		if (at >= n || p[at] != '$')
+			return false;
+		at++;
+		len = resp_number(p, n, &at, (long)n);
+		if (len < 0 || n - at < (size_t)len + 2 || p[at + (size_t)len] != '\r' ||
+		    p[at + (size_t)len + 1] != '\n')
+			return false;
+		at += (size_t)len + 2;
+	}
+	return at == n;
+}
+
+bool ready_resp_may_open(const unsigned char head[8], size_t n)
+{
+	return n >= 8 && head[0] == '*' && head[1] >= '1' && head[1] <= '9';
+}
+
+enum ready_answer ready_resp_answer(const void *buf, size_t n)
+{
+	static const char *const not_run[] = { "-LOADING ", "-BUSY ", "-MASTERDOWN " };
+	size_t i;
+
+	for (i = 0; buf && i < sizeof(not_run) / sizeof(not_run[0]); i++)
+		if (n >= strlen(not_run[i]) && memcmp(buf, not_run[i], strlen(not_run[i])) == 0)
+			return READY_NOT;
+	return READY_ANSWERED;
+}

@@ -59,6 +59,21 @@ bool ready_mqtt_may_open(const unsigned char head[8], size_t n);
  */
 enum ready_answer ready_connack(const void *buf, size_t n, const void *fl, uint32_t fl_len);
 
+/*
+ * Redis, Valkey: one command (a RESP array of bulk strings) sent whole as a
+ * connection's first send, and nothing after it, is refused before it ran
+ * when the answer is -LOADING (the data set is loading), -BUSY (a script
+ * runs too long) or -MASTERDOWN (a replica without its master): sending it
+ * again is safe.  Whether the @n bytes at @buf are one such command, whole.
+ */
+bool ready_resp_command(const void *buf, size_t n);
+
+/* Whether a first send of @n bytes, @head its first 8, may be one such command: a few loads. */
+bool ready_resp_may_open(const unsigned char head[8], size_t n);
+
+/* What the server's first @n bytes at @buf say to one command: READY_NOT for a refusal. */
+enum ready_answer ready_resp_answer(const void *buf, size_t n);
+
 /* The one-byte answer that lets a start-up go on in the clear (READY_GOES_ON). */
 #define READY_GO_ON 'N'
 
@@ -75,7 +90,7 @@ uint32_t ready_pause(const void *fl, uint32_t fl_len);
 enum ready_protocol {
 	READY_POSTGRESQL = 1U << 0, /* 57P03 to the start-up */
 	READY_MYSQL = 1U << 1,	    /* an ERR packet in place of the greeting: 1040, 1053 */
-	READY_REDIS = 1U << 2,	    /* -ERR max number of clients reached */
+	READY_REDIS = 1U << 2,	    /* max number of clients; -LOADING, -BUSY, -MASTERDOWN */
 	READY_MEMCACHED = 1U << 3,  /* ERROR Too many open connections */
 	READY_NATS = 1U << 4,	    /* INFO, then -ERR 'maximum connections exceeded' */
 	READY_SMTP = 1U << 5,	    /* a 421 greeting */

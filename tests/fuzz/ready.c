@@ -54,6 +54,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (size >= 8)
 		(void)ready_mqtt_may_open(copy, size);
 	(void)ready_connack(copy + half, size - half, copy, (uint32_t)half);
+	/* Redis: one command whole, and an answer, against any bytes. */
+	if (ready_resp_command(copy, size) && size >= 8)
+		REQUIRE(ready_resp_may_open(copy, size));
+	(void)ready_resp_answer(copy, size);
 	free(copy);
 	return 0;
 }

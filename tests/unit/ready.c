@@ -182,8 +182,41 @@ static void test_mqtt(void)
 	CHECK_U64(ready_connack(NULL, 0, v311, sizeof(v311)), READY_ANSWERED);
 }
 
+/* Redis: one command whole, and the answers that say it did not run. */
+static void test_resp(void)
+{
+	static const char ping[] = "*1\r\n$4\r\nPING\r\n";
+	static const char get[] = "*2\r\n$3\r\nGET\r\n$5\r\nkey:1\r\n";
+	static const char two[] = "*1\r\n$4\r\nPING\r\n*1\r\n$4\r\nPING\r\n";
+
+	CHECK(ready_resp_command(ping, sizeof(ping) - 1));
+	CHECK(ready_resp_command(get, sizeof(get) - 1));
+	CHECK(!ready_resp_command(two, sizeof(two) - 1));   /* a pipeline */
+	CHECK(!ready_resp_command(ping, sizeof(ping) - 2)); /* not whole */
+	CHECK(!ready_resp_command("PING\r\n", 6));	    /* inline */
+	CHECK(!ready_resp_command("*0\r\n", 4));
+	CHECK(!ready_resp_command("*1\r\n:4\r\n", 8));
+	CHECK(!ready_resp_command("*1\r\n$4\r\nPINGxx", 14));
+	CHECK(!ready_resp_command("*1\r\n$x\r\nPING\r\n", 14));
+	CHECK(!ready_resp_command("*99999\r\n", 9));
+	CHECK(!ready_resp_command("*1\r", 4));
+	CHECK(!ready_resp_command(NULL, 0));
+	CHECK(ready_resp_may_open((const unsigned char *)ping, sizeof(ping) - 1));
+	CHECK(!ready_resp_may_open((const unsigned char *)"GET / HT", 16));
+	CHECK(!ready_resp_may_open((const unsigned char *)ping, 4));
+	CHECK_U64(ready_resp_answer("-LOADING Redis is loading the dataset in memory\r\n", 49),
+		  READY_NOT);
+	CHECK_U64(ready_resp_answer("-BUSY Redis is busy\r\n", 22), READY_NOT);
+	CHECK_U64(ready_resp_answer("-MASTERDOWN Link with MASTER is down\r\n", 38), READY_NOT);
+	CHECK_U64(ready_resp_answer("-ERR unknown command\r\n", 22), READY_ANSWERED);
+	CHECK_U64(ready_resp_answer("+PONG\r\n", 7), READY_ANSWERED);
+	CHECK_U64(ready_resp_answer("-LOAD", 5), READY_ANSWERED);
+	CHECK_U64(ready_resp_answer(NULL, 0), READY_ANSWERED);
+}
+
 int main(void)
 {
+	test_resp();
 	test_startup();
 	test_answers();
 	test_greetings();
