@@ -310,3 +310,131 @@ mqtt_pub() {
 @test "mosquitto_pub (MQTT 5) against a broker refusing its first CONNECTs with 0x88: published once accepted" {
 	mqtt_pub 5
 }
+
+# --- HTTP: 429, 502, 503, 504 to a GET, HEAD or OPTIONS, with +http only ---
+
+# A scripted HTTP server (no packaged one answers 503 with a Retry-After on
+# demand): 503 to the first N requests, with a Retry-After of its third
+# argument ("-": none), then 200 "ok"; it prints each request's method.
+H503='
+import socket, sys
+port, n, after = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
+ls = socket.socket(); ls.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+ls.bind(("127.0.0.1", port)); ls.listen(16); print("listening", flush=True)
+seen = 0
+while True:
+    c, _ = ls.accept()
+    req = b""
+    while b"\r\n\r\n" not in req:
+        b = c.recv(4096)
+        if not b: break
+        req += b
+    if not req: c.close(); continue
+    seen += 1
+    print("request", seen, req.split(b" ")[0].decode(), flush=True)
+    if seen <= n:
+        ra = "" if after == "-" else "Retry-After: %s\r\n" % after
+        c.sendall(("HTTP/1.1 503 Service Unavailable\r\n%sContent-Length: 4\r\nConnection: close\r\n\r\nbusy" % ra).encode())
+    else:
+        c.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 3\r\nConnection: close\r\n\r\nok\n")
+    c.close()
+'
+
+# start_h503 N RETRY_AFTER: the scripted server on HTTP_PORT.
+start_h503() {
+	HTTP_PORT=$(free_port)
+	start_bg h503 "$PYTHON" -c "$H503" "$HTTP_PORT" "$1" "$2"
+	wait_for_line "$T/h503.out" listening 10
+}
+
+@test "curl against a server answering 503 with Retry-After: 1 twice: the page with +http, after the waits it asked; 503 without" {
+	require_command curl
+	local start elapsed
+	start_h503 2 1
+	run --separate-stderr timeout 20 env LD_PRELOAD="$LIB" curl -s -o /dev/null \
+		-w '%{http_code}' "http://127.0.0.1:$HTTP_PORT/"
+	assert_eq "$output" "503" "the default: HTTP answers are the program's"
+	stop_bg_all
+	start_h503 2 1
+	start=$(now_ms)
+	run --separate-stderr timeout 20 env LD_PRELOAD="$LIB" "${LOGGED[@]}" \
+		BACKOFF_PROTOCOLS=+http curl -s "http://127.0.0.1:$HTTP_PORT/"
+	elapsed=$(($(now_ms) - start))
+	assert_eq "$status/$output" "0/ok" "with +http: $stderr"
+	# Two waits of at least the second the server asked for.
+	assert_between "$elapsed" 1900 6000 "ms"
+	assert_eq "$(grep -c '^request' "$T/h503.out")" 3 "requests the server received"
+	assert_match "$(json_events "$T/log.json" not-ready answer | head -1)" "^HTTP" "the answer"
+}
+
+@test "Retry-After as an HTTP-date is honoured; one past the budget gives the program the 503 at once" {
+	require_command curl
+	local start elapsed when
+	when=$("$PYTHON" -c 'import email.utils, time; print(email.utils.formatdate(time.time() + 2, usegmt=True))')
+	start_h503 1 "$when"
+	start=$(now_ms)
+	run --separate-stderr timeout 20 env LD_PRELOAD="$LIB" BACKOFF_PROTOCOLS=+http curl -s \
+		"http://127.0.0.1:$HTTP_PORT/"
+	elapsed=$(($(now_ms) - start))
+	assert_eq "$status/$output" "0/ok" "after the date: $stderr"
+	assert_between "$elapsed" 900 4000 "ms"
+	stop_bg_all
+	start_h503 5 30
+	start=$(now_ms)
+	run --separate-stderr timeout 20 env LD_PRELOAD="$LIB" BACKOFF_PROTOCOLS=+http \
+		BACKOFF_TIMEOUT=5s curl -s -w ' %{http_code}' "http://127.0.0.1:$HTTP_PORT/"
+	elapsed=$(($(now_ms) - start))
+	assert_eq "$output" "busy 503" "the answer past the budget, byte for byte"
+	assert_between "$elapsed" 0 1000 "ms"
+}
+
+@test "a POST answered 503 reaches the server once and the program gets the 503, with +http" {
+	require_command curl
+	start_h503 5 1
+	# With a body, and without one: neither is sent again.
+	run --separate-stderr timeout 20 env LD_PRELOAD="$LIB" BACKOFF_PROTOCOLS=+http curl -s \
+		-w ' %{http_code}' -d 'x=1' "http://127.0.0.1:$HTTP_PORT/"
+	assert_eq "$output" "busy 503" "the program's answer"
+	run --separate-stderr timeout 20 env LD_PRELOAD="$LIB" BACKOFF_PROTOCOLS=+http curl -s \
+		-w ' %{http_code}' -X POST "http://127.0.0.1:$HTTP_PORT/"
+	assert_eq "$output" "busy 503" "the program's answer, no body"
+	assert_eq "$(grep -c '^request' "$T/h503.out")" 2 "requests the server received"
+	assert_eq "$(grep -c POST "$T/h503.out")" 2 "the POSTs"
+}
+
+@test "curl, wget and python urllib through nginx whose backend starts late: the page with +http, 502 without" {
+	command -v nginx >/dev/null || fail "nginx is not installed (apt-get install nginx)"
+	require_command curl
+	local be proxy d=$T/nginx
+	be=$(free_port)
+	proxy=$(free_port)
+	mkdir -p "$d"
+	cat >"$d/nginx.conf" <<EOF
+daemon off; worker_processes 1; pid $d/nginx.pid; error_log $d/error.log crit;
+events { worker_connections 256; }
+http { access_log off; client_body_temp_path $d; proxy_temp_path $d;
+fastcgi_temp_path $d; uwsgi_temp_path $d; scgi_temp_path $d;
+server { listen 127.0.0.1:$proxy; location / { proxy_pass http://127.0.0.1:$be; } } }
+EOF
+	start_bg nginx nginx -p "$d" -e "$d/error.log" -c "$d/nginx.conf"
+	wait_for_port "$proxy" 10 || fail "nginx does not listen" || return
+	run --separate-stderr timeout 20 curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$proxy/"
+	assert_eq "$output" "502" "without the library"
+	# The backend comes once the first client met its 502.
+	start_bg backend sh -c 'until grep -q "\"event\":\"not-ready\"" "$1" 2>/dev/null; do sleep 0.01; done
+		exec "$2" -m http.server --bind 127.0.0.1 --directory "$3" "$4"' sh "$T/log.json" \
+		"$PYTHON" "$BATS_TEST_DIRNAME" "$be"
+	run --separate-stderr timeout 30 env LD_PRELOAD="$LIB" "${LOGGED[@]}" \
+		BACKOFF_PROTOCOLS=+http curl -s -o /dev/null -w '%{http_code}' \
+		"http://127.0.0.1:$proxy/helper.bash"
+	assert_eq "$output" "200" "curl: $stderr"
+	if command -v wget >/dev/null; then
+		run --separate-stderr timeout 30 env LD_PRELOAD="$LIB" BACKOFF_PROTOCOLS=+http \
+			wget -q -O /dev/null "http://127.0.0.1:$proxy/helper.bash"
+		assert_eq "$status" 0 "wget: $stderr"
+	fi
+	run --separate-stderr timeout 30 env LD_PRELOAD="$LIB" BACKOFF_PROTOCOLS=+http "$PYTHON" -c \
+		'import sys, urllib.request; print(urllib.request.urlopen(sys.argv[1]).status)' \
+		"http://127.0.0.1:$proxy/helper.bash"
+	assert_eq "$output" "200" "python urllib: $stderr"
+}

@@ -24,6 +24,7 @@ struct preset {
 	uint64_t timeout_ms;
 	uint64_t attempt_timeout_ms;
 	bool attempt_until_next; /* gRPC's rule: no sooner than the next planned attempt */
+	bool http;		 /* its document asks to back off on HTTP 429 and 5xx answers too */
 };
 
 /*
@@ -39,6 +40,7 @@ static const struct preset presets[] = {
 	  CONFIG_INFINITE,
 	  60 * SEC,
 	  5 * SEC,
+	  false,
 	  false },
 	/* Google Cloud: 2^n s + U(0, 1000 ms), 5 retries, about 32 s in all. */
 	{ "google",
@@ -46,28 +48,38 @@ static const struct preset presets[] = {
 	  5,
 	  60 * SEC,
 	  10 * SEC,
-	  false },
+	  false,
+	  true },
 	/* ClearBlade IoT: the same growth up to 64 s, then retrying at the cap. */
 	{ "clearblade",
 	  { 1 * SEC, 64 * SEC, 2000, POLICY_JITTER_ADDITIVE, 200 },
 	  CONFIG_INFINITE,
 	  10 * MIN,
 	  10 * SEC,
-	  false },
+	  false,
+	  true },
 	/* FreeRTOS backoffAlgorithm demos: full jitter, 500 ms base, 5 s cap, 5 attempts. */
-	{ "aws", { 500, 5 * SEC, 2000, POLICY_JITTER_FULL, 200 }, 5, 60 * SEC, 5 * SEC, false },
+	{ "aws",
+	  { 500, 5 * SEC, 2000, POLICY_JITTER_FULL, 200 },
+	  5,
+	  60 * SEC,
+	  5 * SEC,
+	  false,
+	  false },
 	/* gRPC connection backoff: 1 s, x1.6, +-20 %, 120 s. */
 	{ "grpc",
 	  { 1 * SEC, 120 * SEC, 1600, POLICY_JITTER_PROPORTIONAL, 200 },
 	  CONFIG_INFINITE,
 	  60 * SEC,
 	  20 * SEC,
-	  true },
+	  true,
+	  false },
 	{ "none",
 	  { 100, 10 * SEC, 1000, POLICY_JITTER_NONE, 200 },
 	  CONFIG_INFINITE,
 	  60 * SEC,
 	  5 * SEC,
+	  false,
 	  false },
 };
 
@@ -455,7 +467,7 @@ static int protocols_item(void *ctx, const char *name, size_t n, int sign, char 
 	}
 	snprintf(why, why_size,
 		 "expected protocol names (postgresql, mysql, redis, memcached, nats, smtp, "
-		 "ftp, mqtt), as a list or as +NAME/-NAME edits");
+		 "ftp, mqtt, http), as a list or as +NAME/-NAME edits");
 	return -1;
 }
 
@@ -733,6 +745,7 @@ STARTUP_CODE static void apply_preset(struct config *cfg, const struct preset *p
 	cfg->timeout_ms = p->timeout_ms;
 	cfg->attempt_timeout_ms = p->attempt_timeout_ms;
 	cfg->attempt_until_next = p->attempt_until_next;
+	cfg->protocols = READY_PROTOCOLS_ALL | (p->http ? READY_HTTP : 0);
 }
 
 STARTUP_CODE void config_parse(config_lookup_fn *lookup, void *ctx, struct config *cfg,
@@ -761,7 +774,6 @@ STARTUP_CODE void config_parse(config_lookup_fn *lookup, void *ctx, struct confi
 	cfg->log_level = LOG_LEVEL_WARN;
 	errset_from(&cfg->errors_inet, default_inet_errors, N(default_inet_errors));
 	errset_from(&cfg->errors_unix, default_unix_errors, N(default_unix_errors));
-	cfg->protocols = READY_PROTOCOLS_ALL;
 
 	v = lookup(config_variables[VAR_BACKOFF_POLICY], ctx);
 	if (v) {

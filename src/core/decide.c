@@ -317,12 +317,14 @@ enum decide_wake decide_loop_wake(const struct config *cfg, struct fdconn *c, ui
 }
 
 bool decide_early_close(const struct config *cfg, const struct target_addr *t, const char *answer,
-			bool sent, bool replay, bool blocking, bool timed, uint64_t *until_ms)
+			uint64_t at_least_ms, bool sent, bool replay, bool blocking, bool timed,
+			uint64_t *until_ms)
 {
 	struct share_slot *s = share_get(cfg, t);
 	struct events_subject what = { .call = "connect", .target = t };
 	uint64_t now = clock_now_ns(), since, prev, cap = cfg->policy.cap_ms;
 	struct engine_early e = {
+		.at_least_ms = at_least_ms,
 		.sent = sent,
 		.replay = replay,
 		.blocking = blocking,

@@ -61,7 +61,8 @@ void decide_connected(const struct config *cfg, const struct target_addr *t, pid
 /*
  * Early close: a connection to @t that its peer ended (FIN or RST) before
  * sending a byte, or whose server answered "try later" (@answer, as text;
- * NULL: none), is a failed attempt of its destination, host-wide through
+ * NULL: none; @at_least_ms: the wait it asked for, 0: none), is a failed
+ * attempt of its destination, host-wide through
  * the shared state: its streak grows, and new connects to it wait for the
  * policy's delay for the streak (damping).  Whether the caller is to connect
  * the same socket again: only if the program has @sent nothing on it, or
@@ -74,7 +75,8 @@ void decide_connected(const struct config *cfg, const struct target_addr *t, pid
  * BACKOFF_ATTEMPT_TIMEOUT after its planned start, within the budget.
  */
 bool decide_early_close(const struct config *cfg, const struct target_addr *t, const char *answer,
-			bool sent, bool replay, bool blocking, bool timed, uint64_t *until_ms);
+			uint64_t at_least_ms, bool sent, bool replay, bool blocking, bool timed,
+			uint64_t *until_ms);
 
 /* A connection to @t received its first byte: the streak of early closes ends. */
 void decide_first_byte(const struct config *cfg, const struct target_addr *t);

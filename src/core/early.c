@@ -5,6 +5,7 @@
 #include <netinet/tcp.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <time.h>
 
 #include "core/decide.h"
 #include "core/engine.h"
@@ -116,10 +117,14 @@ static size_t first_bytes(int fd, const struct iovec *got, size_t n, size_t enou
  * first bytes @got of it (@n of them) on @fd: what they say (*said: the
  * answer, as text, when not ready).
  */
+/* What an HTTP response head must hold to be told: its status line and Retry-After. */
+#define HTTP_ENOUGH 1024
+
 static enum ready_answer startup_answer(const struct config *cfg, int fd, const struct flight *fl,
-					const struct iovec *got, size_t n, const char **said)
+					const struct iovec *got, size_t n, const char **said,
+					uint64_t *at_least_ms)
 {
-	unsigned char head[STARTUP_ENOUGH];
+	unsigned char head[HTTP_ENOUGH];
 	size_t k;
 
 	if (!fl || fl->len == 0 || !got)
@@ -140,6 +145,11 @@ static enum ready_answer startup_answer(const struct config *cfg, int fd, const 
 		k = first_bytes(fd, got, n, STARTUP_ENOUGH, head, sizeof(head));
 		return ready_resp_answer(head, k);
 	}
+	if ((cfg->protocols & READY_HTTP) && ready_http_request(fl->data, fl->len)) {
+		*said = "HTTP: 429, 502, 503 or 504";
+		k = first_bytes(fd, got, n, sizeof(head), head, sizeof(head));
+		return ready_http_answer(head, k, (uint64_t)time(NULL), at_least_ms);
+	}
 	return READY_ANSWERED;
 }
 
@@ -148,7 +158,8 @@ static bool recorded_startup(const struct config *cfg, const unsigned char *p, s
 {
 	return ((cfg->protocols & READY_POSTGRESQL) && ready_startup(p, n)) ||
 	       ((cfg->protocols & READY_MQTT) && ready_mqtt_connect(p, n)) ||
-	       ((cfg->protocols & READY_REDIS) && ready_resp_command(p, n));
+	       ((cfg->protocols & READY_REDIS) && ready_resp_command(p, n)) ||
+	       ((cfg->protocols & READY_HTTP) && ready_http_request(p, n));
 }
 
 /* What a refusal in place of a greeting must hold to be told (NATS's comes after its INFO). */
@@ -223,6 +234,7 @@ enum early_action early_seen(const struct config *cfg, int fd, ssize_t rc, int e
 	struct sock_first f = { .segs_in = 1 };
 	enum ready_answer answer = READY_ANSWERED;
 	const char *said = NULL; /* the "try later" answer, as text */
+	uint64_t at_least = 0;	 /* the wait it asked for */
 	struct target_addr t;
 	struct flight *fl = NULL;
 	bool again, blocking, sent, ended, recorded = false;
@@ -255,7 +267,7 @@ enum early_action early_seen(const struct config *cfg, int fd, ssize_t rc, int e
 		recorded = fl && fl->len != 0;
 		/* Data on a start-up without effect: the server's answer may be "not ready". */
 		if (rc > 0 && !(w & FDS_NOREPLAY))
-			answer = startup_answer(cfg, fd, fl, got, (size_t)rc, &said);
+			answer = startup_answer(cfg, fd, fl, got, (size_t)rc, &said, &at_least);
 		fl = NULL;
 		fdtable_release(s, fdtable_state_of(s));
 	}
@@ -292,9 +304,9 @@ enum early_action early_seen(const struct config *cfg, int fd, ssize_t rc, int e
 		fl = replayable(s, &f);
 	blocking = sock_is_blocking(fd);
 	/* A blocking read with a timeout of its own is not made to wait for a new connection. */
-	again = decide_early_close(cfg, &t, answer == READY_NOT ? said : NULL, sent, fl != NULL,
-				   blocking, blocking && sock_rcvtimeo_ms(fd) != UINT64_MAX,
-				   &until);
+	again = decide_early_close(cfg, &t, answer == READY_NOT ? said : NULL, at_least, sent,
+				   fl != NULL, blocking,
+				   blocking && sock_rcvtimeo_ms(fd) != UINT64_MAX, &until);
 	if (!again) {
 		fdtable_flight_free(fl);
 		/* Ended by a connection of the library's: the first end is the program's. */
@@ -377,7 +389,8 @@ void early_record(const struct config *cfg, int fd, const struct iovec *iov, int
 		head_of(iov, iovcnt, n, head);
 		if (!(ready_may_open(head, n) && (cfg->protocols & READY_POSTGRESQL)) &&
 		    !(ready_mqtt_may_open(head, n) && (cfg->protocols & READY_MQTT)) &&
-		    !(ready_resp_may_open(head, n) && (cfg->protocols & READY_REDIS))) {
+		    !(ready_resp_may_open(head, n) && (cfg->protocols & READY_REDIS)) &&
+		    !(ready_http_may_open(head, n) && (cfg->protocols & READY_HTTP))) {
 			atomic_fetch_or_explicit(&s->word, FDS_NOREPLAY, memory_order_relaxed);
 			goto out;
 		}

@@ -322,6 +322,10 @@ struct engine_early_verdict engine_early_close(const struct config *cfg,
 		.until_ms = CONFIG_INFINITE,
 	};
 
+	/* The server's own wait, when it asks for one (Retry-After), and never less than the
+	 * policy's. */
+	if (e->at_least_ms > v.delay_ms)
+		v.delay_ms = e->at_least_ms;
 	if (e->sent && !e->replay)
 		v.why = "sent";
 	else if (!e->blocking && !cfg->nonblock)

@@ -182,6 +182,7 @@ struct engine_early {
 	uint64_t streak;
 	uint64_t prev_delay_ms; /* the streak's previous delay (decorrelated jitter) */
 	uint64_t draw;		/* a random draw for this delay */
+	uint64_t at_least_ms;	/* the server asked for this wait at least (Retry-After) */
 	bool sent;		/* the program sent something on it */
 	bool replay;		/* what it sent is recorded in full, to be sent again */
 	bool blocking;		/* the program's read waits (else an event loop's) */

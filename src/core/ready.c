@@ -2,6 +2,7 @@
 #include "core/ready.h"
 
 #include <string.h>
+#include <strings.h>
 
 /* The request codes of the protocol's first messages (int32, network order). */
 #define PG_SSL_REQUEST 80877103U
@@ -84,7 +85,7 @@ enum ready_answer ready_answer(const void *buf, size_t n, const void *fl, uint32
 }
 
 const char *const ready_protocol_names[] = {
-	"postgresql", "mysql", "redis", "memcached", "nats", "smtp", "ftp", "mqtt", NULL,
+	"postgresql", "mysql", "redis", "memcached", "nats", "smtp", "ftp", "mqtt", "http", NULL,
 };
 
 /* A refusal that begins the server's first bytes, whole. */
@@ -319,4 +320,209 @@ enum ready_answer ready_resp_answer(const void *buf, size_t n)
 		if (n >= strlen(not_run[i]) && memcmp(buf, not_run[i], strlen(not_run[i])) == 0)
 			return READY_NOT;
 	return READY_ANSWERED;
+}
+
+/* The methods whose request may be sent again: safe ones, without a body. */
+static const char *const http_methods[] = { "GET ", "HEAD ", "OPTIONS " };
+
+/* Whether @p (@n bytes) begins with one of http_methods. */
+static bool http_method(const unsigned char *p, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(http_methods) / sizeof(http_methods[0]); i++)
+		if (n >= strlen(http_methods[i]) &&
+		    memcmp(p, http_methods[i], strlen(http_methods[i])) == 0)
+			return true;
+	return false;
+}
+
+/* Where the header @name (with its colon) begins a line of the head @p (@n bytes); NULL if not. */
+static const unsigned char *http_header(const unsigned char *p, size_t n, const char *name)
+{
+	size_t k = strlen(name), i;
+
+	for (i = 0; i + 2 + k <= n; i++)
+		if (p[i] == '\r' && p[i + 1] == '\n' &&
+		    strncasecmp((const char *)p + i + 2, name, k) == 0)
+			return p + i + 2 + k;
+	return NULL;
+}
+
+bool ready_http_request(const void *buf, size_t n)
+{
+	const unsigned char *p = buf, *end, *v;
+
+	if (!p || n < 16 || n > 65536 || !http_method(p, n))
+		return false;
+	/* One head, ended at the last byte: no body, nothing pipelined after it. */
+	end = memmem(p, n, "\r\n\r\n", 4);
+	if (!end || (size_t)(end - p) + 4 != n || !memmem(p, (size_t)(end - p), " HTTP/1.", 8))
+		return false;
+	if (http_header(p, n, "expect:") || http_header(p, n, "transfer-encoding:"))
+		return false;
+	v = http_header(p, n, "content-length:");
+	if (v) {
+		while (*v == ' ' || *v == '\t')
+			v++;
+		if (*v != '0' || (v[1] >= '0' && v[1] <= '9'))
+			return false;
+	}
+	return true;
+}
+
+bool ready_http_may_open(const unsigned char head[8], size_t n)
+{
+	return n >= 16 && http_method(head, 8);
+}
+
+/* Days from 1970-01-01 to the civil date @y-@m-@d (proleptic Gregorian). */
+static int64_t days_from_civil(int64_t y, unsigned m, unsigned d)
+{
+	int64_t era;
+	unsigned yoe, doy, doe;
+
+	y -= m <= 2;
+	era = (y >= 0 ? y : y - 399) / 400;
+	yoe = (unsigned)(y - era * 400);
+	doy = (153 * (m > 2 ? m - 3 : m + 9) + 2) / 5 + d - 1;
+	doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+	return era * 146097 + (int64_t)doe - 719468;
+}
+
+/* @n digits at *s as a number, *s past them; -1 if not so many digits. */
+static int digits(const char **s, int n)
+{
+	int v = 0;
+
+	while (n-- > 0) {
+		if (**s < '0' || **s > '9')
+			return -1;
+		v = v * 10 + (*(*s)++ - '0');
+	}
+	return v;
+}
+
+/* The month named by the 3 letters at *s (1-12), *s past them; 0 if none. */
+static unsigned month(const char **s)
+{
+	static const char names[] = "JanFebMarAprMayJunJulAugSepOctNovDec";
+	unsigned m;
+
+	for (m = 0; m < 12; m++)
+		if (strncmp(*s, names + 3 * m, 3) == 0) {
+			*s += 3;
+			return m + 1;
+		}
+	return 0;
+}
+
+/*
+ * An HTTP-date at @s, in any of its three forms: "Sun, 06 Nov 1994 08:49:37
+ * GMT", "Sunday, 06-Nov-94 08:49:37 GMT", "Sun Nov  6 08:49:37 1994".  Its
+ * seconds since the epoch, or -1.
+ */
+static int64_t http_date(const char *s)
+{
+	const char *comma = strchr(s, ',');
+	int y, d, hh, mm, ss;
+	unsigned m;
+
+	if (comma && comma - s <= 9) {
+		s = comma + 1;
+		while (*s == ' ')
+			s++;
+		d = digits(&s, 2);
+		if (d < 0 || (*s != ' ' && *s != '-'))
+			return -1;
+		s++;
+		m = month(&s);
+		if (!m || (*s != ' ' && *s != '-'))
+			return -1;
+		s++;
+		if (s[0] >= '0' && s[0] <= '9' && s[1] >= '0' && s[1] <= '9' && s[2] >= '0' &&
+		    s[2] <= '9') {
+			y = digits(&s, 4);
+		} else {
+			/* RFC 850: two digits, read as in RFC 9110 5.6.7 (not 50 years ahead). */
+			y = digits(&s, 2);
+			y = y < 0 ? -1 : y + (y < 70 ? 2000 : 1900);
+		}
+		if (y < 0)
+			return -1;
+	} else {
+		while (*s && *s != ' ')
+			s++;
+		while (*s == ' ')
+			s++;
+		m = month(&s);
+		while (*s == ' ')
+			s++;
+		d = *s >= '0' && *s <= '9' && (s[1] < '0' || s[1] > '9') ? digits(&s, 1)
+									 : digits(&s, 2);
+		if (!m || d < 0)
+			return -1;
+		y = -1;
+	}
+	while (*s == ' ')
+		s++;
+	hh = digits(&s, 2);
+	if (*s++ != ':')
+		return -1;
+	mm = digits(&s, 2);
+	if (*s++ != ':')
+		return -1;
+	ss = digits(&s, 2);
+	if (y < 0) {
+		while (*s == ' ')
+			s++;
+		y = digits(&s, 4);
+	}
+	if (y < 0 || hh < 0 || hh > 23 || mm < 0 || mm > 59 || ss < 0 || ss > 60 || d < 1 || d > 31)
+		return -1;
+	return days_from_civil(y, m, (unsigned)d) * 86400 + hh * 3600 + mm * 60 + ss;
+}
+
+enum ready_answer ready_http_answer(const void *buf, size_t n, uint64_t now_s, uint64_t *wait_ms)
+{
+	const unsigned char *p = buf, *v, *eol;
+	char value[64];
+	unsigned code;
+	size_t k;
+
+	*wait_ms = 0;
+	if (!p || n < 12 || memcmp(p, "HTTP/1.", 7) != 0 || p[8] != ' ')
+		return READY_ANSWERED;
+	for (k = 9, code = 0; k < 12; k++) {
+		if (p[k] < '0' || p[k] > '9')
+			return READY_ANSWERED;
+		code = code * 10 + (unsigned)(p[k] - '0');
+	}
+	if (code != 429 && code != 502 && code != 503 && code != 504)
+		return READY_ANSWERED;
+	v = http_header(p, n, "retry-after:");
+	eol = v ? memchr(v, '\r', n - (size_t)(v - p)) : NULL;
+	if (eol) {
+		while (*v == ' ' || *v == '\t')
+			v++;
+		k = (size_t)(eol - v) < sizeof(value) - 1 ? (size_t)(eol - v) : sizeof(value) - 1;
+		memcpy(value, v, k);
+		value[k] = 0;
+		if (value[0] >= '0' && value[0] <= '9') {
+			uint64_t secs = 0;
+
+			for (k = 0; value[k] >= '0' && value[k] <= '9' && secs < 86400; k++)
+				secs = secs * 10 + (uint64_t)(value[k] - '0');
+			*wait_ms = (secs < 86400 ? secs : 86400) * 1000;
+		} else {
+			int64_t at = http_date(value);
+
+			/* At most a day, as delay-seconds: a longer wait ends any budget. */
+			if (at > 0 && (uint64_t)at > now_s)
+				*wait_ms = ((uint64_t)at - now_s < 86400 ? (uint64_t)at - now_s
+									 : 86400) *
+					   1000;
+		}
+	}
+	return READY_NOT;
 }

@@ -74,6 +74,26 @@ bool ready_resp_may_open(const unsigned char head[8], size_t n);
 /* What the server's first @n bytes at @buf say to one command: READY_NOT for a refusal. */
 enum ready_answer ready_resp_answer(const void *buf, size_t n);
 
+/*
+ * HTTP/1.x: a request that asks nothing of the server (GET, HEAD, OPTIONS,
+ * with no body and no "Expect: 100-continue"), the connection's first and
+ * only send, whole, may be sent again (RFC 9110 9.2.2); a 429, 502, 503 or
+ * 504 as its answer means "try later".  Whether the @n bytes at @buf are one
+ * such request, whole.
+ */
+bool ready_http_request(const void *buf, size_t n);
+
+/* Whether a first send of @n bytes, @head its first 8, may be one such request: a few loads. */
+bool ready_http_may_open(const unsigned char head[8], size_t n);
+
+/*
+ * What the response head at @buf (@n bytes, its first) says: READY_NOT for
+ * 429, 502, 503, 504; then *wait_ms is what its Retry-After asks, at the
+ * wall clock's @now_s (delay-seconds, or an HTTP-date in any of the three
+ * forms of RFC 9110 5.6.7), 0 if none or past.
+ */
+enum ready_answer ready_http_answer(const void *buf, size_t n, uint64_t now_s, uint64_t *wait_ms);
+
 /* The one-byte answer that lets a start-up go on in the clear (READY_GOES_ON). */
 #define READY_GO_ON 'N'
 
@@ -96,12 +116,13 @@ enum ready_protocol {
 	READY_SMTP = 1U << 5,	    /* a 421 greeting */
 	READY_FTP = 1U << 6,	    /* a 421 greeting */
 	READY_MQTT = 1U << 7, /* CONNACK 3 (3.1, 3.1.1), 0x88, 0x89, 0x9F (5) to the CONNECT */
+	READY_HTTP = 1U << 8, /* 429, 502, 503, 504 to a GET, HEAD or OPTIONS: off by default */
 };
 
 /* The names of the protocols, in the order of their bits; NULL-terminated. */
 extern const char *const ready_protocol_names[];
 
-/* All of them: the default. */
+/* The default: all of them but HTTP, whose answers come from the application. */
 #define READY_PROTOCOLS_ALL 0xFFU
 
 /* What a server's first bytes, sent before the client sent anything, say. */

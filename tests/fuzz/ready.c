@@ -58,6 +58,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (ready_resp_command(copy, size) && size >= 8)
 		REQUIRE(ready_resp_may_open(copy, size));
 	(void)ready_resp_answer(copy, size);
+	/* HTTP: a request whole, and a response head with any Retry-After. */
+	{
+		uint64_t wait;
+
+		if (ready_http_request(copy, size))
+			REQUIRE(ready_http_may_open(copy, size));
+		if (ready_http_answer(copy, size, 784111770, &wait) == READY_ANSWERED)
+			REQUIRE(wait == 0);
+		REQUIRE(wait <= 86400000ULL);
+	}
 	free(copy);
 	return 0;
 }

@@ -338,7 +338,10 @@ static void test_protocols(void)
 	const char *edits[] = { "BACKOFF_PROTOCOLS=-smtp,-ftp", NULL };
 	const char *back[] = { "BACKOFF_PROTOCOLS=-redis,+redis", NULL };
 	const char *mixed[] = { "BACKOFF_PROTOCOLS=redis,-smtp", NULL };
-	const char *unknown[] = { "BACKOFF_PROTOCOLS=+http", NULL };
+	const char *unknown[] = { "BACKOFF_PROTOCOLS=+gopher", NULL };
+	const char *http[] = { "BACKOFF_PROTOCOLS=+http", NULL };
+	const char *google[] = { "BACKOFF_POLICY=google", NULL };
+	const char *google_off[] = { "BACKOFF_POLICY=clearblade", "BACKOFF_PROTOCOLS=-http", NULL };
 	const char *prefix[] = { "BACKOFF_PROTOCOLS=red", NULL };
 	struct config cfg;
 
@@ -354,6 +357,13 @@ static void test_protocols(void)
 	CHECK_U64(cfg.protocols, READY_PROTOCOLS_ALL);
 	CHECK_U64(parse(&cfg, unknown), 1);
 	CHECK_U64(parse(&cfg, prefix), 1);
+	/* HTTP is off by default; on with +http, and in the presets whose documents ask for it. */
+	CHECK_U64(parse(&cfg, http), 0);
+	CHECK_U64(cfg.protocols, READY_PROTOCOLS_ALL | READY_HTTP);
+	CHECK_U64(parse(&cfg, google), 0);
+	CHECK_U64(cfg.protocols, READY_PROTOCOLS_ALL | READY_HTTP);
+	CHECK_U64(parse(&cfg, google_off), 0);
+	CHECK_U64(cfg.protocols, READY_PROTOCOLS_ALL);
 }
 
 static void test_booleans_levels_and_seed(void)
@@ -542,7 +552,7 @@ static void test_each_variable_says_what_it_takes(void)
 		{ "BACKOFF_REPLAY", "maybe", "expected on or off" },
 		{ "BACKOFF_PROTOCOLS", "gopher",
 		  "expected protocol names (postgresql, mysql, redis, memcached, nats, smtp, ftp, "
-		  "mqtt), as a list or as +NAME/-NAME edits" },
+		  "mqtt, http), as a list or as +NAME/-NAME edits" },
 	};
 	struct config_problems problems;
 	struct config cfg;

@@ -214,8 +214,77 @@ static void test_resp(void)
 	CHECK_U64(ready_resp_answer(NULL, 0), READY_ANSWERED);
 }
 
+/* HTTP: the request that may be sent again, and the answers that say "try later". */
+static void test_http(void)
+{
+	static const char get[] = "GET / HTTP/1.1\r\nHost: x\r\nAccept: */*\r\n\r\n";
+	static const char head[] = "HEAD /a HTTP/1.0\r\nContent-Length: 0\r\n\r\n";
+	static const char post[] = "POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\n\r\nx=1";
+	static const char body[] = "GET / HTTP/1.1\r\nContent-Length: 3\r\n\r\n";
+	static const char expect[] = "GET / HTTP/1.1\r\nExpect: 100-continue\r\n\r\n";
+	static const char chunked[] = "GET / HTTP/1.1\r\ntransfer-encoding: chunked\r\n\r\n";
+	static const char two[] = "GET / HTTP/1.1\r\nHost: x\r\n\r\nGET / HTTP/1.1\r\n\r\n";
+	static const char h2[] = "GET / HTTP/2.0\r\nHost: x\r\n\r\n";
+	uint64_t wait;
+
+	CHECK(ready_http_request(get, sizeof(get) - 1));
+	CHECK(ready_http_request(head, sizeof(head) - 1));
+	CHECK(!ready_http_request(post, sizeof(post) - 1));
+	CHECK(!ready_http_request(body, sizeof(body) - 1));
+	CHECK(!ready_http_request(expect, sizeof(expect) - 1));
+	CHECK(!ready_http_request(chunked, sizeof(chunked) - 1));
+	CHECK(!ready_http_request(two, sizeof(two) - 1)); /* pipelined */
+	CHECK(!ready_http_request(get, sizeof(get) - 3)); /* not whole */
+	CHECK(!ready_http_request(h2, sizeof(h2) - 1));
+	CHECK(!ready_http_request(NULL, 0));
+	CHECK(ready_http_may_open((const unsigned char *)get, sizeof(get) - 1));
+	CHECK(!ready_http_may_open((const unsigned char *)post, sizeof(post) - 1));
+	/* The answers: 429, 502, 503, 504; Retry-After in seconds or as a date. */
+	CHECK_U64(ready_http_answer("HTTP/1.1 503 Busy\r\nRetry-After: 2\r\n\r\n", 38, 0, &wait),
+		  READY_NOT);
+	CHECK_U64(wait, 2000);
+	CHECK_U64(ready_http_answer("HTTP/1.1 429 Slow down\r\nretry-after:120\r\n\r\n", 42, 0,
+				    &wait),
+		  READY_NOT);
+	CHECK_U64(wait, 120000);
+	CHECK_U64(ready_http_answer("HTTP/1.0 502 Bad Gateway\r\n\r\n", 28, 0, &wait), READY_NOT);
+	CHECK_U64(wait, 0);
+	CHECK_U64(ready_http_answer("HTTP/1.1 504 Gateway Time-out\r\n\r\n", 33, 0, &wait),
+		  READY_NOT);
+	CHECK_U64(ready_http_answer("HTTP/1.1 500 Oops\r\n\r\n", 21, 0, &wait), READY_ANSWERED);
+	CHECK_U64(ready_http_answer("HTTP/1.1 200 OK\r\n\r\n", 19, 0, &wait), READY_ANSWERED);
+	CHECK_U64(ready_http_answer("HTTP/1.1 5", 10, 0, &wait), READY_ANSWERED);
+	CHECK_U64(ready_http_answer("SSH-2.0-x\r\n", 11, 0, &wait), READY_ANSWERED);
+	/* 784111777 is Sun, 06 Nov 1994 08:49:37 GMT, in each of the three forms. */
+	CHECK_U64(ready_http_answer(
+			  "HTTP/1.1 503 x\r\nRetry-After: Sun, 06 Nov 1994 08:49:37 GMT\r\n\r\n",
+			  63, 784111770, &wait),
+		  READY_NOT);
+	CHECK_U64(wait, 7000);
+	CHECK_U64(ready_http_answer(
+			  "HTTP/1.1 503 x\r\nRetry-After: Sunday, 06-Nov-94 08:49:37 GMT\r\n\r\n",
+			  64, 784111770, &wait),
+		  READY_NOT);
+	CHECK_U64(wait, 7000);
+	CHECK_U64(
+		ready_http_answer("HTTP/1.1 503 x\r\nRetry-After: Sun Nov  6 08:49:37 1994\r\n\r\n",
+				  57, 784111770, &wait),
+		READY_NOT);
+	CHECK_U64(wait, 7000);
+	/* A date past, or none that parses: no wait of the server's. */
+	CHECK_U64(ready_http_answer(
+			  "HTTP/1.1 503 x\r\nRetry-After: Sun, 06 Nov 1994 08:49:37 GMT\r\n\r\n",
+			  63, 784111780, &wait),
+		  READY_NOT);
+	CHECK_U64(wait, 0);
+	CHECK_U64(ready_http_answer("HTTP/1.1 503 x\r\nRetry-After: soon\r\n\r\n", 37, 0, &wait),
+		  READY_NOT);
+	CHECK_U64(wait, 0);
+}
+
 int main(void)
 {
+	test_http();
 	test_resp();
 	test_startup();
 	test_answers();
