@@ -44,7 +44,11 @@ struct row {
 	struct step steps[6];
 };
 
-static const struct setup plain = { 100, 1000, 5, 10000, 5000, false };
+/* The plain setup: 100 ms doubling to 1 s, 5 retries, a 10 s budget, 5 s attempts. */
+#define PLAIN                                    \
+	{                                        \
+		100, 1000, 5, 10000, 5000, false \
+	}
 
 #define FAILED(t, e) ENGINE_FAILED, (t), (e), 0, INF
 #define DUE(t) ENGINE_DUE, (t), 0, 0, INF
@@ -55,7 +59,7 @@ static const struct setup plain = { 100, 1000, 5, 10000, 5000, false };
 
 static const struct row rows[] = {
 	{ "a retryable failure plans a retry after the policy's delay",
-	  plain,
+	  PLAIN,
 	  { { FAILED(0, ECONNREFUSED), WAIT(100, ECONNREFUSED, R), A_FIRST },
 	    { DUE(100), ATTEMPT(5100), 0 },
 	    { FAILED(150, ECONNREFUSED), WAIT(350, ECONNREFUSED, R), 0 } } },
@@ -85,32 +89,32 @@ static const struct row rows[] = {
 	  { { FAILED(0, ETIMEDOUT), END(ETIMEDOUT), ENGINE_SAY_GIVE_UP, "retries",
 	      A_FIRST | A_FINAL } } },
 	{ "an error not worth another attempt ends the call at once",
-	  plain,
+	  PLAIN,
 	  { { FAILED(0, ECONNREFUSED), WAIT(100, ECONNREFUSED, R), A_FIRST },
 	    { DUE(100), ATTEMPT(5100), 0 },
 	    { FAILED(100, EACCES), END(EACCES), 0, NULL, A_FINAL } } },
 	{ "a program with another address to try moves on at once",
-	  plain,
+	  PLAIN,
 	  { { ENGINE_FAILED, 0, ECONNREFUSED, F_MORE, INF, END(ECONNREFUSED), ENGINE_SAY_PASS,
 	      "not-last-address", 0 } } },
 	{ "a destination known down gets the kernel's answer at once",
-	  plain,
+	  PLAIN,
 	  { { ENGINE_FAILED, 0, ECONNREFUSED, F_DOWN, INF, END(ECONNREFUSED), ENGINE_SAY_PASS,
 	      "known-down", 0 } } },
 	{ "known down and other addresses are asked at the first failure only",
-	  plain,
+	  PLAIN,
 	  { { FAILED(0, ECONNREFUSED), WAIT(100, ECONNREFUSED, R), A_FIRST },
 	    { DUE(100), ATTEMPT(5100), 0 },
 	    { ENGINE_FAILED, 100, ECONNREFUSED, F_DOWN | F_MORE, INF, WAIT(300, ECONNREFUSED, R),
 	      0 } } },
 	{ "the destination's budget bounds the call's",
-	  plain,
+	  PLAIN,
 	  { { ENGINE_FAILED, 0, ECONNREFUSED, 0, 60, WAIT(60, ECONNREFUSED, R), A_FIRST },
 	    { DUE(60), ATTEMPT(60), 0 },
 	    { FAILED(60, ECONNREFUSED), END(ECONNREFUSED), ENGINE_SAY_GIVE_UP, "timeout",
 	      A_FINAL } } },
 	{ "another's result since our last attempt stands for the planned one",
-	  plain,
+	  PLAIN,
 	  { { FAILED(0, ECONNREFUSED), WAIT(100, ECONNREFUSED, R), A_FIRST },
 	    { ENGINE_DUE, 100, 0, F_LEFT, INF, WAIT(300, ECONNREFUSED, ENGINE_SAY_LEFT | R), 0 },
 	    { DUE(300), ATTEMPT(5300), 0 } } },
@@ -128,11 +132,11 @@ static const struct row rows[] = {
 	      ENGINE_SAY_GIVE_UP, "retries", A_FIRST },
 	    { FAILED(3, ECONNRESET), END(ECONNRESET), 0, NULL, A_FINAL } } },
 	{ "a first attempt left to another is no answer to pass on: the program's own is made",
-	  plain,
+	  PLAIN,
 	  { { ENGINE_FAILED, 0, ECONNREFUSED, F_LEFT | F_DOWN, INF, ATTEMPT(5000), 0 },
 	    { ENGINE_CONNECTED, 2, 0, 0, INF, END(0), 0, NULL, 0 } } },
 	{ "an error the kernel holds is collected while a retry may follow",
-	  plain,
+	  PLAIN,
 	  { { ENGINE_HELD, 0, 0, 0, INF, ENGINE_COLLECT, 0, 0, 0, NULL, 0 },
 	    { FAILED(0, ECONNREFUSED), WAIT(100, ECONNREFUSED, R), A_FIRST } } },
 	{ "the error the kernel holds for the last attempt is left to the program",
@@ -140,19 +144,19 @@ static const struct row rows[] = {
 	  { { ENGINE_HELD, 0, 0, 0, INF, END(0), ENGINE_SAY_GIVE_UP, "retries",
 	      A_FIRST | A_FINAL } } },
 	{ "the error the kernel holds when the budget is spent is left to the program",
-	  plain,
+	  PLAIN,
 	  { { ENGINE_HELD, 0, 0, 0, 0, END(0), ENGINE_SAY_GIVE_UP, "timeout",
 	      A_FIRST | A_FINAL } } },
 	{ "the error the kernel holds for a program with another address is its own",
-	  plain,
+	  PLAIN,
 	  { { ENGINE_HELD, 0, 0, F_MORE, INF, END(0), ENGINE_SAY_PASS, "not-last-address", 0 } } },
 	{ "a signal that cuts the wait ends the call with its last error",
-	  plain,
+	  PLAIN,
 	  { { FAILED(0, ECONNREFUSED), WAIT(100, ECONNREFUSED, R), A_FIRST },
 	    { ENGINE_SIGNAL, 40, 0, 0, INF, END(ECONNREFUSED), ENGINE_SAY_GIVE_UP, "signal",
 	      A_FINAL } } },
 	{ "a retry that succeeds is said",
-	  plain,
+	  PLAIN,
 	  { { FAILED(0, ECONNREFUSED), WAIT(100, ECONNREFUSED, R), A_FIRST },
 	    { DUE(100), ATTEMPT(5100), 0 },
 	    { ENGINE_CONNECTED, 101, 0, 0, INF, END(0), ENGINE_SAY_SUCCESS, NULL, 0 } } },
@@ -166,17 +170,17 @@ static const struct row rows[] = {
 	  { { FAILED(0, ECONNREFUSED), WAIT(80, ECONNREFUSED, R), A_FIRST },
 	    { ENGINE_DUE, 80, 0, F_LEFT, INF, ATTEMPT(80), 0 } } },
 	{ "a destination's budget longer than the call's changes nothing",
-	  plain,
+	  PLAIN,
 	  { { ENGINE_FAILED, 0, ECONNREFUSED, 0, 20000, WAIT(100, ECONNREFUSED, R), A_FIRST } } },
 	{ "the one attempt of a call that made none of its own is not said as a retry's success",
-	  plain,
+	  PLAIN,
 	  { { ENGINE_FAILED, 0, ECONNREFUSED, F_LEFT, INF, WAIT(100, ECONNREFUSED, R), A_FIRST },
 	    { ENGINE_DUE, 100, 0, F_LEFT, INF, WAIT(300, ECONNREFUSED, ENGINE_SAY_LEFT | R), 0 },
 	    { ENGINE_SIGNAL, 150, 0, 0, INF, ENGINE_ATTEMPT, 5150, ECONNREFUSED, ENGINE_SAY_GIVE_UP,
 	      "signal", 0 },
 	    { ENGINE_CONNECTED, 151, 0, 0, INF, END(0), 0, NULL, 0 } } },
 	{ "a first attempt that succeeds says nothing",
-	  plain,
+	  PLAIN,
 	  { { ENGINE_CONNECTED, 0, 0, 0, INF, END(0), 0, NULL, 0 } } },
 	{ "a wait that takes the call past a few seconds is said once",
 	  { 3000, 10000, 5, INF, 5000, false },
@@ -186,20 +190,20 @@ static const struct row rows[] = {
 	    { DUE(9000), ATTEMPT(14000), 0 },
 	    { FAILED(9000, ECONNREFUSED), WAIT(19000, ECONNREFUSED, R), 0 } } },
 	{ "a first attempt under way that the program closes is not yet a call of ours",
-	  plain,
+	  PLAIN,
 	  { { ENGINE_CLOSED, 10, 0, 0, INF, END(0), 0, NULL, 0 } } },
 	{ "the program that closes a waiting call ended it: the wait not made is not counted",
-	  plain,
+	  PLAIN,
 	  { { FAILED(0, ECONNREFUSED), WAIT(100, ECONNREFUSED, R), A_FIRST },
 	    { ENGINE_CLOSED, 30, 0, F_LEFT, INF, END(ECONNREFUSED),
 	      ENGINE_SAY_ENDED | ENGINE_SAY_EARLY, NULL, 0 } } },
 	{ "the program that closes an attempt under way ended the call",
-	  plain,
+	  PLAIN,
 	  { { FAILED(0, ECONNREFUSED), WAIT(100, ECONNREFUSED, R), A_FIRST },
 	    { DUE(100), ATTEMPT(5100), 0 },
 	    { ENGINE_CLOSED, 130, 0, 0, INF, END(ECONNREFUSED), ENGINE_SAY_ENDED, NULL, 0 } } },
 	{ "the program that closes a call after its planned time waited it all",
-	  plain,
+	  PLAIN,
 	  { { FAILED(0, ECONNREFUSED), WAIT(100, ECONNREFUSED, R), A_FIRST },
 	    { ENGINE_CLOSED, 120, 0, F_LEFT, INF, END(ECONNREFUSED), ENGINE_SAY_ENDED, NULL,
 	      0 } } },
@@ -269,7 +273,7 @@ static void run_row(const struct row *r)
 /* The attempt's deadline: its own time, the grpc rule, a cap, the budget. */
 static void test_attempt_deadline(void)
 {
-	struct setup set = plain;
+	struct setup set = PLAIN;
 	struct config cfg = configured(&set);
 	struct retry_progress p;
 
@@ -301,7 +305,7 @@ static void test_attempt_deadline(void)
 /* A call's own bound (a send timeout) is the budget when it is the smaller. */
 static void test_own_bound(void)
 {
-	struct setup set = plain;
+	struct setup set = PLAIN;
 	struct config cfg = configured(&set);
 	struct retry_progress p;
 
@@ -317,7 +321,7 @@ static void test_own_bound(void)
 /* Each call draws from a sequence of its own: seeded once, or from BACKOFF_SEED. */
 static void test_draws(void)
 {
-	struct setup set = plain;
+	struct setup set = PLAIN;
 	struct config cfg = configured(&set);
 	struct retry_progress p, q;
 	struct engine_event ev = { .kind = ENGINE_FAILED,
@@ -451,7 +455,7 @@ static void test_early_close(void)
 		  INF,
 		  false },
 	};
-	struct setup set = plain;
+	struct setup set = PLAIN;
 	unsigned i;
 
 	for (i = 0; i < N(closes); i++) {
@@ -477,7 +481,7 @@ static void test_early_close(void)
 /* Which failed connect is the library's to retry, in both engines. */
 static void test_eligible(void)
 {
-	struct setup set = plain;
+	struct setup set = PLAIN;
 	struct config cfg = configured(&set);
 	struct target_addr inet = { .family = AF_INET }, local = { .family = AF_UNIX };
 	char why[100];
