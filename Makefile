@@ -105,9 +105,13 @@ $(STATUS): src/tool/status.c $(CORE_OBJ)
 # libc's calls as the real ones (src/supervise/libc.c) instead of sys/real.c.
 SUPERVISE_CORE := $(patsubst %,$(BUILD)/obj/src/%.o,core/addrlist core/config core/decide \
 	core/dest core/engine core/events core/fate core/policy core/retry core/share core/target \
-	core/before sys/clock sys/errname sys/listen sys/log sys/rng sys/sock sys/text)
+	core/before sys/clock sys/elf sys/errname sys/listen sys/log sys/rng sys/sock sys/text)
+# Linked statically: a preload's exec hook runs it with the program's environment, whose
+# LD_PRELOAD then loads nothing into it, and it starts without a loader's work.  Not under
+# the sanitizers, whose runtimes cannot be linked so.
+SUPERVISE_LDFLAGS ?= $(if $(findstring -fsanitize,$(EXTRA_CFLAGS)),,-static)
 $(SUPERVISOR): $(SUPERVISE_SRC:%.c=$(BUILD)/obj/%.o) $(SUPERVISE_CORE)
-	$(CC) $(CFLAGS_ALL) -o $@ $^ $(LIBS)
+	$(CC) $(CFLAGS_ALL) $(SUPERVISE_LDFLAGS) -o $@ $^ $(LIBS)
 
 $(BUILD)/helpers/%: tests/helpers/%.c tests/helpers/common.h Makefile
 	@mkdir -p $(dir $@)
@@ -288,9 +292,9 @@ fuzz: $(FUZZ_TARGETS:%=$(FUZZ_BUILD)/fuzz-%)
 
 # The supervisor's parsers of what a traced program hands it: notifications and executables.
 $(FUZZ_BUILD)/fuzz-notify: tests/fuzz/notify.c $(FUZZ_CORE) src/supervise/notify.c \
-		src/supervise/elf.c $(wildcard src/*/*.h) Makefile
+		src/sys/elf.c $(wildcard src/*/*.h) Makefile
 	@mkdir -p $(dir $@)
-	$(FUZZ_CC) $(FUZZ_CFLAGS) -o $@ $< $(FUZZ_CORE) src/supervise/notify.c src/supervise/elf.c
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -o $@ $< $(FUZZ_CORE) src/supervise/notify.c src/sys/elf.c
 
 # The shared state file, as hostile as another process of the user can make it.
 $(FUZZ_BUILD)/fuzz-share: tests/fuzz/share.c $(FUZZ_CORE) src/core/share.c src/sys/clock.c \
@@ -370,7 +374,7 @@ analyze:
 # Programs out of the preload's reach, for the supervisor engine's tests: C clients linked
 # statically (glibc's libc.a) and a Go client built both ways (Go makes its own system
 # calls, with cgo or not).  The Go client is built when go is installed (.ci/run installs it).
-STATIC_HELPERS := $(BUILD)/static/raw-connect $(BUILD)/static/raw-odd
+STATIC_HELPERS := $(BUILD)/static/raw-connect $(BUILD)/static/raw-odd $(BUILD)/static/whoami
 GO ?= go
 GO_FOUND := $(shell command -v $(GO) 2>/dev/null)
 GO_CLIENTS := $(if $(GO_FOUND),$(BUILD)/go/dial-nocgo $(BUILD)/go/dial-cgo)

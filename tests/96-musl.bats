@@ -32,8 +32,12 @@ interpreter() {
 @test "make musl links the library, the tool and the supervisor against musl" {
 	assert_match "$(interpreter "$MUSL/backoff-schedule")" '^/lib/ld-musl-[^/]+\.so\.1$' \
 		"backoff-schedule's interpreter" || return
-	assert_match "$(interpreter "$MUSL/backoff-supervise")" '^/lib/ld-musl-[^/]+\.so\.1$' \
-		"backoff-supervise's interpreter" || return
+	# The supervisor is static (a preload's exec hook runs it with the program's LD_PRELOAD):
+	# no interpreter, and musl's start-up code (__init_libc), which glibc does not have.
+	assert_eq "$(interpreter "$MUSL/backoff-supervise")" "" "backoff-supervise's interpreter" ||
+		return
+	nm "$MUSL/backoff-supervise" | grep -q ' __init_libc$' ||
+		fail "the musl supervisor lacks musl's start-up code" || return
 	assert_match "$(interpreter "$MUSL_PROBE")" '^/lib/ld-musl-[^/]+\.so\.1$' \
 		"the musl probe's interpreter (dynamic: the preload must reach it)" || return
 	# musl's libc.so, not glibc's libc.so.6; and the same hooks as the glibc build.

@@ -14,7 +14,8 @@
 #include <unistd.h>
 
 #include "core/config.h"
-#include "supervise/elf.h"
+#include "sys/elf.h"
+#include "sys/cookie.h"
 #include "sys/log.h"
 
 /* scripts/backoff's own usage line, for a bad value given as one of its options. */
@@ -314,17 +315,13 @@ static int run_preload(const char *preload, char **command)
 	return exec_command(command);
 }
 
-/* Whether @command is set-user-ID or has file capabilities (the supervisor's --inspect). */
-static bool is_setuid(const char *command)
+/* What exec(@command) would run (elf_exec_kind), with @command looked up on PATH. */
+static enum elf_kind command_kind(const char *command, bool *privileged)
 {
 	char buf[PATH_MAX];
 	const char *path = command_path(command, buf);
-	struct stat st;
 
-	if (!path)
-		path = command;
-	return stat(path, &st) == 0 && ((st.st_mode & (S_ISUID | S_ISGID)) ||
-					getxattr(path, "security.capability", NULL, 0) > 0);
+	return elf_exec_kind(path ? path : command, privileged);
 }
 
 /*
@@ -360,6 +357,8 @@ int launch(const char *candidate, char **command, launch_supervise_fn *supervise
 	char dir[PATH_MAX], real[PATH_MAX], buf[PATH_MAX * 2];
 	const char *name = strrchr(candidate, '/'), *engine = getenv("BACKOFF_ENGINE");
 	const char *preload;
+	enum elf_kind kind;
+	bool privileged;
 	struct build b;
 
 	memset(&b, 0, sizeof(b));
@@ -381,8 +380,11 @@ int launch(const char *candidate, char **command, launch_supervise_fn *supervise
 	validate();
 	preload = preload_value(b.lib, buf, sizeof(buf));
 	/* BACKOFF_ENGINE has been validated above, by the library's own parser. */
-	if (engine && strcmp(engine, "preload") == 0)
+	/* A launcher within a tree of the default engine: the preload alone, as asked. */
+	if (engine && strcmp(engine, "preload") == 0) {
+		unsetenv(SUPERVISOR_PATH_ENV);
 		return run_preload(preload, command);
+	}
 	if (access(b.supervisor, X_OK) != 0) {
 		if (engine && strcmp(engine, "supervise") == 0)
 			die("cannot find backoff-supervise next to ", b.lib, NULL, NULL);
@@ -390,17 +392,25 @@ int launch(const char *candidate, char **command, launch_supervise_fn *supervise
 			"backoff: cannot find backoff-supervise next to %s: the preload alone "
 			"retries\n",
 			b.lib);
+		unsetenv(SUPERVISOR_PATH_ENV);
 		return run_preload(preload, command);
 	}
 	if (engine && strcmp(engine, "supervise") == 0)
 		return run_supervisor(&b, real, NULL, command, supervise);
+	/*
+	 * The default engine: the supervisor only for a program the preload does
+	 * not reach; the preload in every other process of the tree runs such a
+	 * program through it, at its exec.
+	 */
+	kind = command_kind(command[0], &privileged);
 	/* no_new_privs would stop a set-user-ID command from gaining its privileges. */
-	if (is_setuid(command[0]) && geteuid() != 0) {
+	if (privileged && geteuid() != 0)
 		fprintf(stderr,
 			"backoff: %s is set-user-ID or has file capabilities: the preload alone "
 			"retries\n",
 			command[0]);
-		return run_preload(preload, command);
-	}
-	return run_supervisor(&b, real, preload, command, supervise);
+	if (!privileged && elf_kind_needs_supervisor(kind))
+		return run_supervisor(&b, real, preload, command, supervise);
+	setenv(SUPERVISOR_PATH_ENV, b.supervisor, 1);
+	return run_preload(preload, command);
 }

@@ -17,7 +17,7 @@
 
 #include "core/config.h"
 #include "core/events.h"
-#include "supervise/elf.h"
+#include "sys/elf.h"
 #include "supervise/filter.h"
 #include "supervise/launch.h"
 #include "supervise/serve.h"
@@ -29,11 +29,13 @@ static const char usage[] =
 	"usage: backoff-supervise [--preload VALUE] [--] command [args...]\n"
 	"       backoff-supervise --inspect FILE\n"
 	"       backoff-supervise --launch LIBRARY -- command [args...]\n"
+	"       backoff-supervise --exec FILE -- argv0 [args...]\n"
 	"Runs the command under libbackoff's supervisor engine: its connect() calls, the\n"
 	"system calls of Go and static programs included, are retried as BACKOFF_* says.\n"
 	"The command keeps this process's PID.  --preload sets LD_PRELOAD for it as well.\n"
 	"--inspect prints what FILE is: script, dynamic, static, go, setuid or unknown.\n"
-	"--launch does what scripts/backoff does after its options, LIBRARY as it found it.\n";
+	"--launch does what scripts/backoff does after its options, LIBRARY as it found it.\n"
+	"--exec runs FILE with the words after -- as its argv, for the preload's exec hooks.\n";
 
 static const char *lookup_env(const char *name, void *ctx)
 {
@@ -261,8 +263,12 @@ static int start(const struct config *cfg, const char **why, pid_t *supervisor_p
 	return 0;
 }
 
-/* Run @command under the supervisor engine (LD_PRELOAD=@preload too, if not NULL). */
-static int supervise(const char *preload, char **command)
+/*
+ * Run @command under the supervisor engine: the file @path if not NULL (a
+ * preload's exec hook: the tree may hold a preload, which then marks its
+ * connects), else the one PATH names; with LD_PRELOAD=@preload if not NULL.
+ */
+static int run(const char *preload, const char *path, char **command)
 {
 	struct config_problems problems;
 	struct config cfg;
@@ -290,15 +296,27 @@ static int supervise(const char *preload, char **command)
 				: "",
 			preload ? "the preload alone retries, for dynamically linked programs"
 				: "running the command without retries");
-	else if (cfg.enabled && preload) {
+	else if (cfg.enabled && (preload || path)) {
 		snprintf(pid_text, sizeof(pid_text), "%d", (int)sup);
 		setenv(COOKIE_ENV, pid_text, 1);
 	}
 	if (preload)
 		setenv("LD_PRELOAD", preload, 1);
-	execvp(command[0], command);
-	fprintf(stderr, "backoff: %s: %s\n", command[0], strerror(errno));
+	if (path) {
+		/* The system call: a preload in this process would send the exec here again. */
+		syscall(SYS_execve, path, command, environ);
+		fprintf(stderr, "backoff: %s: %s\n", path, strerror(errno));
+	} else {
+		execvp(command[0], command);
+		fprintf(stderr, "backoff: %s: %s\n", command[0], strerror(errno));
+	}
 	return errno == ENOENT ? 127 : 126;
+}
+
+/* Run @command under the supervisor engine (LD_PRELOAD=@preload too, if not NULL). */
+static int supervise(const char *preload, char **command)
+{
+	return run(preload, NULL, command);
 }
 
 int main(int argc, char **argv)
@@ -311,6 +329,9 @@ int main(int argc, char **argv)
 	/* scripts/backoff, its options read: everything else it did, without a fork. */
 	if (argc >= 5 && strcmp(argv[1], "--launch") == 0 && strcmp(argv[3], "--") == 0)
 		return launch(argv[2], argv + 4, supervise);
+	/* A preload's exec hook: argv[0] of the program is its own (busybox reads it). */
+	if (argc >= 5 && strcmp(argv[1], "--exec") == 0 && strcmp(argv[3], "--") == 0)
+		return run(NULL, argv[2], argv + 4);
 	if (i + 1 < argc && strcmp(argv[i], "--preload") == 0) {
 		preload = argv[i + 1];
 		i += 2;

@@ -1,5 +1,5 @@
 /* libFuzzer target: the supervisor's hostile inputs, notification arguments and ELF headers. */
-#include "supervise/elf.h"
+#include "sys/elf.h"
 #include "fuzz.h"
 #include "supervise/notify.h"
 

@@ -1,0 +1,210 @@
+/* ELF inspection: interpreter present or not, the sections that mark a Go program, privileges. */
+#include "sys/elf.h"
+
+#include <elf.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/xattr.h>
+#include <unistd.h>
+
+#include "sys/real.h"
+
+/* Bounds on what is read, so a hostile file costs little. */
+#define MAX_HEADERS 4096
+#define MAX_SHSTRTAB (1U << 20)
+
+/*
+ * What is read in one call: the first bytes hold the program headers of any
+ * common program, and 64 section headers, or the first names of the section
+ * name table, fit as many bytes.  On the stack: an exec hook may run in a
+ * vfork child.
+ */
+#define CHUNK 4096
+
+/* Read @len bytes at @base + @index * @stride, offsets from a hostile file included. */
+static bool read_at(int fd, void *buf, size_t len, uint64_t base, uint64_t index, uint64_t stride)
+{
+	uint64_t off;
+
+	if (__builtin_mul_overflow(index, stride, &off) ||
+	    __builtin_add_overflow(base, off, &off) || off > INT64_MAX)
+		return false;
+	return pread(fd, buf, len, (off_t)off) == (ssize_t)len;
+}
+
+/* Whether one of the @eh->e_phnum program headers is PT_INTERP; @head: the file's first @n bytes.
+ */
+static bool has_interp(int fd, const Elf64_Ehdr *eh, const unsigned char *head, size_t n)
+{
+	Elf64_Phdr ph;
+	unsigned i;
+
+	for (i = 0; i < eh->e_phnum && i < MAX_HEADERS; i++) {
+		uint64_t off = eh->e_phoff + (uint64_t)i * sizeof(ph);
+
+		if (eh->e_phoff < n && off + sizeof(ph) <= n)
+			memcpy(&ph, head + off, sizeof(ph));
+		else if (!read_at(fd, &ph, sizeof(ph), eh->e_phoff, i, sizeof(ph)))
+			return false;
+		if (ph.p_type == PT_INTERP)
+			return true;
+	}
+	return false;
+}
+
+/* Whether @name is one of the sections Go's linker writes into every program. */
+static bool is_go_name(const char *name)
+{
+	/* .go.buildinfo, .note.go.buildid, .gopclntab */
+	return strcmp(name, ".go.buildinfo") == 0 || strcmp(name, ".note.go.buildid") == 0 ||
+	       strcmp(name, ".gopclntab") == 0;
+}
+
+/*
+ * The name at @off of the section name table @str: from @names (its first
+ * @have bytes) when it ends there, else read into @buf.  NULL if unreadable.
+ */
+static const char *section_name(int fd, const Elf64_Shdr *str, uint64_t off, const char *names,
+				size_t have, char *buf, size_t size)
+{
+	ssize_t got;
+
+	if (off >= str->sh_size || off >= MAX_SHSTRTAB)
+		return NULL;
+	if (off < have && memchr(names + off, '\0', have - off))
+		return names + off;
+	memset(buf, 0, size);
+	/* A name near the end of the file is read short: the bytes left are zero. */
+	if (str->sh_offset > INT64_MAX - MAX_SHSTRTAB)
+		return NULL;
+	got = pread(fd, buf, size - 1, (off_t)(str->sh_offset + off));
+	return got > 0 ? buf : NULL;
+}
+
+/* Go's linker writes .go.buildinfo (and .note.go.buildid) into every program. */
+static bool has_go_section(int fd, const Elf64_Ehdr *eh)
+{
+	char names[CHUNK], one[64];
+	Elf64_Shdr sh[CHUNK / sizeof(Elf64_Shdr)], str;
+	size_t have = 0;
+	unsigned i, j, batch;
+	ssize_t got;
+
+	if (eh->e_shentsize != sizeof(str) || eh->e_shstrndx >= eh->e_shnum ||
+	    !read_at(fd, &str, sizeof(str), eh->e_shoff, eh->e_shstrndx, sizeof(str)))
+		return false;
+	if (str.sh_offset <= INT64_MAX) {
+		got = pread(fd, names, sizeof(names), (off_t)str.sh_offset);
+		have = got > 0 ? (size_t)got : 0;
+	}
+	for (i = 0; i < eh->e_shnum && i < MAX_HEADERS; i += batch) {
+		batch = eh->e_shnum - i < sizeof(sh) / sizeof(sh[0]) ? eh->e_shnum - i
+								     : sizeof(sh) / sizeof(sh[0]);
+		if (!read_at(fd, sh, batch * sizeof(sh[0]), eh->e_shoff, i, sizeof(sh[0])))
+			return false;
+		for (j = 0; j < batch; j++) {
+			const char *name = section_name(fd, &str, sh[j].sh_name, names, have, one,
+							sizeof(one));
+
+			if (name && is_go_name(name))
+				return true;
+		}
+	}
+	return false;
+}
+
+enum elf_kind elf_inspect_fd(int fd)
+{
+	unsigned char head[CHUNK];
+	Elf64_Ehdr eh;
+	ssize_t n = pread(fd, head, sizeof(head), 0);
+
+	if (n >= 2 && memcmp(head, "#!", 2) == 0)
+		return ELF_KIND_SCRIPT;
+	if (n < (ssize_t)sizeof(eh) || memcmp(head, ELFMAG, SELFMAG) != 0)
+		return ELF_KIND_UNKNOWN;
+	memcpy(&eh, head, sizeof(eh));
+	/* A 32-bit program: its headers are not read here; treated as dynamic. */
+	if (eh.e_ident[EI_CLASS] != ELFCLASS64 || eh.e_phentsize != sizeof(Elf64_Phdr))
+		return ELF_KIND_DYNAMIC;
+	if (has_go_section(fd, &eh))
+		return ELF_KIND_GO;
+	return has_interp(fd, &eh, head, (size_t)n) ? ELF_KIND_DYNAMIC : ELF_KIND_STATIC;
+}
+
+enum elf_kind elf_inspect(const char *path)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	enum elf_kind kind;
+
+	if (fd < 0)
+		return ELF_KIND_UNKNOWN;
+	kind = elf_inspect_fd(fd);
+	real_close(fd);
+	return kind;
+}
+
+bool elf_is_privileged_fd(int fd)
+{
+	struct stat st;
+
+	return fstat(fd, &st) == 0 && ((st.st_mode & (S_ISUID | S_ISGID)) ||
+				       fgetxattr(fd, "security.capability", NULL, 0) > 0);
+}
+
+/* The interpreter that the "#!" line of the file at @fd names, into @buf; false if none. */
+static bool script_interpreter(int fd, char *buf, size_t size)
+{
+	char line[256];
+	ssize_t n = pread(fd, line, sizeof(line) - 1, 0);
+	size_t i, start;
+
+	if (n < 2)
+		return false;
+	line[n] = '\0';
+	/* As the kernel reads it: blanks, then the path up to a blank or the line's end. */
+	for (i = 2; line[i] == ' ' || line[i] == '\t'; i++)
+		;
+	for (start = i; line[i] && line[i] != ' ' && line[i] != '\t' && line[i] != '\n'; i++)
+		;
+	if (i == start || i - start >= size)
+		return false;
+	memcpy(buf, line + start, i - start);
+	buf[i - start] = '\0';
+	return true;
+}
+
+enum elf_kind elf_exec_kind(const char *path, bool *privileged)
+{
+	char interp[PATH_MAX];
+	enum elf_kind kind;
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+
+	*privileged = false;
+	if (fd < 0)
+		return ELF_KIND_UNKNOWN;
+	*privileged = elf_is_privileged_fd(fd);
+	kind = elf_inspect_fd(fd);
+	if (kind == ELF_KIND_SCRIPT && script_interpreter(fd, interp, sizeof(interp))) {
+		real_close(fd);
+		fd = open(interp, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+		if (fd < 0)
+			return ELF_KIND_SCRIPT;
+		kind = elf_inspect_fd(fd);
+		/* Only the kernel reads a script's script: left as a script. */
+		if (kind == ELF_KIND_UNKNOWN)
+			kind = ELF_KIND_SCRIPT;
+	}
+	real_close(fd);
+	return kind;
+}
+
+const char *elf_kind_name(enum elf_kind kind)
+{
+	static const char *const names[] = { "unknown", "script", "dynamic", "static", "go" };
+
+	return names[kind];
+}
