@@ -352,30 +352,128 @@ static int run_supervisor(const struct build *b, const char *here, const char *p
 	die(b->supervisor, ": ", strerror(errno), NULL);
 }
 
-int launch(const char *candidate, char **command, launch_supervise_fn *supervise)
+/*
+ * Set @real to the directory of the library @candidate (as the launcher
+ * found it, not yet made absolute), absolute and physical, so that it keeps
+ * working after a chdir ("" for /); exit 2 if it cannot be entered.
+ * Returns the library's file name.
+ */
+static const char *candidate_dir(const char *candidate, char *real)
 {
-	char dir[PATH_MAX], real[PATH_MAX], buf[PATH_MAX * 2];
-	const char *name = strrchr(candidate, '/'), *engine = getenv("BACKOFF_ENGINE");
-	const char *preload;
-	enum elf_kind kind;
-	bool privileged;
-	struct build b;
+	char dir[PATH_MAX];
+	const char *name = strrchr(candidate, '/');
 
-	memset(&b, 0, sizeof(b));
-	/* The directory made absolute and physical, so that it keeps working after a chdir. */
 	if (!name)
 		snprintf(dir, sizeof(dir), ".");
 	else
 		snprintf(dir, sizeof(dir), "%.*s", name == candidate ? 1 : (int)(name - candidate),
 			 candidate);
-	name = name ? name + 1 : candidate;
 	if (!realpath(dir, real))
 		die("cannot enter the directory of ", candidate, NULL, NULL);
-	build_at(&b, strcmp(real, "/") == 0 ? "" : real, name);
-	if (strpbrk(b.lib, " :"))
-		die(b.lib, ": LD_PRELOAD cannot hold a path with a space or a colon", NULL, NULL);
-	if (access(b.tool, X_OK) != 0)
-		die("cannot find backoff-schedule next to ", b.lib, NULL, NULL);
+	if (strcmp(real, "/") == 0)
+		real[0] = '\0';
+	return name ? name + 1 : candidate;
+}
+
+/* Point @b at the build of the library @candidate, @real its directory; exit 2 if unusable. */
+static void find_build(const char *candidate, struct build *b, char *real)
+{
+	const char *name = candidate_dir(candidate, real);
+
+	memset(b, 0, sizeof(*b));
+	build_at(b, real, name);
+	if (strpbrk(b->lib, " :"))
+		die(b->lib, ": LD_PRELOAD cannot hold a path with a space or a colon", NULL, NULL);
+	if (access(b->tool, X_OK) != 0)
+		die("cannot find backoff-schedule next to ", b->lib, NULL, NULL);
+}
+
+_Noreturn void launch_status(const char *candidate, char **args)
+{
+	char real[PATH_MAX], status[PATH_MAX], lib[PATH_MAX];
+	const char *name = candidate_dir(candidate, real);
+	size_t n = 0;
+	char **argv;
+
+	join(status, real, "backoff-status");
+	join(lib, real, name);
+	if (access(status, X_OK) != 0)
+		die("cannot find backoff-status next to ", lib, NULL, NULL);
+	unsetenv("LD_PRELOAD");
+	while (args[n])
+		n++;
+	argv = calloc(n + 2, sizeof(*argv));
+	if (!argv)
+		die(strerror(errno), NULL, NULL, NULL);
+	argv[0] = status;
+	memcpy(argv + 1, args, (n + 1) * sizeof(*argv));
+	execv(status, argv);
+	die(status, ": ", strerror(errno), NULL);
+}
+
+_Noreturn void launch_schedule(const char *candidate, const char *attempts)
+{
+	char real[PATH_MAX];
+	struct build b;
+
+	find_build(candidate, &b, real);
+	pick_c_library(&b, "/bin/sh");
+	unsetenv("LD_PRELOAD");
+	if (attempts)
+		execl(b.tool, b.tool, "--attempts", attempts, (char *)NULL);
+	else
+		execl(b.tool, b.tool, (char *)NULL);
+	die(b.tool, ": ", strerror(errno), NULL);
+}
+
+/* @value in single quotes for a shell, each single quote within written '\\''. */
+static void print_quoted(const char *value)
+{
+	putchar('\'');
+	for (; *value; value++)
+		if (*value == '\'')
+			fputs("'\\''", stdout);
+		else
+			putchar(*value);
+	putchar('\'');
+}
+
+int launch_print_env(const char *candidate, const char *const *names)
+{
+	char real[PATH_MAX], buf[PATH_MAX * 2], options[1024];
+	const char *set = getenv(OPTION_VARS_ENV);
+	struct build b;
+
+	/* validate() takes the list from the environment: read first. */
+	snprintf(options, sizeof(options), "%s", set ? set : "");
+	find_build(candidate, &b, real);
+	pick_c_library(&b, "/bin/sh");
+	validate();
+	fputs("export LD_PRELOAD=", stdout);
+	print_quoted(preload_value(b.lib, buf, sizeof(buf)));
+	putchar('\n');
+	for (; *names; names++) {
+		const char *value = getenv(*names);
+
+		if (!from_option(options, *names) || !value)
+			continue;
+		printf("export %s=", *names);
+		print_quoted(value);
+		putchar('\n');
+	}
+	return fflush(stdout) == 0 ? 0 : 1;
+}
+
+int launch(const char *candidate, char **command, launch_supervise_fn *supervise)
+{
+	char real[PATH_MAX], buf[PATH_MAX * 2];
+	const char *engine = getenv("BACKOFF_ENGINE");
+	const char *preload;
+	enum elf_kind kind;
+	bool privileged;
+	struct build b;
+
+	find_build(candidate, &b, real);
 	pick_c_library(&b, command[0]);
 	validate();
 	preload = preload_value(b.lib, buf, sizeof(buf));
