@@ -222,7 +222,7 @@ help:
 
 # Benchmarks (tests/bench/): `make bench` rewrites tests/bench/report.md and herd.svg.
 BENCH_PROGS := $(BUILD)/bench/fastpath $(BUILD)/bench/herd
-BENCH_SHIMS := $(BUILD)/bench/malloc_count.so $(BUILD)/bench/gate.so
+BENCH_SHIMS := $(BUILD)/bench/malloc_count.so $(BUILD)/bench/gate.so $(BUILD)/bench/empty.so
 BENCH_SUPERVISE := $(BUILD)/bench/supervise-static $(BUILD)/bench/supervise-dynamic \
 	$(BUILD)/bench/seccomp-allow
 BENCH_DEPS := $(LIBRARY) $(BUILD)/helpers/probe $(BUILD)/helpers/late-listener $(BENCH_PROGS) \
