@@ -112,6 +112,18 @@ interpreter() {
 	done
 }
 
+@test "a musl client started by a glibc program under the launcher connects on retry" {
+	# sh is glibc's: its preload cannot be loaded into the musl client, which it runs
+	# through the supervisor with the musl build preloaded in place of its own.
+	start_listener server 1000 --send hello
+	run --separate-stderr timeout 20 "$LAUNCHER" --base 50ms --cap "${CAP_MS}ms" --log info \
+		--json --log-file "$T/log.json" -- sh -c "$MUSL_PROBE --read 127.0.0.1:$PORT"
+	assert_eq "$status" 0 "status (stderr: $stderr)" || return
+	assert_eq "$output" "OK hello" "output" || return
+	assert_retried_then_connected "$T/log.json" "127.0.0.1:$PORT" ECONNREFUSED \
+		"$(listener_mono server listening)" "$CAP_MS"
+}
+
 @test "the launcher given the musl build preloads the glibc build into a glibc client" {
 	start_listener server 1000 --send hello
 	run --separate-stderr timeout 20 env BACKOFF_LIBRARY="$MUSL_LIB" "$LAUNCHER" -vv \

@@ -501,6 +501,9 @@ int launch(const char *candidate, char **command, launch_supervise_fn *supervise
 	 * program through it, at its exec.
 	 */
 	kind = command_kind(command[0], &privileged);
+	/* A program of the other C library: that library's build is preloaded (pick_c_library). */
+	if (kind == ELF_KIND_FOREIGN)
+		kind = ELF_KIND_DYNAMIC;
 	/* no_new_privs would stop a set-user-ID command from gaining its privileges. */
 	if (privileged && geteuid() != 0)
 		fprintf(stderr,

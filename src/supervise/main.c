@@ -16,7 +16,8 @@ static const char usage[] =
 	"Runs the command under libbackoff's supervisor engine: its connect() calls, the\n"
 	"system calls of Go and static programs included, are retried as BACKOFF_* says.\n"
 	"The command keeps this process's PID.  --preload sets LD_PRELOAD for it as well.\n"
-	"--inspect prints what FILE is: script, dynamic, static, go, setuid or unknown.\n"
+	"--inspect prints what FILE is: script, dynamic, static, go, foreign (the other C\n"
+	"library's), setuid or unknown.\n"
 	"--launch does what scripts/backoff does after its options, LIBRARY as it found it.\n"
 	"--exec runs FILE with the words after -- as its argv, for the preload's exec hooks.\n";
 

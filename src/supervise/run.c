@@ -2,6 +2,7 @@
 #include "supervise/run.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdbool.h>
@@ -20,6 +21,7 @@
 #include "supervise/filter.h"
 #include "supervise/serve.h"
 #include "sys/cookie.h"
+#include "sys/elf.h"
 #include "sys/log.h"
 #include "sys/rng.h"
 
@@ -235,12 +237,70 @@ static int start(const struct config *cfg, const char **why, pid_t *supervisor_p
 	return 0;
 }
 
+/*
+ * For a program of the other C library, which cannot load this build: this
+ * build's library in LD_PRELOAD replaced by the other build's (musl/ next to
+ * the glibc build, the glibc build above musl/), or taken out where there is
+ * none.  This program lives next to its library.
+ */
+static void preload_other_build(void)
+{
+	char dir[PATH_MAX], ours[PATH_MAX + 16], other[PATH_MAX + 32], *slash, *value, *out;
+	const char *current = getenv("LD_PRELOAD"), *p;
+	ssize_t n = readlink("/proc/self/exe", dir, sizeof(dir) - 1);
+	size_t len;
+
+	if (!current || n <= 0)
+		return;
+	dir[n] = '\0';
+	slash = strrchr(dir, '/');
+	if (!slash)
+		return;
+	*slash = '\0';
+	snprintf(ours, sizeof(ours), "%s/libbackoff.so", dir);
+	len = strlen(dir);
+	if (len >= 5 && strcmp(dir + len - 5, "/musl") == 0)
+		snprintf(other, sizeof(other), "%.*s/libbackoff.so", (int)(len - 5), dir);
+	else
+		snprintf(other, sizeof(other), "%s/musl/libbackoff.so", dir);
+	value = malloc(strlen(current) + strlen(other) + 2);
+	if (!value)
+		return;
+	out = value;
+	/* ld.so separates LD_PRELOAD entries with colons or spaces. */
+	for (p = current; *p; p += *p != '\0') {
+		size_t w = strcspn(p, ": ");
+		const char *entry = p;
+
+		p += w;
+		if (w == strlen(ours) && memcmp(entry, ours, w) == 0) {
+			if (access(other, R_OK) != 0)
+				continue;
+			entry = other;
+			w = strlen(other);
+		}
+		if (w == 0)
+			continue;
+		if (out != value)
+			*out++ = ':';
+		memcpy(out, entry, w);
+		out += w;
+	}
+	*out = '\0';
+	if (out == value)
+		unsetenv("LD_PRELOAD");
+	else
+		setenv("LD_PRELOAD", value, 1);
+	free(value);
+}
+
 int supervise_run(const char *preload, const char *path, char **command)
 {
 	struct config_problems problems;
 	struct config cfg;
 	const char *why = NULL;
 	char pid_text[16];
+	bool privileged;
 	pid_t sup = 0;
 
 	/* The launcher has reported the problems already; the program's preload reports them. */
@@ -269,6 +329,8 @@ int supervise_run(const char *preload, const char *path, char **command)
 	}
 	if (preload)
 		setenv("LD_PRELOAD", preload, 1);
+	if (path && elf_exec_kind(path, &privileged) == ELF_KIND_FOREIGN)
+		preload_other_build();
 	if (path) {
 		/* The system call: a preload in this process would send the exec here again. */
 		syscall(SYS_execve, path, command, environ);

@@ -10,6 +10,7 @@
 #include <sys/xattr.h>
 #include <unistd.h>
 
+#include "sys/compat.h"
 #include "sys/real.h"
 
 /* Bounds on what is read, so a hostile file costs little. */
@@ -35,24 +36,41 @@ static bool read_at(int fd, void *buf, size_t len, uint64_t base, uint64_t index
 	return pread(fd, buf, len, (off_t)off) == (ssize_t)len;
 }
 
-/* Whether one of the @eh->e_phnum program headers is PT_INTERP; @head: the file's first @n bytes.
- */
-static bool has_interp(int fd, const Elf64_Ehdr *eh, const unsigned char *head, size_t n)
+/* The program header @i of @eh: from @head (the file's first @n bytes) when it is there. */
+static bool program_header(int fd, const Elf64_Ehdr *eh, const unsigned char *head, size_t n,
+			   unsigned i, Elf64_Phdr *ph)
 {
+	uint64_t off = eh->e_phoff + (uint64_t)i * sizeof(*ph);
+
+	if (eh->e_phoff < n && off + sizeof(*ph) <= n) {
+		memcpy(ph, head + off, sizeof(*ph));
+		return true;
+	}
+	return read_at(fd, ph, sizeof(*ph), eh->e_phoff, i, sizeof(*ph));
+}
+
+/* What loads the program: 0 nothing (static), 1 a loader of glibc's kind, 2 musl's. */
+static int interpreter(int fd, const Elf64_Ehdr *eh, const unsigned char *head, size_t n)
+{
+	char path[256];
 	Elf64_Phdr ph;
 	unsigned i;
+	size_t len;
 
 	for (i = 0; i < eh->e_phnum && i < MAX_HEADERS; i++) {
-		uint64_t off = eh->e_phoff + (uint64_t)i * sizeof(ph);
-
-		if (eh->e_phoff < n && off + sizeof(ph) <= n)
-			memcpy(&ph, head + off, sizeof(ph));
-		else if (!read_at(fd, &ph, sizeof(ph), eh->e_phoff, i, sizeof(ph)))
-			return false;
-		if (ph.p_type == PT_INTERP)
-			return true;
+		if (!program_header(fd, eh, head, n, i, &ph))
+			return 0;
+		if (ph.p_type != PT_INTERP)
+			continue;
+		len = ph.p_filesz < sizeof(path) - 1 ? (size_t)ph.p_filesz : sizeof(path) - 1;
+		memset(path, 0, sizeof(path));
+		if (ph.p_offset < n && ph.p_offset + len <= n)
+			memcpy(path, head + ph.p_offset, len);
+		else if (!read_at(fd, path, len, ph.p_offset, 0, 0))
+			return 1;
+		return strstr(path, "/ld-musl-") ? 2 : 1;
 	}
-	return false;
+	return 0;
 }
 
 /* Whether @name is one of the sections Go's linker writes into every program. */
@@ -132,7 +150,14 @@ enum elf_kind elf_inspect_fd(int fd)
 		return ELF_KIND_DYNAMIC;
 	if (has_go_section(fd, &eh))
 		return ELF_KIND_GO;
-	return has_interp(fd, &eh, head, (size_t)n) ? ELF_KIND_DYNAMIC : ELF_KIND_STATIC;
+	switch (interpreter(fd, &eh, head, (size_t)n)) {
+	case 0:
+		return ELF_KIND_STATIC;
+	case 2:
+		return COMPAT_LIBC_IS_MUSL ? ELF_KIND_DYNAMIC : ELF_KIND_FOREIGN;
+	default:
+		return COMPAT_LIBC_IS_MUSL ? ELF_KIND_FOREIGN : ELF_KIND_DYNAMIC;
+	}
 }
 
 enum elf_kind elf_inspect(const char *path)
@@ -204,7 +229,8 @@ enum elf_kind elf_exec_kind(const char *path, bool *privileged)
 
 const char *elf_kind_name(enum elf_kind kind)
 {
-	static const char *const names[] = { "unknown", "script", "dynamic", "static", "go" };
+	static const char *const names[] = { "unknown", "script", "dynamic",
+					     "static",	"go",	  "foreign" };
 
 	return names[kind];
 }

@@ -10,6 +10,7 @@ enum elf_kind {
 	ELF_KIND_DYNAMIC, /* ELF with an interpreter (PT_INTERP): the preload reaches it */
 	ELF_KIND_STATIC,  /* ELF without one: only the supervisor reaches it */
 	ELF_KIND_GO,	  /* a Go program, static or not: it makes its own system calls */
+	ELF_KIND_FOREIGN, /* dynamic, but its loader is the other C library's (musl, glibc) */
 };
 
 /*
@@ -33,13 +34,16 @@ enum elf_kind elf_exec_kind(const char *path, bool *privileged);
 /* Whether the file open at @fd is set-user-ID, set-group-ID or has file capabilities. */
 bool elf_is_privileged_fd(int fd);
 
-/* Whether a program of @kind makes system calls that only the supervisor sees. */
+/*
+ * Whether a program of @kind is out of this build's preload: it makes system
+ * calls that only the supervisor sees, or this build cannot be loaded into it.
+ */
 static inline bool elf_kind_needs_supervisor(enum elf_kind kind)
 {
-	return kind == ELF_KIND_STATIC || kind == ELF_KIND_GO;
+	return kind == ELF_KIND_STATIC || kind == ELF_KIND_GO || kind == ELF_KIND_FOREIGN;
 }
 
-/* The kind's name as the launcher prints it: unknown, script, dynamic, static, go. */
+/* The kind's name as the launcher prints it: unknown, script, dynamic, static, go, foreign. */
 const char *elf_kind_name(enum elf_kind kind);
 
 #endif
