@@ -68,6 +68,18 @@ status_field() {
 	assert_match "$output" "seccomp=2 " "the program"
 }
 
+@test "a script whose interpreter is a static program runs under the supervisor" {
+	local busybox
+	busybox=$(command -v busybox) || skip "busybox is not installed (busybox-static)"
+	# shellcheck disable=SC2016 # for the script's shell
+	printf '#!%s sh\nwhile read -r l; do case $l in Seccomp:*) echo "$l";; esac; done </proc/$$/status\n' \
+		"$busybox" >"$T/script"
+	chmod +x "$T/script"
+	run --separate-stderr timeout 20 "$LAUNCHER" -- sh -c "$T/script"
+	assert_eq "$status" 0 "status: $stderr"
+	assert_match "$output" "^Seccomp:[[:space:]]+2$" "the script's shell"
+}
+
 @test "the exit status and a death by signal of a program run through the supervisor are its own" {
 	local busybox
 	busybox=$(command -v busybox) || skip "busybox is not installed (busybox-static)"
