@@ -123,6 +123,14 @@ late_go() {
 	assert_eq "$stderr" "" "stderr"
 }
 
+@test "a launcher started in a preloaded tree is not put under a supervisor: its command gets one" {
+	assert_eq "$("$SUPERVISOR" --inspect "$BUILD/backoff")" engine "the launcher's kind"
+	run --separate-stderr timeout 20 "$LAUNCHER" -- sh -c "$BUILD/backoff -- $WHOAMI"
+	assert_eq "$status" 0 "status: $stderr"
+	assert_eq "$stderr" "" "stderr"
+	assert_match "$output" "seccomp=2 nnp=0 filters=1" "the inner launcher's command"
+}
+
 @test "--engine preload runs a static program as it is" {
 	run --separate-stderr timeout 20 "$LAUNCHER" --engine preload -- sh -c "$WHOAMI"
 	assert_eq "$status" 0 "status: $stderr"

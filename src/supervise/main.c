@@ -17,7 +17,7 @@ static const char usage[] =
 	"system calls of Go and static programs included, are retried as BACKOFF_* says.\n"
 	"The command keeps this process's PID.  --preload sets LD_PRELOAD for it as well.\n"
 	"--inspect prints what FILE is: script, dynamic, static, go, foreign (the other C\n"
-	"library's), setuid or unknown.\n"
+	"library's), engine (libbackoff's own), setuid or unknown.\n"
 	"--launch does what scripts/backoff does after its options, LIBRARY as it found it.\n"
 	"--exec runs FILE with the words after -- as its argv, for the preload's exec hooks.\n";
 

@@ -25,6 +25,12 @@
 #include "sys/log.h"
 #include "sys/rng.h"
 
+/*
+ * The mark of libbackoff's own programs (sys/elf.h): a preloaded process
+ * execs the launcher or the supervisor as it is, never through a supervisor.
+ */
+__attribute__((section(ELF_ENGINE_SECTION), used)) static const char engine_mark[] = "libbackoff";
+
 static const char *lookup_env(const char *name, void *ctx)
 {
 	(void)ctx;

@@ -73,12 +73,18 @@ static int interpreter(int fd, const Elf64_Ehdr *eh, const unsigned char *head, 
 	return 0;
 }
 
-/* Whether @name is one of the sections Go's linker writes into every program. */
-static bool is_go_name(const char *name)
+/*
+ * ELF_KIND_GO if @name is one of the sections Go's linker writes into every
+ * program, ELF_KIND_ENGINE if it marks libbackoff's own, else ELF_KIND_UNKNOWN.
+ */
+static enum elf_kind section_kind(const char *name)
 {
-	/* .go.buildinfo, .note.go.buildid, .gopclntab */
-	return strcmp(name, ".go.buildinfo") == 0 || strcmp(name, ".note.go.buildid") == 0 ||
-	       strcmp(name, ".gopclntab") == 0;
+	if (strcmp(name, ".go.buildinfo") == 0 || strcmp(name, ".note.go.buildid") == 0 ||
+	    strcmp(name, ".gopclntab") == 0)
+		return ELF_KIND_GO;
+	if (strcmp(name, ELF_ENGINE_SECTION) == 0)
+		return ELF_KIND_ENGINE;
+	return ELF_KIND_UNKNOWN;
 }
 
 /*
@@ -102,8 +108,8 @@ static const char *section_name(int fd, const Elf64_Shdr *str, uint64_t off, con
 	return got > 0 ? buf : NULL;
 }
 
-/* Go's linker writes .go.buildinfo (and .note.go.buildid) into every program. */
-static bool has_go_section(int fd, const Elf64_Ehdr *eh)
+/* The kind a section name tells (section_kind), or ELF_KIND_UNKNOWN if none does. */
+static enum elf_kind kind_of_sections(int fd, const Elf64_Ehdr *eh)
 {
 	char names[CHUNK], one[64];
 	Elf64_Shdr sh[CHUNK / sizeof(Elf64_Shdr)], str;
@@ -113,7 +119,7 @@ static bool has_go_section(int fd, const Elf64_Ehdr *eh)
 
 	if (eh->e_shentsize != sizeof(str) || eh->e_shstrndx >= eh->e_shnum ||
 	    !read_at(fd, &str, sizeof(str), eh->e_shoff, eh->e_shstrndx, sizeof(str)))
-		return false;
+		return ELF_KIND_UNKNOWN;
 	if (str.sh_offset <= INT64_MAX) {
 		got = pread(fd, names, sizeof(names), (off_t)str.sh_offset);
 		have = got > 0 ? (size_t)got : 0;
@@ -122,21 +128,22 @@ static bool has_go_section(int fd, const Elf64_Ehdr *eh)
 		batch = eh->e_shnum - i < sizeof(sh) / sizeof(sh[0]) ? eh->e_shnum - i
 								     : sizeof(sh) / sizeof(sh[0]);
 		if (!read_at(fd, sh, batch * sizeof(sh[0]), eh->e_shoff, i, sizeof(sh[0])))
-			return false;
+			return ELF_KIND_UNKNOWN;
 		for (j = 0; j < batch; j++) {
 			const char *name = section_name(fd, &str, sh[j].sh_name, names, have, one,
 							sizeof(one));
 
-			if (name && is_go_name(name))
-				return true;
+			if (name && section_kind(name) != ELF_KIND_UNKNOWN)
+				return section_kind(name);
 		}
 	}
-	return false;
+	return ELF_KIND_UNKNOWN;
 }
 
 enum elf_kind elf_inspect_fd(int fd)
 {
 	unsigned char head[CHUNK];
+	enum elf_kind kind;
 	Elf64_Ehdr eh;
 	ssize_t n = pread(fd, head, sizeof(head), 0);
 
@@ -148,8 +155,9 @@ enum elf_kind elf_inspect_fd(int fd)
 	/* A 32-bit program: its headers are not read here; treated as dynamic. */
 	if (eh.e_ident[EI_CLASS] != ELFCLASS64 || eh.e_phentsize != sizeof(Elf64_Phdr))
 		return ELF_KIND_DYNAMIC;
-	if (has_go_section(fd, &eh))
-		return ELF_KIND_GO;
+	kind = kind_of_sections(fd, &eh);
+	if (kind != ELF_KIND_UNKNOWN)
+		return kind;
 	switch (interpreter(fd, &eh, head, (size_t)n)) {
 	case 0:
 		return ELF_KIND_STATIC;
@@ -229,8 +237,9 @@ enum elf_kind elf_exec_kind(const char *path, bool *privileged)
 
 const char *elf_kind_name(enum elf_kind kind)
 {
-	static const char *const names[] = { "unknown", "script", "dynamic",
-					     "static",	"go",	  "foreign" };
+	static const char *const names[] = { "unknown", "script",  "dynamic", "static",
+					     "go",	"foreign", "engine" };
 
+	_Static_assert(sizeof(names) / sizeof(names[0]) == ELF_KIND_ENGINE + 1, "a name a kind");
 	return names[kind];
 }

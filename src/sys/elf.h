@@ -11,7 +11,15 @@ enum elf_kind {
 	ELF_KIND_STATIC,  /* ELF without one: only the supervisor reaches it */
 	ELF_KIND_GO,	  /* a Go program, static or not: it makes its own system calls */
 	ELF_KIND_FOREIGN, /* dynamic, but its loader is the other C library's (musl, glibc) */
+	ELF_KIND_ENGINE,  /* the launcher or the supervisor: it sets up its engine itself */
 };
+
+/*
+ * The section that marks libbackoff's own programs (ELF_KIND_ENGINE): the
+ * launcher started by a preloaded process must not run under a supervisor of
+ * its own, which would leave its command none.
+ */
+#define ELF_ENGINE_SECTION ".libbackoff.engine"
 
 /*
  * The kind of the file open at @fd; reads headers only (pread), into stack
@@ -43,7 +51,8 @@ static inline bool elf_kind_needs_supervisor(enum elf_kind kind)
 	return kind == ELF_KIND_STATIC || kind == ELF_KIND_GO || kind == ELF_KIND_FOREIGN;
 }
 
-/* The kind's name as the launcher prints it: unknown, script, dynamic, static, go, foreign. */
+/* The kind's name as the launcher prints it: unknown, script, dynamic, static, go, foreign, engine.
+ */
 const char *elf_kind_name(enum elf_kind kind);
 
 #endif

@@ -70,7 +70,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (write(fd, data, size) == (ssize_t)size) {
 			enum elf_kind kind = elf_inspect_fd(fd);
 
-			REQUIRE(kind >= ELF_KIND_UNKNOWN && kind <= ELF_KIND_FOREIGN);
+			REQUIRE(kind >= ELF_KIND_UNKNOWN && kind <= ELF_KIND_ENGINE);
 		}
 		close(fd);
 	}
