@@ -131,6 +131,15 @@ late_go() {
 	assert_match "$output" "seccomp=2 nnp=0 filters=1" "the inner launcher's command"
 }
 
+@test "--engine supervise within a tree of the default engine puts its whole tree under one filter" {
+	# The inner tree inherits LD_PRELOAD: its shell is preloaded, under the filter.
+	run --separate-stderr timeout 20 "$LAUNCHER" -- sh -c \
+		"$LAUNCHER --engine supervise -- sh -c $WHOAMI"
+	assert_eq "$status" 0 "status: $stderr"
+	assert_eq "$stderr" "" "stderr"
+	assert_match "$output" "seccomp=2 nnp=0 filters=1" "the program"
+}
+
 @test "--engine preload runs a static program as it is" {
 	run --separate-stderr timeout 20 "$LAUNCHER" --engine preload -- sh -c "$WHOAMI"
 	assert_eq "$status" 0 "status: $stderr"

@@ -493,8 +493,11 @@ int launch(const char *candidate, char **command, launch_supervise_fn *supervise
 		unsetenv(SUPERVISOR_PATH_ENV);
 		return run_preload(preload, command);
 	}
-	if (engine && strcmp(engine, "supervise") == 0)
+	/* The whole tree under this supervisor: no exec of it goes through another. */
+	if (engine && strcmp(engine, "supervise") == 0) {
+		unsetenv(SUPERVISOR_PATH_ENV);
 		return run_supervisor(&b, real, NULL, command, supervise);
+	}
 	/*
 	 * The default engine: the supervisor only for a program the preload does
 	 * not reach; the preload in every other process of the tree runs such a
