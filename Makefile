@@ -39,6 +39,7 @@ TOOL := $(BUILD)/backoff-schedule
 STATUS := $(BUILD)/backoff-status
 SUPERVISE_SRC := $(wildcard src/supervise/*.c)
 SUPERVISOR := $(BUILD)/backoff-supervise
+LAUNCHER_BIN := $(BUILD)/backoff
 
 SHELL_SCRIPTS := scripts/backoff scripts/mkdeb .ci/run $(wildcard tests/*.bash tests/bench/*.sh)
 BATS ?= bats
@@ -105,9 +106,24 @@ $(STATUS): src/tool/status.c $(CORE_OBJ)
 # libc's calls as the real ones (src/supervise/libc.c) instead of sys/real.c.
 SUPERVISE_CORE := $(patsubst %,$(BUILD)/obj/src/%.o,core/addrlist core/config core/decide \
 	core/dest core/engine core/events core/fate core/policy core/retry core/share core/target \
-	core/before core/ready sys/clock sys/errname sys/listen sys/log sys/rng sys/sock sys/text)
+	core/before core/ready sys/clock sys/elf sys/errname sys/listen sys/log sys/rng sys/sock sys/text)
+# Linked statically: a preload's exec hook runs it with the program's environment, whose
+# LD_PRELOAD then loads nothing into it, and it starts without a loader's work.  Not under
+# the sanitizers, whose runtimes cannot be linked so.
+SUPERVISE_LDFLAGS ?= $(if $(findstring -fsanitize,$(EXTRA_CFLAGS)),,-static)
 $(SUPERVISOR): $(SUPERVISE_SRC:%.c=$(BUILD)/obj/%.o) $(SUPERVISE_CORE)
-	$(CC) $(CFLAGS_ALL) -o $@ $^ $(LIBS)
+	$(CC) $(CFLAGS_ALL) $(SUPERVISE_LDFLAGS) -o $@ $^ $(LIBS)
+
+# The launcher, `backoff`: its options read in C, and the supervisor's own code, so that a
+# command that needs the supervisor costs no exec more.  Static, as the supervisor: it
+# starts without a loader's work.  The tree's copy finds the library next to itself; the
+# installed copy is linked again at install time with LIBDIR, where it looks last.
+LAUNCHER_OBJ := $(filter-out $(BUILD)/obj/src/supervise/main.o,$(SUPERVISE_SRC:%.c=$(BUILD)/obj/%.o)) \
+	$(SUPERVISE_CORE)
+$(LAUNCHER_BIN): src/tool/launcher.c src/tool/launcher-help.inc $(LAUNCHER_OBJ)
+	$(CC) $(CFLAGS_ALL) $(SUPERVISE_LDFLAGS) -o $@ src/tool/launcher.c $(LAUNCHER_OBJ) $(LIBS)
+
+all: $(LAUNCHER_BIN)
 
 $(BUILD)/helpers/%: tests/helpers/%.c tests/helpers/common.h Makefile
 	@mkdir -p $(dir $@)
@@ -132,7 +148,7 @@ unit: $(UNITS)
 	@set -e; for u in $(UNITS); do echo "$$u"; $$u; done
 
 ## demo: a stock client started before its server, connecting on retry
-demo: $(LIBRARY) $(TOOL) $(SUPERVISOR)
+demo: $(LIBRARY) $(TOOL) $(SUPERVISOR) $(LAUNCHER_BIN)
 	@sh tests/demo.sh
 
 ## check-exports: the library exports exactly the symbols of src/exports.map
@@ -150,7 +166,7 @@ MUSL_INSTALL := $(if $(wildcard $(MUSL_BUILD)/libbackoff.so),musl)
 # Installed stripped (the build keeps its symbols for the debugger): STRIP_FLAG= keeps them.
 STRIP_FLAG ?= -s
 
-install: $(LIBRARY) $(TOOL) $(STATUS) $(SUPERVISOR) $(MUSL_INSTALL)
+install: $(LIBRARY) $(TOOL) $(STATUS) $(SUPERVISOR) $(LAUNCHER_OBJ) $(MUSL_INSTALL)
 	install -d $(DESTDIR)$(LIBDIR) $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)
 	install -m 0755 $(STRIP_FLAG) $(LIBRARY) $(DESTDIR)$(LIBDIR)/libbackoff.so
 	install -m 0755 $(STRIP_FLAG) $(TOOL) $(DESTDIR)$(LIBDIR)/backoff-schedule
@@ -159,15 +175,17 @@ install: $(LIBRARY) $(TOOL) $(STATUS) $(SUPERVISOR) $(MUSL_INSTALL)
 	$(if $(MUSL_INSTALL),install -d $(DESTDIR)$(LIBDIR)/musl)
 	$(if $(MUSL_INSTALL),install -m 0755 $(STRIP_FLAG) $(MUSL_BUILD)/libbackoff.so \
 		$(MUSL_BUILD)/backoff-schedule $(MUSL_BUILD)/backoff-supervise $(DESTDIR)$(LIBDIR)/musl/)
-	sed -e 's|@LIBDIR@|$(LIBDIR)|g' scripts/backoff > $(DESTDIR)$(BINDIR)/backoff
-	chmod 0755 $(DESTDIR)$(BINDIR)/backoff
+	@mkdir -p $(BUILD)/install
+	$(CC) $(CFLAGS_ALL) $(SUPERVISE_LDFLAGS) -DLAUNCHER_LIBDIR='"$(LIBDIR)"' \
+		-o $(BUILD)/install/backoff src/tool/launcher.c $(LAUNCHER_OBJ) $(LIBS)
+	install -m 0755 $(STRIP_FLAG) $(BUILD)/install/backoff $(DESTDIR)$(BINDIR)/backoff
 	install -m 0644 scripts/backoff.1 $(DESTDIR)$(MANDIR)/backoff.1
 
 # Staged under DEB_DIR/root, then packed by scripts/mkdeb (no debian/ directory needed).
 DEB_DIR ?= $(BUILD)/deb
 
 ## deb: a Debian package (dpkg-deb) of the library, supervisor, tools, launcher and man page
-deb: $(LIBRARY) $(TOOL) $(SUPERVISOR)
+deb: $(LIBRARY) $(TOOL) $(SUPERVISOR) $(LAUNCHER_OBJ)
 	rm -rf $(DEB_DIR)/root
 	$(MAKE) --no-print-directory install PREFIX=/usr DESTDIR=$(abspath $(DEB_DIR))/root
 	sh scripts/mkdeb $(DEB_DIR)/root $(VERSION) \
@@ -204,11 +222,11 @@ help:
 
 # Benchmarks (tests/bench/): `make bench` rewrites tests/bench/report.md and herd.svg.
 BENCH_PROGS := $(BUILD)/bench/fastpath $(BUILD)/bench/herd
-BENCH_SHIMS := $(BUILD)/bench/malloc_count.so $(BUILD)/bench/gate.so
+BENCH_SHIMS := $(BUILD)/bench/malloc_count.so $(BUILD)/bench/gate.so $(BUILD)/bench/empty.so
 BENCH_SUPERVISE := $(BUILD)/bench/supervise-static $(BUILD)/bench/supervise-dynamic \
 	$(BUILD)/bench/seccomp-allow
 BENCH_DEPS := $(LIBRARY) $(BUILD)/helpers/probe $(BUILD)/helpers/late-listener $(BENCH_PROGS) \
-	$(BENCH_SHIMS) $(SUPERVISOR) $(BENCH_SUPERVISE)
+	$(BENCH_SHIMS) $(SUPERVISOR) $(BENCH_SUPERVISE) $(LAUNCHER_BIN) $(BUILD)/static/whoami
 
 $(BENCH_PROGS): $(BUILD)/bench/%: tests/bench/%.c Makefile
 	@mkdir -p $(dir $@)
@@ -288,9 +306,9 @@ fuzz: $(FUZZ_TARGETS:%=$(FUZZ_BUILD)/fuzz-%)
 
 # The supervisor's parsers of what a traced program hands it: notifications and executables.
 $(FUZZ_BUILD)/fuzz-notify: tests/fuzz/notify.c $(FUZZ_CORE) src/supervise/notify.c \
-		src/supervise/elf.c $(wildcard src/*/*.h) Makefile
+		src/sys/elf.c $(wildcard src/*/*.h) Makefile
 	@mkdir -p $(dir $@)
-	$(FUZZ_CC) $(FUZZ_CFLAGS) -o $@ $< $(FUZZ_CORE) src/supervise/notify.c src/supervise/elf.c
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -o $@ $< $(FUZZ_CORE) src/supervise/notify.c src/sys/elf.c
 
 # The shared state file, as hostile as another process of the user can make it.
 $(FUZZ_BUILD)/fuzz-share: tests/fuzz/share.c $(FUZZ_CORE) src/core/share.c src/sys/clock.c \
@@ -370,7 +388,7 @@ analyze:
 # Programs out of the preload's reach, for the supervisor engine's tests: C clients linked
 # statically (glibc's libc.a) and a Go client built both ways (Go makes its own system
 # calls, with cgo or not).  The Go client is built when go is installed (.ci/run installs it).
-STATIC_HELPERS := $(BUILD)/static/raw-connect $(BUILD)/static/raw-odd
+STATIC_HELPERS := $(BUILD)/static/raw-connect $(BUILD)/static/raw-odd $(BUILD)/static/whoami
 GO ?= go
 GO_FOUND := $(shell command -v $(GO) 2>/dev/null)
 GO_CLIENTS := $(if $(GO_FOUND),$(BUILD)/go/dial-nocgo $(BUILD)/go/dial-cgo)

@@ -34,7 +34,9 @@ STARTUP_DATA static pthread_once_t init_once = PTHREAD_ONCE_INIT;
 STARTUP_DATA static char *env_seen[ENV_SEEN_MAX + 1];
 STARTUP_DATA static size_t env_seen_count;
 static bool env_seen_all = true;
-STARTUP_DATA static bool env_secure; /* AT_SECURE: setuid, setgid, capabilities */
+STARTUP_DATA static bool env_secure;		/* AT_SECURE: setuid, setgid, capabilities */
+STARTUP_DATA static const char *env_supervisor; /* SUPERVISOR_PATH_ENV's value */
+STARTUP_DATA const char *init_supervisor;
 
 STARTUP_CODE static void env_scan(void)
 {
@@ -48,6 +50,9 @@ STARTUP_CODE static void env_scan(void)
 	}
 	for (e = environ; e && *e; e++) {
 		/* The first byte before a call: most entries are not ours. */
+		if ((*e)[0] == 'L' &&
+		    strncmp(*e, SUPERVISOR_PATH_ENV "=", sizeof(SUPERVISOR_PATH_ENV)) == 0)
+			env_supervisor = *e + sizeof(SUPERVISOR_PATH_ENV);
 		if ((*e)[0] != 'B' || strncmp(*e, "BACKOFF", 7) != 0)
 			continue;
 		if (env_seen_count == ENV_SEEN_MAX) {
@@ -146,6 +151,13 @@ STARTUP_CODE static void init_run(void)
 		real_mark_connects();
 		supervisor_pid = strtoul(cookie, NULL, 10);
 		name_supervisor_as_tracer();
+	} else {
+		/* Not under a filter yet: a program only the supervisor reaches is exec'd through
+		 * it. */
+		if (!env_seen_all)
+			env_supervisor = secure_getenv(SUPERVISOR_PATH_ENV);
+		if (env_supervisor && env_supervisor[0] == '/')
+			init_supervisor = env_supervisor;
 	}
 	config_parse(lookup_env, NULL, &init_config, &problems);
 	log_configure(init_config.log_level, init_config.log_json, config_log_file(&init_config));

@@ -13,6 +13,13 @@
 extern atomic_bool init_done;
 extern struct config init_config;
 
+/*
+ * The supervisor that a static or Go program exec'd from this process runs
+ * under (an absolute path), or NULL: set at load when the launcher's default
+ * engine asked for it and no filter is in place yet.
+ */
+extern const char *init_supervisor;
+
 void init_run_once(void);
 
 /*

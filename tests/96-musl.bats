@@ -32,8 +32,12 @@ interpreter() {
 @test "make musl links the library, the tool and the supervisor against musl" {
 	assert_match "$(interpreter "$MUSL/backoff-schedule")" '^/lib/ld-musl-[^/]+\.so\.1$' \
 		"backoff-schedule's interpreter" || return
-	assert_match "$(interpreter "$MUSL/backoff-supervise")" '^/lib/ld-musl-[^/]+\.so\.1$' \
-		"backoff-supervise's interpreter" || return
+	# The supervisor is static (a preload's exec hook runs it with the program's LD_PRELOAD):
+	# no interpreter, and musl's start-up code (__init_libc), which glibc does not have.
+	assert_eq "$(interpreter "$MUSL/backoff-supervise")" "" "backoff-supervise's interpreter" ||
+		return
+	nm "$MUSL/backoff-supervise" | grep -q ' __init_libc$' ||
+		fail "the musl supervisor lacks musl's start-up code" || return
 	assert_match "$(interpreter "$MUSL_PROBE")" '^/lib/ld-musl-[^/]+\.so\.1$' \
 		"the musl probe's interpreter (dynamic: the preload must reach it)" || return
 	# musl's libc.so, not glibc's libc.so.6; and the same hooks as the glibc build.
@@ -106,6 +110,18 @@ interpreter() {
 		assert_retried_then_connected "$T/log.json" "127.0.0.1:$PORT" ECONNREFUSED \
 			"$(listener_mono "server-$engine" listening)" "$CAP_MS" || return
 	done
+}
+
+@test "a musl client started by a glibc program under the launcher connects on retry" {
+	# sh is glibc's: its preload cannot be loaded into the musl client, which it runs
+	# through the supervisor with the musl build preloaded in place of its own.
+	start_listener server 1000 --send hello
+	run --separate-stderr timeout 20 "$LAUNCHER" --base 50ms --cap "${CAP_MS}ms" --log info \
+		--json --log-file "$T/log.json" -- sh -c "$MUSL_PROBE --read 127.0.0.1:$PORT"
+	assert_eq "$status" 0 "status (stderr: $stderr)" || return
+	assert_eq "$output" "OK hello" "output" || return
+	assert_retried_then_connected "$T/log.json" "127.0.0.1:$PORT" ECONNREFUSED \
+		"$(listener_mono server listening)" "$CAP_MS"
 }
 
 @test "the launcher given the musl build preloads the glibc build into a glibc client" {

@@ -14,7 +14,8 @@
 #include <unistd.h>
 
 #include "core/config.h"
-#include "supervise/elf.h"
+#include "sys/elf.h"
+#include "sys/cookie.h"
 #include "sys/log.h"
 
 /* scripts/backoff's own usage line, for a bad value given as one of its options. */
@@ -314,17 +315,13 @@ static int run_preload(const char *preload, char **command)
 	return exec_command(command);
 }
 
-/* Whether @command is set-user-ID or has file capabilities (the supervisor's --inspect). */
-static bool is_setuid(const char *command)
+/* What exec(@command) would run (elf_exec_kind), with @command looked up on PATH. */
+static enum elf_kind command_kind(const char *command, bool *privileged)
 {
 	char buf[PATH_MAX];
 	const char *path = command_path(command, buf);
-	struct stat st;
 
-	if (!path)
-		path = command;
-	return stat(path, &st) == 0 && ((st.st_mode & (S_ISUID | S_ISGID)) ||
-					getxattr(path, "security.capability", NULL, 0) > 0);
+	return elf_exec_kind(path ? path : command, privileged);
 }
 
 /*
@@ -355,34 +352,137 @@ static int run_supervisor(const struct build *b, const char *here, const char *p
 	die(b->supervisor, ": ", strerror(errno), NULL);
 }
 
-int launch(const char *candidate, char **command, launch_supervise_fn *supervise)
+/*
+ * Set @real to the directory of the library @candidate (as the launcher
+ * found it, not yet made absolute), absolute and physical, so that it keeps
+ * working after a chdir ("" for /); exit 2 if it cannot be entered.
+ * Returns the library's file name.
+ */
+static const char *candidate_dir(const char *candidate, char *real)
 {
-	char dir[PATH_MAX], real[PATH_MAX], buf[PATH_MAX * 2];
-	const char *name = strrchr(candidate, '/'), *engine = getenv("BACKOFF_ENGINE");
-	const char *preload;
-	struct build b;
+	char dir[PATH_MAX];
+	const char *name = strrchr(candidate, '/');
 
-	memset(&b, 0, sizeof(b));
-	/* The directory made absolute and physical, so that it keeps working after a chdir. */
 	if (!name)
 		snprintf(dir, sizeof(dir), ".");
 	else
 		snprintf(dir, sizeof(dir), "%.*s", name == candidate ? 1 : (int)(name - candidate),
 			 candidate);
-	name = name ? name + 1 : candidate;
 	if (!realpath(dir, real))
 		die("cannot enter the directory of ", candidate, NULL, NULL);
-	build_at(&b, strcmp(real, "/") == 0 ? "" : real, name);
-	if (strpbrk(b.lib, " :"))
-		die(b.lib, ": LD_PRELOAD cannot hold a path with a space or a colon", NULL, NULL);
-	if (access(b.tool, X_OK) != 0)
-		die("cannot find backoff-schedule next to ", b.lib, NULL, NULL);
+	if (strcmp(real, "/") == 0)
+		real[0] = '\0';
+	return name ? name + 1 : candidate;
+}
+
+/* Point @b at the build of the library @candidate, @real its directory; exit 2 if unusable. */
+static void find_build(const char *candidate, struct build *b, char *real)
+{
+	const char *name = candidate_dir(candidate, real);
+
+	memset(b, 0, sizeof(*b));
+	build_at(b, real, name);
+	if (strpbrk(b->lib, " :"))
+		die(b->lib, ": LD_PRELOAD cannot hold a path with a space or a colon", NULL, NULL);
+	if (access(b->tool, X_OK) != 0)
+		die("cannot find backoff-schedule next to ", b->lib, NULL, NULL);
+}
+
+_Noreturn void launch_status(const char *candidate, char **args)
+{
+	char real[PATH_MAX], status[PATH_MAX], lib[PATH_MAX];
+	const char *name = candidate_dir(candidate, real);
+	size_t n = 0;
+	char **argv;
+
+	join(status, real, "backoff-status");
+	join(lib, real, name);
+	if (access(status, X_OK) != 0)
+		die("cannot find backoff-status next to ", lib, NULL, NULL);
+	unsetenv("LD_PRELOAD");
+	while (args[n])
+		n++;
+	argv = calloc(n + 2, sizeof(*argv));
+	if (!argv)
+		die(strerror(errno), NULL, NULL, NULL);
+	argv[0] = status;
+	memcpy(argv + 1, args, (n + 1) * sizeof(*argv));
+	execv(status, argv);
+	die(status, ": ", strerror(errno), NULL);
+}
+
+_Noreturn void launch_schedule(const char *candidate, const char *attempts)
+{
+	char real[PATH_MAX];
+	struct build b;
+
+	find_build(candidate, &b, real);
+	pick_c_library(&b, "/bin/sh");
+	unsetenv("LD_PRELOAD");
+	if (attempts)
+		execl(b.tool, b.tool, "--attempts", attempts, (char *)NULL);
+	else
+		execl(b.tool, b.tool, (char *)NULL);
+	die(b.tool, ": ", strerror(errno), NULL);
+}
+
+/* @value in single quotes for a shell, each single quote within written '\\''. */
+static void print_quoted(const char *value)
+{
+	putchar('\'');
+	for (; *value; value++)
+		if (*value == '\'')
+			fputs("'\\''", stdout);
+		else
+			putchar(*value);
+	putchar('\'');
+}
+
+int launch_print_env(const char *candidate, const char *const *names)
+{
+	char real[PATH_MAX], buf[PATH_MAX * 2], options[1024];
+	const char *set = getenv(OPTION_VARS_ENV);
+	struct build b;
+
+	/* validate() takes the list from the environment: read first. */
+	snprintf(options, sizeof(options), "%s", set ? set : "");
+	find_build(candidate, &b, real);
+	pick_c_library(&b, "/bin/sh");
+	validate();
+	fputs("export LD_PRELOAD=", stdout);
+	print_quoted(preload_value(b.lib, buf, sizeof(buf)));
+	putchar('\n');
+	for (; *names; names++) {
+		const char *value = getenv(*names);
+
+		if (!from_option(options, *names) || !value)
+			continue;
+		printf("export %s=", *names);
+		print_quoted(value);
+		putchar('\n');
+	}
+	return fflush(stdout) == 0 ? 0 : 1;
+}
+
+int launch(const char *candidate, char **command, launch_supervise_fn *supervise)
+{
+	char real[PATH_MAX], buf[PATH_MAX * 2];
+	const char *engine = getenv("BACKOFF_ENGINE");
+	const char *preload;
+	enum elf_kind kind;
+	bool privileged;
+	struct build b;
+
+	find_build(candidate, &b, real);
 	pick_c_library(&b, command[0]);
 	validate();
 	preload = preload_value(b.lib, buf, sizeof(buf));
 	/* BACKOFF_ENGINE has been validated above, by the library's own parser. */
-	if (engine && strcmp(engine, "preload") == 0)
+	/* A launcher within a tree of the default engine: the preload alone, as asked. */
+	if (engine && strcmp(engine, "preload") == 0) {
+		unsetenv(SUPERVISOR_PATH_ENV);
 		return run_preload(preload, command);
+	}
 	if (access(b.supervisor, X_OK) != 0) {
 		if (engine && strcmp(engine, "supervise") == 0)
 			die("cannot find backoff-supervise next to ", b.lib, NULL, NULL);
@@ -390,17 +490,31 @@ int launch(const char *candidate, char **command, launch_supervise_fn *supervise
 			"backoff: cannot find backoff-supervise next to %s: the preload alone "
 			"retries\n",
 			b.lib);
+		unsetenv(SUPERVISOR_PATH_ENV);
 		return run_preload(preload, command);
 	}
-	if (engine && strcmp(engine, "supervise") == 0)
+	/* The whole tree under this supervisor: no exec of it goes through another. */
+	if (engine && strcmp(engine, "supervise") == 0) {
+		unsetenv(SUPERVISOR_PATH_ENV);
 		return run_supervisor(&b, real, NULL, command, supervise);
+	}
+	/*
+	 * The default engine: the supervisor only for a program the preload does
+	 * not reach; the preload in every other process of the tree runs such a
+	 * program through it, at its exec.
+	 */
+	kind = command_kind(command[0], &privileged);
+	/* A program of the other C library: that library's build is preloaded (pick_c_library). */
+	if (kind == ELF_KIND_FOREIGN)
+		kind = ELF_KIND_DYNAMIC;
 	/* no_new_privs would stop a set-user-ID command from gaining its privileges. */
-	if (is_setuid(command[0]) && geteuid() != 0) {
+	if (privileged && geteuid() != 0)
 		fprintf(stderr,
 			"backoff: %s is set-user-ID or has file capabilities: the preload alone "
 			"retries\n",
 			command[0]);
-		return run_preload(preload, command);
-	}
-	return run_supervisor(&b, real, preload, command, supervise);
+	if (!privileged && elf_kind_needs_supervisor(kind))
+		return run_supervisor(&b, real, preload, command, supervise);
+	setenv(SUPERVISOR_PATH_ENV, b.supervisor, 1);
+	return run_preload(preload, command);
 }

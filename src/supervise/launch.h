@@ -15,4 +15,21 @@ typedef int launch_supervise_fn(const char *preload, char **command);
  */
 int launch(const char *candidate, char **command, launch_supervise_fn *supervise);
 
+/* backoff status ARGS: exec backoff-status next to @candidate with @args, LD_PRELOAD unset. */
+_Noreturn void launch_status(const char *candidate, char **args);
+
+/*
+ * backoff --schedule: exec backoff-schedule of the build for /bin/sh's C
+ * library, with --attempts @attempts if not NULL, LD_PRELOAD unset.
+ */
+_Noreturn void launch_schedule(const char *candidate, const char *attempts);
+
+/*
+ * backoff --print-env: check the environment as launch() does, then print
+ * the export line of LD_PRELOAD and those of the variables among @names
+ * (NULL-terminated, in that order) that options set.  Returns 0, 1 if
+ * stdout failed.
+ */
+int launch_print_env(const char *candidate, const char *const *names);
+
 #endif

@@ -1,51 +1,25 @@
-/* backoff-supervise: start the supervisor, install the filter, become the program. */
-#include <errno.h>
-#include <fcntl.h>
-#include <signal.h>
-#include <stdbool.h>
+/* backoff-supervise: the supervisor engine's program, and the launcher's work after its options. */
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
-#include <sys/prctl.h>
-#include <sys/socket.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
-#include <sys/uio.h>
-#include <sys/wait.h>
 #include <sys/xattr.h>
-#include <unistd.h>
 
-#include "core/config.h"
-#include "core/events.h"
-#include "supervise/elf.h"
-#include "supervise/filter.h"
 #include "supervise/launch.h"
-#include "supervise/serve.h"
-#include "sys/cookie.h"
-#include "sys/log.h"
-#include "sys/rng.h"
+#include "supervise/run.h"
+#include "sys/elf.h"
 
 static const char usage[] =
 	"usage: backoff-supervise [--preload VALUE] [--] command [args...]\n"
 	"       backoff-supervise --inspect FILE\n"
 	"       backoff-supervise --launch LIBRARY -- command [args...]\n"
+	"       backoff-supervise --exec FILE -- argv0 [args...]\n"
 	"Runs the command under libbackoff's supervisor engine: its connect() calls, the\n"
 	"system calls of Go and static programs included, are retried as BACKOFF_* says.\n"
 	"The command keeps this process's PID.  --preload sets LD_PRELOAD for it as well.\n"
-	"--inspect prints what FILE is: script, dynamic, static, go, setuid or unknown.\n"
-	"--launch does what scripts/backoff does after its options, LIBRARY as it found it.\n";
-
-static const char *lookup_env(const char *name, void *ctx)
-{
-	(void)ctx;
-	return getenv(name);
-}
-
-static void warn_unknown(const struct config_unknown *u, void *ctx)
-{
-	(void)ctx;
-	log_config_name(u->name, u->message);
-}
+	"--inspect prints what FILE is: script, dynamic, static, go, foreign (the other C\n"
+	"library's), engine (libbackoff's own), setuid or unknown.\n"
+	"--launch does what scripts/backoff does after its options, LIBRARY as it found it.\n"
+	"--exec runs FILE with the words after -- as its argv, for the preload's exec hooks.\n";
 
 /* --inspect: the launcher's question, answered with the same code the supervisor uses. */
 static int inspect(const char *path)
@@ -61,244 +35,10 @@ static int inspect(const char *path)
 	return 0;
 }
 
-/*
- * Close every fd from 3 up but @keep and, if @also_next, @keep + 1 (bats and
- * pipelines must not wait for the supervisor).
- */
-static void close_others(int keep, bool also_next)
-{
-	/* The system call: musl has no close_range(). */
-	if (keep > 3)
-		syscall(SYS_close_range, 3U, (unsigned)keep - 1, 0);
-	syscall(SYS_close_range, (unsigned)keep + (also_next ? 2 : 1), ~0U, 0);
-}
-
-static int receive_fd(int sock)
-{
-	char data, control[CMSG_SPACE(sizeof(int))];
-	struct iovec iov = { &data, 1 };
-	struct msghdr msg = { .msg_iov = &iov,
-			      .msg_iovlen = 1,
-			      .msg_control = control,
-			      .msg_controllen = sizeof(control) };
-	struct cmsghdr *c;
-	int fd;
-
-	if (recvmsg(sock, &msg, MSG_CMSG_CLOEXEC) != 1)
-		return -1;
-	c = CMSG_FIRSTHDR(&msg);
-	if (!c || c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
-		return -1;
-	memcpy(&fd, CMSG_DATA(c), sizeof(fd));
-	return fd;
-}
-
-static int send_fd(int sock, int fd)
-{
-	char data = 'L', control[CMSG_SPACE(sizeof(int))];
-	struct iovec iov = { &data, 1 };
-	struct msghdr msg = { .msg_iov = &iov,
-			      .msg_iovlen = 1,
-			      .msg_control = control,
-			      .msg_controllen = sizeof(control) };
-	struct cmsghdr *c;
-
-	memset(control, 0, sizeof(control));
-	c = CMSG_FIRSTHDR(&msg);
-	c->cmsg_level = SOL_SOCKET;
-	c->cmsg_type = SCM_RIGHTS;
-	c->cmsg_len = CMSG_LEN(sizeof(int));
-	memcpy(CMSG_DATA(c), &fd, sizeof(fd));
-	return sendmsg(sock, &msg, MSG_NOSIGNAL) == 1 ? 0 : -1;
-}
-
-/*
- * The supervisor process: a grandchild, reparented at once, so the program
- * cannot wait() for it; in a session of its own, so the terminal's signals
- * are the program's alone; with no fd of the program's (stdin, stdout and
- * stderr are /dev/null, so out=$(backoff -- prog) ends with the program).
- * With BACKOFF_STATS it keeps the launcher's stderr for the summary line,
- * written in the name of @program, the launched command's PID.
- */
-static _Noreturn void supervisor(int sock, const struct config *cfg, pid_t program)
-{
-	int stats_fd = -1, null_fd, listener;
-	pid_t self = getpid();
-	struct events_stats s;
-
-	setsid();
-	signal(SIGPIPE, SIG_IGN);
-	/* The stats line's fd goes right after @sock, the one other fd kept. */
-	if (cfg->stats)
-		stats_fd = dup3(STDERR_FILENO, sock + 1, O_CLOEXEC);
-	null_fd = open("/dev/null", O_RDWR | O_CLOEXEC);
-	if (null_fd >= 0) {
-		dup2(null_fd, STDIN_FILENO);
-		dup2(null_fd, STDOUT_FILENO);
-		dup2(null_fd, STDERR_FILENO);
-	}
-	close_others(sock, stats_fd >= 0);
-	listener = receive_fd(sock);
-	if (listener < 0 || write(sock, &self, sizeof(self)) != (ssize_t)sizeof(self))
-		_exit(0);
-	close(sock);
-	rng_configure(cfg->seeded, cfg->seed);
-	log_configure(cfg->log_level, cfg->log_json, config_log_file(cfg));
-	serve_run(listener, cfg);
-	events_stats_read(&s);
-	if (stats_fd >= 0 && s.calls > 0) {
-		log_set_thread_task(stats_fd, program, program);
-		log_stats(s.calls, s.retries, s.giveups, s.waited_ms, s.unmanaged, s.probed,
-			  s.waited, s.early);
-	}
-	_exit(0);
-}
-
-/* Yama's ptrace_scope, or 0 without Yama. */
-static int yama_scope(void)
-{
-	char c = '0';
-	int fd = open("/proc/sys/kernel/yama/ptrace_scope", O_RDONLY | O_CLOEXEC);
-
-	if (fd >= 0) {
-		if (read(fd, &c, 1) != 1)
-			c = '0';
-		close(fd);
-	}
-	return c >= '0' && c <= '9' ? c - '0' : 0;
-}
-
-/*
- * The system call the supervisor needs that this process is refused, or
- * NULL: it reads a connect's address with process_vm_readv and takes the
- * program's socket with pidfd_getfd, both of which a container's default
- * seccomp profile refuses without CAP_SYS_PTRACE.  Asked of this process,
- * which the same filter governs as the supervisor it starts.
- */
-static const char *refused_call(void)
-{
-	char here = 'b', there = 0;
-	struct iovec local = { &there, 1 }, remote = { &here, 1 };
-	int pidfd = (int)syscall(SYS_pidfd_open, getpid(), 0), fd;
-	const char *refused = NULL;
-
-	if (pidfd < 0)
-		return "pidfd_open";
-	fd = (int)syscall(SYS_pidfd_getfd, pidfd, pidfd, 0);
-	if (fd < 0)
-		refused = "pidfd_getfd";
-	else
-		close(fd);
-	if (!refused && process_vm_readv(getpid(), &local, 1, &remote, 1, 0) != 1)
-		refused = "process_vm_readv";
-	fd = errno;
-	close(pidfd);
-	errno = fd;
-	return refused;
-}
-
-/*
- * Start the supervisor and install the filter on this process.  Returns 0,
- * or -1 with *why and errno, having changed nothing that the program sees.
- */
-static int start(const struct config *cfg, const char **why, pid_t *supervisor_pid)
-{
-	pid_t child, sup = 0, program = getpid();
-	int sv[2], listener, status, err, scope = yama_scope();
-
-	/*
-	 * Yama 3 forbids every attach; 2 leaves it to CAP_SYS_PTRACE.  (1 is
-	 * handled: this process names the supervisor as its tracer below.)
-	 */
-	if (scope >= 3 || (scope == 2 && geteuid() != 0)) {
-		*why = scope >= 3 ? "Yama ptrace_scope 3" : "Yama ptrace_scope 2";
-		errno = EPERM;
-		return -1;
-	}
-	*why = refused_call();
-	if (*why)
-		return -1;
-	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) != 0) {
-		*why = "socketpair";
-		return -1;
-	}
-	child = fork();
-	if (child < 0) {
-		err = errno;
-		close(sv[0]);
-		close(sv[1]);
-		*why = "fork";
-		errno = err;
-		return -1;
-	}
-	if (child == 0) {
-		close(sv[0]);
-		if (fork() != 0)
-			_exit(0);
-		supervisor(sv[1], cfg, program);
-	}
-	close(sv[1]);
-	while (waitpid(child, &status, 0) < 0 && errno == EINTR)
-		;
-	listener = filter_install(why);
-	if (listener < 0) {
-		err = errno;
-		close(sv[0]); /* the supervisor reads EOF and exits */
-		errno = err;
-		return -1;
-	}
-	/* From here on the filter is in place: without its supervisor, connect fails. */
-	if (send_fd(sv[0], listener) != 0 || read(sv[0], &sup, sizeof(sup)) != sizeof(sup)) {
-		fprintf(stderr, "backoff: the supervisor did not start\n");
-		_exit(2);
-	}
-	close(listener);
-	close(sv[0]);
-	/* Yama ptrace_scope 1: name the supervisor as this process's tracer (EINVAL without Yama).
-	 */
-	(void)prctl(PR_SET_PTRACER, (unsigned long)sup, 0, 0, 0);
-	*supervisor_pid = sup;
-	return 0;
-}
-
 /* Run @command under the supervisor engine (LD_PRELOAD=@preload too, if not NULL). */
 static int supervise(const char *preload, char **command)
 {
-	struct config_problems problems;
-	struct config cfg;
-	const char *why = NULL;
-	char pid_text[16];
-	pid_t sup = 0;
-
-	/* The launcher has reported the problems already; the program's preload reports them. */
-	config_parse(lookup_env, NULL, &cfg, &problems);
-	/*
-	 * So are unknown names, but without --preload no preload is there to say
-	 * them (--engine supervise): said here, before the program starts.
-	 */
-	if (!preload && !getenv(CONFIG_NAMES_SAID_ENV)) {
-		log_configure(cfg.log_level, cfg.log_json, config_log_file(&cfg));
-		if (config_unknown_scan(environ, warn_unknown, NULL) > 0 && cfg.strict)
-			return 2;
-	}
-	if (cfg.enabled && start(&cfg, &why, &sup) != 0)
-		fprintf(stderr, "backoff: the supervisor engine cannot run here (%s: %s%s): %s\n",
-			why, strerror(errno),
-			errno == EPERM && strncmp(why, "Yama", 4) != 0
-				? "; a container's seccomp profile refuses it without "
-				  "CAP_SYS_PTRACE: run it with --cap-add SYS_PTRACE"
-				: "",
-			preload ? "the preload alone retries, for dynamically linked programs"
-				: "running the command without retries");
-	else if (cfg.enabled && preload) {
-		snprintf(pid_text, sizeof(pid_text), "%d", (int)sup);
-		setenv(COOKIE_ENV, pid_text, 1);
-	}
-	if (preload)
-		setenv("LD_PRELOAD", preload, 1);
-	execvp(command[0], command);
-	fprintf(stderr, "backoff: %s: %s\n", command[0], strerror(errno));
-	return errno == ENOENT ? 127 : 126;
+	return supervise_run(preload, NULL, command);
 }
 
 int main(int argc, char **argv)
@@ -311,6 +51,9 @@ int main(int argc, char **argv)
 	/* scripts/backoff, its options read: everything else it did, without a fork. */
 	if (argc >= 5 && strcmp(argv[1], "--launch") == 0 && strcmp(argv[3], "--") == 0)
 		return launch(argv[2], argv + 4, supervise);
+	/* A preload's exec hook: argv[0] of the program is its own (busybox reads it). */
+	if (argc >= 5 && strcmp(argv[1], "--exec") == 0 && strcmp(argv[3], "--") == 0)
+		return supervise_run(NULL, argv[2], argv + 4);
 	if (i + 1 < argc && strcmp(argv[i], "--preload") == 0) {
 		preload = argv[i + 1];
 		i += 2;

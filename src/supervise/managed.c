@@ -16,7 +16,7 @@
 #include <unistd.h>
 
 #include "core/events.h"
-#include "supervise/elf.h"
+#include "sys/elf.h"
 #include "supervise/notify.h"
 #include "supervise/task.h"
 #include "sys/clock.h"

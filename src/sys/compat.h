@@ -25,6 +25,9 @@
 
 #ifdef __GLIBC__
 
+/* Whether this build is musl's: a program whose loader is the other C library's cannot load it. */
+#define COMPAT_LIBC_IS_MUSL 0
+
 /*
  * Under _GNU_SOURCE glibc declares the address arguments of the socket calls
  * as transparent unions; a hook's definition must have the same type.
@@ -46,6 +49,8 @@ static inline const char *compat_strerror(int err, char *buf, size_t size)
 }
 
 #else /* musl */
+
+#define COMPAT_LIBC_IS_MUSL 1
 
 #define COMPAT_SOCKADDR_ARG struct sockaddr *
 #define COMPAT_CONST_SOCKADDR_ARG const struct sockaddr *

@@ -29,4 +29,13 @@
  */
 #define COOKIE_ENV "BACKOFF_SUPERVISED"
 
+/*
+ * Set by the launcher's default engine for a tree that runs under the
+ * preload alone, to the supervisor's absolute path: the preload in each
+ * process of the tree execs a program that only the supervisor reaches (a
+ * static or Go one) through it, as backoff-supervise --exec PATH -- ARGV.
+ * Absent, or under a filter already, every exec is the program's own.
+ */
+#define SUPERVISOR_PATH_ENV "LIBBACKOFF_SUPERVISOR"
+
 #endif

@@ -242,6 +242,20 @@ STUB(int, socket, (int domain, int type, int protocol), (domain, type, protocol)
 STUB(int, setsockopt, (int fd, int level, int name, const void *v, socklen_t l),
      (fd, level, name, v, l), syscall(SYS_setsockopt, fd, level, name, v, l))
 STUB(int, shutdown, (int fd, int how), (fd, how), syscall(SYS_shutdown, fd, how))
+STUB(int, execve, (const char *path, char *const argv[], char *const envp[]), (path, argv, envp),
+     syscall(SYS_execve, path, argv, envp))
+STUB(int, execvpe, (const char *file, char *const argv[], char *const envp[]), (file, argv, envp),
+     no_syscall())
+STUB(int, fexecve, (int fd, char *const argv[], char *const envp[]), (fd, argv, envp),
+     syscall(SYS_execveat, fd, "", argv, envp, AT_EMPTY_PATH))
+STUB(int, posix_spawn,
+     (pid_t * pid, const char *path, const posix_spawn_file_actions_t *fa,
+      const posix_spawnattr_t *attr, char *const argv[], char *const envp[]),
+     (pid, path, fa, attr, argv, envp), ENOSYS)
+STUB(int, posix_spawnp,
+     (pid_t * pid, const char *file, const posix_spawn_file_actions_t *fa,
+      const posix_spawnattr_t *attr, char *const argv[], char *const envp[]),
+     (pid, file, fa, attr, argv, envp), ENOSYS)
 STUB_VARIADIC(fcntl, int, SYS_fcntl, NULL)
 STUB_VARIADIC(fcntl64, int, SYS_fcntl, fallback_fcntl64)
 STUB_VARIADIC(ioctl, compat_ioctl_req, SYS_ioctl, NULL)

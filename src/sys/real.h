@@ -5,6 +5,7 @@
 #include <netdb.h>
 #include <poll.h>
 #include <signal.h>
+#include <spawn.h>
 #include <stdatomic.h>
 #include <sys/epoll.h>
 #include <sys/select.h>
@@ -70,6 +71,16 @@ extern int (*_Atomic real_ptr_shutdown)(int, int);
 extern int (*_Atomic real_ptr_fcntl)(int, int, ...);
 extern int (*_Atomic real_ptr_fcntl64)(int, int, ...);
 extern int (*_Atomic real_ptr_ioctl)(int, compat_ioctl_req, ...);
+extern int (*_Atomic real_ptr_execve)(const char *, char *const[], char *const[]);
+extern int (*_Atomic real_ptr_execvpe)(const char *, char *const[], char *const[]);
+extern int (*_Atomic real_ptr_fexecve)(int, char *const[], char *const[]);
+extern int (*_Atomic real_ptr_posix_spawn)(pid_t *, const char *,
+					   const posix_spawn_file_actions_t *,
+					   const posix_spawnattr_t *, char *const[], char *const[]);
+extern int (*_Atomic real_ptr_posix_spawnp)(pid_t *, const char *,
+					    const posix_spawn_file_actions_t *,
+					    const posix_spawnattr_t *, char *const[],
+					    char *const[]);
 
 /*
  * Each call reads its pointer with an explicit atomic load: GCC compiles a
@@ -118,6 +129,11 @@ extern int (*_Atomic real_ptr_ioctl)(int, compat_ioctl_req, ...);
 #define real_fcntl REAL_LOAD(real_ptr_fcntl)
 #define real_fcntl64 REAL_LOAD(real_ptr_fcntl64)
 #define real_ioctl REAL_LOAD(real_ptr_ioctl)
+#define real_execve REAL_LOAD(real_ptr_execve)
+#define real_execvpe REAL_LOAD(real_ptr_execvpe)
+#define real_fexecve REAL_LOAD(real_ptr_fexecve)
+#define real_posix_spawn REAL_LOAD(real_ptr_posix_spawn)
+#define real_posix_spawnp REAL_LOAD(real_ptr_posix_spawnp)
 
 /* The fortified poll entry points have no public declaration. */
 int __poll_chk(struct pollfd *fds, nfds_t nfds, int timeout, size_t fdslen);

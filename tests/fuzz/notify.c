@@ -1,5 +1,5 @@
 /* libFuzzer target: the supervisor's hostile inputs, notification arguments and ELF headers. */
-#include "supervise/elf.h"
+#include "sys/elf.h"
 #include "fuzz.h"
 #include "supervise/notify.h"
 
@@ -70,7 +70,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (write(fd, data, size) == (ssize_t)size) {
 			enum elf_kind kind = elf_inspect_fd(fd);
 
-			REQUIRE(kind >= ELF_KIND_UNKNOWN && kind <= ELF_KIND_GO);
+			REQUIRE(kind >= ELF_KIND_UNKNOWN && kind <= ELF_KIND_ENGINE);
 		}
 		close(fd);
 	}
