@@ -56,6 +56,7 @@ static const char *const all_vars[] = { "BACKOFF",
 					"BACKOFF_SHARED",
 					"BACKOFF_LOCAL_PROBE",
 					"BACKOFF_REPLAY",
+					"BACKOFF_PROTOCOLS",
 					NULL };
 
 /* The options that take a value, and the variable each sets (NULL: --attempts). */
@@ -79,6 +80,7 @@ static const struct option_var {
 	{ "nonblock", "BACKOFF_NONBLOCK" },
 	{ "send", "BACKOFF_SEND" },
 	{ "replay", "BACKOFF_REPLAY" },
+	{ "protocols", "BACKOFF_PROTOCOLS" },
 	{ "dns", "BACKOFF_DNS" },
 	{ "engine", "BACKOFF_ENGINE" },
 	{ "shared", "BACKOFF_SHARED" },
