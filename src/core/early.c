@@ -5,7 +5,6 @@
 #include <netinet/tcp.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <time.h>
 
 #include "core/decide.h"
 #include "core/engine.h"
@@ -148,7 +147,7 @@ static enum ready_answer startup_answer(const struct config *cfg, int fd, const 
 	if ((cfg->protocols & READY_HTTP) && ready_http_request(fl->data, fl->len)) {
 		*said = "HTTP: 429, 502, 503 or 504";
 		k = first_bytes(fd, got, n, sizeof(head), head, sizeof(head));
-		return ready_http_answer(head, k, (uint64_t)time(NULL), at_least_ms);
+		return ready_http_answer(head, k, clock_wall_ms() / 1000, at_least_ms);
 	}
 	return READY_ANSWERED;
 }

@@ -2,7 +2,6 @@
 #include "core/ready.h"
 
 #include <string.h>
-#include <strings.h>
 
 /* The request codes of the protocol's first messages (int32, network order). */
 #define PG_SSL_REQUEST 80877103U
@@ -337,14 +336,36 @@ static bool http_method(const unsigned char *p, size_t n)
 	return false;
 }
 
-/* Where the header @name (with its colon) begins a line of the head @p (@n bytes); NULL if not. */
+/* Whether the @k bytes at @p are @lower's, letters in either case (ASCII). */
+static bool same_caseless(const unsigned char *p, const char *lower, size_t k)
+{
+	size_t i;
+
+	for (i = 0; i < k; i++)
+		if ((p[i] >= 'A' && p[i] <= 'Z' ? p[i] + ('a' - 'A') : p[i]) !=
+		    (unsigned char)lower[i])
+			return false;
+	return true;
+}
+
+/* Where the @k bytes of @what first occur in the @n at @p; NULL if nowhere. */
+static const unsigned char *find(const unsigned char *p, size_t n, const char *what, size_t k)
+{
+	size_t i;
+
+	for (i = 0; i + k <= n; i++)
+		if (memcmp(p + i, what, k) == 0)
+			return p + i;
+	return NULL;
+}
+
+/* Where the header @name (lower case, with its colon) begins a line of the head @p (@n bytes). */
 static const unsigned char *http_header(const unsigned char *p, size_t n, const char *name)
 {
 	size_t k = strlen(name), i;
 
 	for (i = 0; i + 2 + k <= n; i++)
-		if (p[i] == '\r' && p[i + 1] == '\n' &&
-		    strncasecmp((const char *)p + i + 2, name, k) == 0)
+		if (p[i] == '\r' && p[i + 1] == '\n' && same_caseless(p + i + 2, name, k))
 			return p + i + 2 + k;
 	return NULL;
 }
@@ -356,8 +377,8 @@ bool ready_http_request(const void *buf, size_t n)
 	if (!p || n < 16 || n > 65536 || !http_method(p, n))
 		return false;
 	/* One head, ended at the last byte: no body, nothing pipelined after it. */
-	end = memmem(p, n, "\r\n\r\n", 4);
-	if (!end || (size_t)(end - p) + 4 != n || !memmem(p, (size_t)(end - p), " HTTP/1.", 8))
+	end = find(p, n, "\r\n\r\n", 4);
+	if (!end || (size_t)(end - p) + 4 != n || !find(p, (size_t)(end - p), " HTTP/1.", 8))
 		return false;
 	if (http_header(p, n, "expect:") || http_header(p, n, "transfer-encoding:"))
 		return false;
