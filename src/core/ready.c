@@ -307,7 +307,7 @@ bool ready_resp_command(const void *buf, size_t n)
 
 bool ready_resp_may_open(const unsigned char head[8], size_t n)
 {
-	return n >= 8 && head[0] == '*' && head[1] >= '1' && head[1] <= '9';
+	return n >= 8 && head[0] == '*' && head[1] >= '0' && head[1] <= '9';
 }
 
 enum ready_answer ready_resp_answer(const void *buf, size_t n)
