@@ -303,6 +303,19 @@ late_socat_curl() {
 	assert_between "$(json_events "$T/log.json" early attempt reason | grep -c replay)" 1 20 "replays"
 }
 
+@test "redis-cli behind a front that closes after its command, BACKOFF_REPLAY off: the command is not sent again, the end as without the library" {
+	require_command redis-cli
+	local port plain
+	port=$("$PYTHON" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+	start_socat_front "$port"
+	run --separate-stderr timeout 20 redis-cli -p "$FRONT" INCR n
+	plain=$status
+	run --separate-stderr timeout 20 env LD_PRELOAD="$LIB" "${SHARED[@]}" \
+		redis-cli -p "$FRONT" INCR n
+	assert_eq "$status" "$plain" "redis-cli: $stderr"
+	assert_eq "$(json_events "$T/log.json" early attempt reason)" "1 sent" "the early close"
+}
+
 @test "BACKOFF_REPLAY=on never replays bytes it did not see: a send, then sendfile(2); one connection" {
 	start_front front read 1
 	printf 'ING\n' >"$T/rest"

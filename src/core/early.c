@@ -152,6 +152,13 @@ static enum ready_answer startup_answer(const struct config *cfg, int fd, const 
 	return READY_ANSWERED;
 }
 
+/* Whether @fl is a start-up that changes nothing on a server: PostgreSQL's, MQTT's CONNECT. */
+static bool startup_without_effect(const struct config *cfg, const struct flight *fl)
+{
+	return ((cfg->protocols & READY_POSTGRESQL) && ready_startup(fl->data, fl->len)) ||
+	       ((cfg->protocols & READY_MQTT) && ready_mqtt_connect(fl->data, fl->len));
+}
+
 /* Whether the bytes recorded so far (@p, @n) are a start-up of a protocol of cfg->protocols. */
 static bool recorded_startup(const struct config *cfg, const unsigned char *p, size_t n)
 {
@@ -301,6 +308,15 @@ enum early_action early_seen(const struct config *cfg, int fd, ssize_t rc, int e
 	 */
 	if (sent && !sending && !ended)
 		fl = replayable(s, &f);
+	/*
+	 * A Redis command or an HTTP request recorded by default is sent again
+	 * only after an answer that proves it did not run; after a close alone
+	 * nobody knows whether the server (or a front) ran it.
+	 */
+	if (fl && !cfg->replay && answer != READY_NOT && !startup_without_effect(cfg, fl)) {
+		fdtable_flight_free(fl);
+		fl = NULL;
+	}
 	blocking = sock_is_blocking(fd);
 	/* A blocking read with a timeout of its own is not made to wait for a new connection. */
 	again = decide_early_close(cfg, &t, answer == READY_NOT ? said : NULL, at_least, sent,
