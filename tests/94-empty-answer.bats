@@ -212,40 +212,6 @@ within() {
 
 # --- FTP: an empty listing is a data connection closed without a byte ---
 
-# start_vsftpd: vsftpd on 127.0.0.1 (sets FTP_PORT), anonymous, read-only, its
-# root with an empty directory, an empty file and a small one; passive and
-# active data connections, all on loopback.
-start_vsftpd() {
-	require_program vsftpd
-	local root=$T/ftp/root
-	mkdir -p "$root/empty" "$T/ftp/chroot"
-	: >"$root/empty.txt"
-	printf 'hello\n' >"$root/hello.txt"
-	chmod 755 "$root"
-	FTP_PORT=$("$PYTHON" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-	cat >"$T/ftp/vsftpd.conf" <<EOF
-listen=YES
-listen_ipv6=NO
-listen_address=127.0.0.1
-listen_port=$FTP_PORT
-background=NO
-run_as_launching_user=YES
-anonymous_enable=YES
-no_anon_password=YES
-anon_root=$root
-local_enable=NO
-write_enable=NO
-pasv_enable=YES
-pasv_address=127.0.0.1
-connect_from_port_20=NO
-seccomp_sandbox=NO
-secure_chroot_dir=$T/ftp/chroot
-xferlog_enable=NO
-EOF
-	start_bg vsftpd vsftpd "$T/ftp/vsftpd.conf"
-	wait_for_port "$FTP_PORT" 5 || fail "vsftpd does not listen: $(cat "$T/vsftpd.err")"
-}
-
 # ftp_alike WHAT COMMAND...: COMMAND without and with the library (logged) exits
 # with the same status and output, within 100 ms of its time without it: the
 # best of three runs each (curl and vsftpd alone sometimes take 200 ms more,

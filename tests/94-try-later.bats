@@ -16,54 +16,12 @@ setup() {
 		BACKOFF_LOG_FILE="$T/log.json")
 }
 
-# start_busy_vsftpd: vsftpd on 127.0.0.1 (FTP_PORT) that serves one client at a
-# time (max_clients=1: a second gets "421 There are too many connected users"),
-# with one client holding it until $T/release exists (at most 30 s).
+# start_busy_vsftpd: vsftpd (start_vsftpd) that serves one client at a time
+# (max_clients=1: a second gets "421 There are too many connected users"), with
+# one client holding it until $T/release exists.
 start_busy_vsftpd() {
-	require_program vsftpd
-	local root=$T/ftp/root
-	mkdir -p "$root" "$T/ftp/chroot"
-	printf 'hello\n' >"$root/hello.txt"
-	chmod 755 "$root"
-	FTP_PORT=$("$PYTHON" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-	cat >"$T/ftp/vsftpd.conf" <<EOF
-listen=YES
-listen_ipv6=NO
-listen_address=127.0.0.1
-listen_port=$FTP_PORT
-background=NO
-run_as_launching_user=YES
-anonymous_enable=YES
-no_anon_password=YES
-anon_root=$root
-local_enable=NO
-write_enable=NO
-pasv_enable=YES
-pasv_address=127.0.0.1
-connect_from_port_20=NO
-seccomp_sandbox=NO
-secure_chroot_dir=$T/ftp/chroot
-xferlog_enable=NO
-max_clients=1
-EOF
-	start_bg vsftpd vsftpd "$T/ftp/vsftpd.conf"
-	wait_for_port "$FTP_PORT" 5 || fail "vsftpd does not listen: $(cat "$T/vsftpd.err")" || return
-	# wait_for_port's own connection may still count: the holder waits for its greeting.
-	start_bg holder "$PYTHON" -c '
-import os, socket, sys, time
-deadline = time.monotonic() + 30
-while True:
-    s = socket.create_connection(("127.0.0.1", int(sys.argv[1])))
-    greeting = s.recv(100)
-    if greeting.startswith(b"220"):
-        break
-    s.close()
-    time.sleep(0.02)
-print("holding", flush=True)
-while not os.path.exists(sys.argv[2]) and time.monotonic() < deadline:
-    time.sleep(0.01)
-s.close()
-' "$FTP_PORT" "$T/release"
+	start_vsftpd max_clients=1 || return
+	start_bg holder "$PYTHON" -c "$HOLDER" "$FTP_PORT" 220 - "$T/release"
 	wait_for_line "$T/holder.out" holding 10
 }
 
@@ -137,11 +95,6 @@ print(got)
 	assert_eq "$(json_events "$T/log.json" not-ready)" "" "no refusal recognized"
 }
 
-# free_port: a TCP port free on 127.0.0.1 now.
-free_port() {
-	"$PYTHON" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
-}
-
 # A python client that sends what argv[2] says in one write and prints the first answer.
 RESP='
 import socket, sys
@@ -158,21 +111,7 @@ print(s.recv(200))
 	start_bg redis redis-server --port "$port" --bind 127.0.0.1 --maxclients 1 --save '' \
 		--appendonly no
 	wait_for_port "$port" 5 || fail "redis-server does not listen" || return
-	start_bg holder "$PYTHON" -c '
-import os, socket, sys, time
-deadline = time.monotonic() + 30
-while True:
-    s = socket.create_connection(("127.0.0.1", int(sys.argv[1])))
-    s.sendall(b"PING\r\n")
-    if s.recv(100) == b"+PONG\r\n":
-        break
-    s.close()
-    time.sleep(0.02)
-print("holding", flush=True)
-while not os.path.exists(sys.argv[2]) and time.monotonic() < deadline:
-    time.sleep(0.01)
-s.close()
-' "$port" "$T/release"
+	start_bg holder "$PYTHON" -c "$HOLDER" "$port" +PONG 'PING\r\n' "$T/release"
 	wait_for_line "$T/holder.out" holding 10
 	run --separate-stderr timeout 20 redis-cli -p "$port" PING
 	assert_match "$output" "max number of clients reached" "without the library"
@@ -405,18 +344,10 @@ start_h503() {
 @test "curl, wget and python urllib through nginx whose backend starts late: the page with +http, 502 without" {
 	command -v nginx >/dev/null || fail "nginx is not installed (apt-get install nginx)"
 	require_command curl
-	local be proxy d=$T/nginx
+	local be proxy
 	be=$(free_port)
 	proxy=$(free_port)
-	mkdir -p "$d"
-	cat >"$d/nginx.conf" <<EOF
-daemon off; worker_processes 1; pid $d/nginx.pid; error_log $d/error.log crit;
-events { worker_connections 256; }
-http { access_log off; client_body_temp_path $d; proxy_temp_path $d;
-fastcgi_temp_path $d; uwsgi_temp_path $d; scgi_temp_path $d;
-server { listen 127.0.0.1:$proxy; location / { proxy_pass http://127.0.0.1:$be; } } }
-EOF
-	start_bg nginx nginx -p "$d" -e "$d/error.log" -c "$d/nginx.conf"
+	start_nginx nginx "server { listen 127.0.0.1:$proxy; location / { proxy_pass http://127.0.0.1:$be; } }"
 	wait_for_port "$proxy" 10 || fail "nginx does not listen" || return
 	run --separate-stderr timeout 20 curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$proxy/"
 	assert_eq "$output" "502" "without the library"

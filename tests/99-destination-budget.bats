@@ -126,27 +126,6 @@ ConnectionRefusedError 1.0"
 	assert_eq "$status" "$plain_status" "curl status"
 }
 
-# start_nginx NAME BODY [VAR=VALUE...]: nginx with one worker and the http
-# BODY, in the foreground of a background job, environment as given.
-start_nginx() {
-	local name=$1 body=$2 d=$T/$1
-	shift 2
-	mkdir -p "$d"
-	cat >"$d/nginx.conf" <<EOF
-daemon off; worker_processes 1; pid $d/nginx.pid; error_log $d/error.log warn;
-events { worker_connections 256; }
-http { access_log off; client_body_temp_path $d; proxy_temp_path $d;
-fastcgi_temp_path $d; uwsgi_temp_path $d; scgi_temp_path $d;
-$body
-}
-EOF
-	start_bg "$name" env "$@" nginx -p "$d" -e "$d/error.log" -c "$d/nginx.conf"
-}
-
-free_port() {
-	"$PYTHON" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
-}
-
 # wait_port PORT: until something accepts on it, at most 10 s.
 wait_port() {
 	local i

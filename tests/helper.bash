@@ -579,3 +579,83 @@ if sys.argv[1] == "alarmed":
 print(out)
 ' "$first" "$PORT"
 }
+
+# start_vsftpd [LINE...]: vsftpd on 127.0.0.1 (sets FTP_PORT), anonymous,
+# read-only, its root with an empty directory, an empty file and a small one;
+# passive and active data connections, all on loopback; each LINE added to its
+# configuration (max_clients=1, say).
+start_vsftpd() {
+	require_program vsftpd
+	local root=$T/ftp/root
+	mkdir -p "$root/empty" "$T/ftp/chroot"
+	: >"$root/empty.txt"
+	printf 'hello\n' >"$root/hello.txt"
+	chmod 755 "$root"
+	FTP_PORT=$("$PYTHON" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+	cat >"$T/ftp/vsftpd.conf" <<EOF
+listen=YES
+listen_ipv6=NO
+listen_address=127.0.0.1
+listen_port=$FTP_PORT
+background=NO
+run_as_launching_user=YES
+anonymous_enable=YES
+no_anon_password=YES
+anon_root=$root
+local_enable=NO
+write_enable=NO
+pasv_enable=YES
+pasv_address=127.0.0.1
+connect_from_port_20=NO
+seccomp_sandbox=NO
+secure_chroot_dir=$T/ftp/chroot
+xferlog_enable=NO
+EOF
+	printf '%s\n' "$@" >>"$T/ftp/vsftpd.conf"
+	start_bg vsftpd vsftpd "$T/ftp/vsftpd.conf"
+	wait_for_port "$FTP_PORT" 5 || fail "vsftpd does not listen: $(cat "$T/vsftpd.err")"
+}
+
+# free_port: a TCP port free on 127.0.0.1 now.
+free_port() {
+	"$PYTHON" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
+
+# start_nginx NAME BODY [VAR=VALUE...]: nginx with one worker and the http
+# BODY, in the foreground of a background job, environment as given.
+start_nginx() {
+	local name=$1 body=$2 d=$T/$1
+	shift 2
+	mkdir -p "$d"
+	cat >"$d/nginx.conf" <<EOF
+daemon off; worker_processes 1; pid $d/nginx.pid; error_log $d/error.log warn;
+events { worker_connections 256; }
+http { access_log off; client_body_temp_path $d; proxy_temp_path $d;
+fastcgi_temp_path $d; uwsgi_temp_path $d; scgi_temp_path $d;
+$body
+}
+EOF
+	start_bg "$name" env "$@" nginx -p "$d" -e "$d/error.log" -c "$d/nginx.conf"
+}
+
+# A client that holds one of a server's connections: it connects until the
+# server's first answer (to argv[3], sent unless it is "-") begins with
+# argv[2], says "holding", and keeps the connection until the file argv[4]
+# exists (at most 30 s).
+HOLDER='
+import os, socket, sys, time
+port, want, send, release = int(sys.argv[1]), sys.argv[2].encode(), sys.argv[3], sys.argv[4]
+deadline = time.monotonic() + 30
+while True:
+    s = socket.create_connection(("127.0.0.1", port))
+    if send != "-":
+        s.sendall(send.encode().decode("unicode_escape").encode("latin-1"))
+    if s.recv(100).startswith(want):
+        break
+    s.close()
+    time.sleep(0.02)
+print("holding", flush=True)
+while not os.path.exists(release) and time.monotonic() < deadline:
+    time.sleep(0.01)
+s.close()
+'
