@@ -369,3 +369,19 @@ start_h503() {
 		"http://127.0.0.1:$proxy/helper.bash"
 	assert_eq "$output" "200" "python urllib: $stderr"
 }
+
+@test "a client that writes before it reads gets the 421 under the default: what it sent was not recorded" {
+	local start elapsed
+	start_busy_vsftpd
+	start=$(now_ms)
+	run --separate-stderr timeout 20 env LD_PRELOAD="$LIB" "${LOGGED[@]}" "$PYTHON" -c '
+import socket, sys
+s = socket.create_connection(("127.0.0.1", int(sys.argv[1])))
+s.sendall(b"NOOP\r\n")
+print(s.recv(100)[:3])
+' "$FTP_PORT"
+	elapsed=$(($(now_ms) - start))
+	assert_eq "$output" "b'421'" "the refusal: $stderr"
+	assert_between "$elapsed" 0 2000 "ms"
+	assert_eq "$(json_events "$T/log.json" not-ready)" "" "no refusal retried"
+}
