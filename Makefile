@@ -305,10 +305,12 @@ fuzz: $(FUZZ_TARGETS:%=$(FUZZ_BUILD)/fuzz-%)
 	tests/hardening/fuzz.sh $(FUZZ_BUILD) $(FUZZ_SECONDS) $(FUZZ_TARGETS)
 
 # The supervisor's parsers of what a traced program hands it: notifications and executables.
+# sys/elf reads a file through the real calls: the supervisor's, libc's own.
 $(FUZZ_BUILD)/fuzz-notify: tests/fuzz/notify.c $(FUZZ_CORE) src/supervise/notify.c \
-		src/sys/elf.c $(wildcard src/*/*.h) Makefile
+		src/sys/elf.c src/supervise/libc.c $(wildcard src/*/*.h) Makefile
 	@mkdir -p $(dir $@)
-	$(FUZZ_CC) $(FUZZ_CFLAGS) -o $@ $< $(FUZZ_CORE) src/supervise/notify.c src/sys/elf.c
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -o $@ $< $(FUZZ_CORE) src/supervise/notify.c src/sys/elf.c \
+		src/supervise/libc.c
 
 # The shared state file, as hostile as another process of the user can make it.
 $(FUZZ_BUILD)/fuzz-share: tests/fuzz/share.c $(FUZZ_CORE) src/core/share.c src/sys/clock.c \

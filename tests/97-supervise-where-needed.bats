@@ -48,6 +48,9 @@ status_field() {
 # Every call of the exec family and posix_spawn: the program the call starts is under the
 # filter, and the spawning calls return the PID the program has.
 @test "each call of the exec family and posix_spawn runs a static program under the supervisor" {
+	# The sanitizers' runtime must come first in a preloaded process; a program the
+	# supervisor runs from a preloaded one does not keep that order.
+	[[ -z ${TEST_PRELOAD_FIRST:-} ]] || skip "not under make sanitize: the ASan runtime must come first"
 	local mode prog pid
 	for mode in execve execv execvp execvpe execl execle execlp fexecve posix_spawn posix_spawnp \
 		vfork; do
@@ -81,6 +84,9 @@ status_field() {
 }
 
 @test "the exit status and a death by signal of a program run through the supervisor are its own" {
+	# The sanitizers' runtime must come first in a preloaded process; a program the
+	# supervisor runs from a preloaded one does not keep that order.
+	[[ -z ${TEST_PRELOAD_FIRST:-} ]] || skip "not under make sanitize: the ASan runtime must come first"
 	local busybox
 	busybox=$(command -v busybox) || skip "busybox is not installed (busybox-static)"
 	assert_eq "$("$SUPERVISOR" --inspect "$busybox")" static "busybox is a static binary"
@@ -104,14 +110,23 @@ late_go() {
 }
 
 @test "a Go client started by a C program's posix_spawn connects to a late server" {
+	# The sanitizers' runtime must come first in a preloaded process; a program the
+	# supervisor runs from a preloaded one does not keep that order.
+	[[ -z ${TEST_PRELOAD_FIRST:-} ]] || skip "not under make sanitize: the ASan runtime must come first"
 	late_go posix_spawn nocgo
 }
 
 @test "a Go client built with cgo started by a C program's execvp connects to a late server" {
+	# The sanitizers' runtime must come first in a preloaded process; a program the
+	# supervisor runs from a preloaded one does not keep that order.
+	[[ -z ${TEST_PRELOAD_FIRST:-} ]] || skip "not under make sanitize: the ASan runtime must come first"
 	late_go execvp cgo
 }
 
 @test "a static program the supervisor runs starts its children under its own filter, not another" {
+	# The sanitizers' runtime must come first in a preloaded process; a program the
+	# supervisor runs from a preloaded one does not keep that order.
+	[[ -z ${TEST_PRELOAD_FIRST:-} ]] || skip "not under make sanitize: the ASan runtime must come first"
 	local busybox
 	busybox=$(command -v busybox) || skip "busybox is not installed (busybox-static)"
 	# spawn (preloaded) -> busybox (supervised) -> spawn (preloaded, under the filter) ->
@@ -124,6 +139,9 @@ late_go() {
 }
 
 @test "a launcher started in a preloaded tree is not put under a supervisor: its command gets one" {
+	# The sanitizers' runtime must come first in a preloaded process; a program the
+	# supervisor runs from a preloaded one does not keep that order.
+	[[ -z ${TEST_PRELOAD_FIRST:-} ]] || skip "not under make sanitize: the ASan runtime must come first"
 	assert_eq "$("$SUPERVISOR" --inspect "$BUILD/backoff")" engine "the launcher's kind"
 	run --separate-stderr timeout 20 "$LAUNCHER" -- sh -c "$BUILD/backoff -- $WHOAMI"
 	assert_eq "$status" 0 "status: $stderr"

@@ -52,7 +52,7 @@ static enum decide_verdict retry_here(const struct config *cfg, struct decide_co
 {
 	struct dest *d = dest_of(cfg, c->target, c->owner);
 	struct fate fate;
-	uint64_t budget, sndtimeo, now = clock_now_ms();
+	uint64_t now = clock_now_ms();
 	struct retry_call call = {
 		.what = { .call = "connect", .target = c->target },
 		.retryable = config_retryable(cfg, c->target->family),
@@ -67,6 +67,8 @@ static enum decide_verdict retry_here(const struct config *cfg, struct decide_co
 
 	/* Passed through at once (engine_passes): no fate to share, no clock to start. */
 	if (!call.known_down && !call.more_addresses) {
+		uint64_t budget, sndtimeo;
+
 		fate_join(&fate, cfg, c->target, sock_type(c->fd), clock_now_ns());
 		if (fate.slot)
 			call.fate = &fate;

@@ -94,13 +94,13 @@ static size_t first_bytes(int fd, const struct iovec *got, size_t n, size_t enou
 {
 	size_t k = got->iov_len < n ? got->iov_len : n;
 	int saved = errno;
-	ssize_t more;
 
 	if (k > size)
 		k = size;
 	memcpy(head, got->iov_base, k);
 	if (k == n && k < enough) {
-		more = real_recv(fd, head + k, size - k, MSG_PEEK | MSG_DONTWAIT);
+		ssize_t more = real_recv(fd, head + k, size - k, MSG_PEEK | MSG_DONTWAIT);
+
 		if (more > 0)
 			k += (size_t)more;
 	}
@@ -180,11 +180,12 @@ static bool recorded_startup(const struct config *cfg, const unsigned char *p, s
 static bool greeting_refused(const struct config *cfg, int fd, const struct iovec *got, size_t n,
 			     const char **name)
 {
-	unsigned char head[GREETING_ENOUGH];
 	size_t k = got->iov_len < n ? got->iov_len : n;
 	enum ready_greeting g = ready_greeting(got->iov_base, k, cfg->protocols, name);
 
 	if (g == READY_UNDECIDED) {
+		unsigned char head[GREETING_ENOUGH];
+
 		k = first_bytes(fd, got, n, sizeof(head), head, sizeof(head));
 		g = ready_greeting(head, k, cfg->protocols, name);
 	}

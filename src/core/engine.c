@@ -69,7 +69,7 @@ bool engine_ask_left(const struct config *cfg, const struct retry_progress *p)
 uint64_t engine_attempt_deadline(const struct config *cfg, const struct retry_progress *p,
 				 uint64_t cap_ms, bool known_down, uint64_t now_ms)
 {
-	uint64_t len = cfg->attempt_timeout_ms, end;
+	uint64_t len = cfg->attempt_timeout_ms, until;
 
 	if (cfg->attempt_until_next && !known_down) {
 		uint64_t next = policy_window_ms(&cfg->policy, p->attempt);
@@ -79,15 +79,15 @@ uint64_t engine_attempt_deadline(const struct config *cfg, const struct retry_pr
 	}
 	if (cap_ms < len)
 		len = cap_ms;
-	end = len == CONFIG_INFINITE ? CONFIG_INFINITE : now_ms + len;
+	until = len == CONFIG_INFINITE ? CONFIG_INFINITE : now_ms + len;
 	/*
 	 * A budget of 0 retries nothing, and bounds nothing: the attempt timeout
 	 * alone; nor does a destination known down, whose one attempt is the
 	 * kernel's, watched.
 	 */
 	if (cfg->timeout_ms == 0 || known_down)
-		return end;
-	return end < p->deadline_ms ? end : p->deadline_ms;
+		return until;
+	return until < p->deadline_ms ? until : p->deadline_ms;
 }
 
 uint64_t engine_first_attempt_ms(const struct config *cfg)

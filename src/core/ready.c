@@ -285,7 +285,7 @@ bool ready_resp_command(const void *buf, size_t n)
 {
 	const unsigned char *p = buf;
 	size_t at = 1;
-	long count, len;
+	long count;
 
 	if (!p || n < 4 || p[0] != '*')
 		return false;
@@ -293,6 +293,8 @@ bool ready_resp_command(const void *buf, size_t n)
 	if (count < 1)
 		return false;
 	while (count-- > 0) {
+		long len;
+
 		if (at >= n || p[at] != '$')
 			return false;
 		at++;
@@ -431,7 +433,7 @@ static unsigned month(const char **s)
 	unsigned m;
 
 	for (m = 0; m < 12; m++)
-		if (strncmp(*s, names + 3 * m, 3) == 0) {
+		if (strncmp(*s, names + (size_t)3 * m, 3) == 0) {
 			*s += 3;
 			return m + 1;
 		}
@@ -501,13 +503,13 @@ static int64_t http_date(const char *s)
 	}
 	if (y < 0 || hh < 0 || hh > 23 || mm < 0 || mm > 59 || ss < 0 || ss > 60 || d < 1 || d > 31)
 		return -1;
-	return days_from_civil(y, m, (unsigned)d) * 86400 + hh * 3600 + mm * 60 + ss;
+	return days_from_civil(y, m, (unsigned)d) * 86400 + (int64_t)hh * 3600 + (int64_t)mm * 60 +
+	       ss;
 }
 
 enum ready_answer ready_http_answer(const void *buf, size_t n, uint64_t now_s, uint64_t *wait_ms)
 {
 	const unsigned char *p = buf, *v, *eol;
-	char value[64];
 	unsigned code;
 	size_t k;
 
@@ -524,6 +526,8 @@ enum ready_answer ready_http_answer(const void *buf, size_t n, uint64_t now_s, u
 	v = http_header(p, n, "retry-after:");
 	eol = v ? memchr(v, '\r', n - (size_t)(v - p)) : NULL;
 	if (eol) {
+		char value[64];
+
 		while (*v == ' ' || *v == '\t')
 			v++;
 		k = (size_t)(eol - v) < sizeof(value) - 1 ? (size_t)(eol - v) : sizeof(value) - 1;

@@ -52,9 +52,6 @@ void job_connected(struct job *j)
 
 enum before_verdict job_before(struct job *j, struct before_connect *b)
 {
-	enum before_verdict v;
-	int log_fd;
-
 	*b = (struct before_connect){
 		.fd = j->dup,
 		.addr = (const struct sockaddr *)&j->addr,
@@ -65,8 +62,9 @@ enum before_verdict job_before(struct job *j, struct before_connect *b)
 	if (!share_probing(b->addr, b->len))
 		return BEFORE_ATTEMPT;
 	for (;;) {
-		log_fd = borrow_stderr(j);
-		v = before_connect(j->cfg, b);
+		int log_fd = borrow_stderr(j);
+		enum before_verdict v = before_connect(j->cfg, b);
+
 		return_stderr(log_fd);
 		if (v != BEFORE_WAIT)
 			return v;

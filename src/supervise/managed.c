@@ -353,9 +353,11 @@ void managed_retry(struct job *j, int err)
 /* Sleep until @until_ns while the program holds @m's socket: 0, else ECANCELED. */
 static int managed_delay(struct managed *m, uint64_t until_ns)
 {
-	uint64_t now, left_ms;
+	uint64_t now;
 
 	while ((now = clock_now_ns()) < until_ns) {
+		uint64_t left_ms;
+
 		if (!managed_owned(m))
 			return ECANCELED;
 		left_ms = (until_ns - now + 999999) / 1000000;

@@ -115,13 +115,13 @@ static enum elf_kind kind_of_sections(int fd, const Elf64_Ehdr *eh)
 	Elf64_Shdr sh[CHUNK / sizeof(Elf64_Shdr)], str;
 	size_t have = 0;
 	unsigned i, j, batch;
-	ssize_t got;
 
 	if (eh->e_shentsize != sizeof(str) || eh->e_shstrndx >= eh->e_shnum ||
 	    !read_at(fd, &str, sizeof(str), eh->e_shoff, eh->e_shstrndx, sizeof(str)))
 		return ELF_KIND_UNKNOWN;
 	if (str.sh_offset <= INT64_MAX) {
-		got = pread(fd, names, sizeof(names), (off_t)str.sh_offset);
+		ssize_t got = pread(fd, names, sizeof(names), (off_t)str.sh_offset);
+
 		have = got > 0 ? (size_t)got : 0;
 	}
 	for (i = 0; i < eh->e_shnum && i < MAX_HEADERS; i += batch) {

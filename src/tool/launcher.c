@@ -178,10 +178,9 @@ static void set_option(struct options *o, const struct option_var *opt, const ch
 		usage_error("option --%s needs a value", opt->name);
 	if (!opt->var)
 		o->attempts = value;
-	else if (strcmp(opt->name, "log-file") == 0)
-		set_absolute(o, opt->var, value);
-	/* A file is named with a slash (./state); anything else is a switch. */
-	else if (strcmp(opt->name, "shared") == 0 && strchr(value, '/'))
+	/* A --shared file is named with a slash (./state); anything else is a switch. */
+	else if (strcmp(opt->name, "log-file") == 0 ||
+		 (strcmp(opt->name, "shared") == 0 && strchr(value, '/')))
 		set_absolute(o, opt->var, value);
 	else
 		mark_set(o, opt->var, value);

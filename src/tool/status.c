@@ -384,7 +384,7 @@ static void print_table(const char *path, unsigned n)
 	       "PROBER", "WAITERS", "ATTEMPTS", "SAVED");
 	for (i = 0; i < n; i++) {
 		const struct row *r = &rows[i];
-		char since[32] = "-", prober[COMM_MAX + 16] = "-", netns[32];
+		char since[32] = "-", prober[COMM_MAX + 16] = "-";
 
 		if (r->v.since_ns)
 			format_age(r->since_ms_ago, since, sizeof(since));
@@ -397,6 +397,8 @@ static void print_table(const char *path, unsigned n)
 		if (several_users)
 			printf("%-12s  ", r->user);
 		if (several_netns) {
+			char netns[32];
+
 			format_netns(r->v.netns, netns, sizeof(netns));
 			printf("%-18s  ", netns);
 		}
