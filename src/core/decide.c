@@ -136,16 +136,18 @@ static struct engine_event loop_event(const struct config *cfg, struct fdconn *c
 		.kind = kind,
 		.now_ms = now,
 		.err = err,
-		.known_down = dest_down(c->dest),
-		.more_addresses = c->progress.attempt == 1 && more_addresses(&c->target, now),
 		.budget_left_ms = CONFIG_INFINITE,
 		.cap_ms = CONFIG_INFINITE,
 	};
 
 	if (engine_needs_seed(cfg, &c->progress, kind))
 		ev.seed = rng_next();
-	if (kind == ENGINE_CLOSED || kind == ENGINE_CONNECTED || kind == ENGINE_DUE ||
-	    engine_passes(&c->progress, &ev))
+	/* Only a failure asks the destination's facts: a success pays for none of them. */
+	if (kind != ENGINE_FAILED && kind != ENGINE_HELD)
+		return ev;
+	ev.known_down = dest_down(c->dest);
+	ev.more_addresses = c->progress.attempt == 1 && more_addresses(&c->target, now);
+	if (engine_passes(&c->progress, &ev))
 		return ev;
 	if (!c->dest)
 		/* Atomic: releasing the event loop's waiters reads it without the claim. */
@@ -242,12 +244,6 @@ uint64_t decide_loop_attempt_deadline(const struct config *cfg, const struct fdc
 			       : CONFIG_INFINITE;
 
 	return engine_attempt_deadline(cfg, &c->progress, cap, dest_down(c->dest), now_ms);
-}
-
-bool decide_loop_timed_out(const struct config *cfg, struct fdconn *c, int fd, uint64_t now_ms,
-			   uint64_t *due_ms)
-{
-	return decide_loop_failed(cfg, c, fd, ETIMEDOUT, now_ms, due_ms);
 }
 
 bool decide_loop_succeeded(const struct config *cfg, struct fdconn *c, int fd, uint64_t now_ms)

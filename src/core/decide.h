@@ -131,15 +131,6 @@ bool decide_loop_final(const struct config *cfg, struct fdconn *c, int fd, uint6
 uint64_t decide_loop_attempt_deadline(const struct config *cfg, const struct fdconn *c,
 				      uint64_t now_ms);
 
-/*
- * The attempt of @c (@fd) reached its deadline unanswered at @now_ms: a
- * failed attempt with ETIMEDOUT.  Returns whether a retry is planned (then
- * *due_ms is when); if not, the give-up is booked (none for a destination
- * known down, or an address another follows: the program moves on).
- */
-bool decide_loop_timed_out(const struct config *cfg, struct fdconn *c, int fd, uint64_t now_ms,
-			   uint64_t *due_ms);
-
 /* The connect of @c (@fd) succeeded at @now_ms; returns whether its fd held the look turn. */
 bool decide_loop_succeeded(const struct config *cfg, struct fdconn *c, int fd, uint64_t now_ms);
 

@@ -152,18 +152,18 @@ static enum ready_answer startup_answer(const struct config *cfg, int fd, const 
 	return READY_ANSWERED;
 }
 
-/* Whether @fl is a start-up that changes nothing on a server: PostgreSQL's, MQTT's CONNECT. */
-static bool startup_without_effect(const struct config *cfg, const struct flight *fl)
+/* Whether @p (@n bytes) is a start-up that changes nothing on a server: PostgreSQL's, MQTT's
+ * CONNECT. */
+static bool startup_without_effect(const struct config *cfg, const unsigned char *p, size_t n)
 {
-	return ((cfg->protocols & READY_POSTGRESQL) && ready_startup(fl->data, fl->len)) ||
-	       ((cfg->protocols & READY_MQTT) && ready_mqtt_connect(fl->data, fl->len));
+	return ((cfg->protocols & READY_POSTGRESQL) && ready_startup(p, n)) ||
+	       ((cfg->protocols & READY_MQTT) && ready_mqtt_connect(p, n));
 }
 
 /* Whether the bytes recorded so far (@p, @n) are a start-up of a protocol of cfg->protocols. */
 static bool recorded_startup(const struct config *cfg, const unsigned char *p, size_t n)
 {
-	return ((cfg->protocols & READY_POSTGRESQL) && ready_startup(p, n)) ||
-	       ((cfg->protocols & READY_MQTT) && ready_mqtt_connect(p, n)) ||
+	return startup_without_effect(cfg, p, n) ||
 	       ((cfg->protocols & READY_REDIS) && ready_resp_command(p, n)) ||
 	       ((cfg->protocols & READY_HTTP) && ready_http_request(p, n));
 }
@@ -314,7 +314,8 @@ enum early_action early_seen(const struct config *cfg, int fd, ssize_t rc, int e
 	 * only after an answer that proves it did not run; after a close alone
 	 * nobody knows whether the server (or a front) ran it.
 	 */
-	if (fl && !cfg->replay && answer != READY_NOT && !startup_without_effect(cfg, fl)) {
+	if (fl && !cfg->replay && answer != READY_NOT &&
+	    !startup_without_effect(cfg, fl->data, fl->len)) {
 		fdtable_flight_free(fl);
 		fl = NULL;
 	}

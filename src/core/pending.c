@@ -230,7 +230,8 @@ static unsigned attempt_deadline(const struct config *cfg, struct fdslot *s, int
 		atomic_store_explicit(&s->conn.due_ms, CONFIG_INFINITE, memory_order_relaxed);
 		return FDS_CONNECTING;
 	}
-	if (decide_loop_timed_out(cfg, &s->conn, fd, now, &due)) {
+	/* A failed attempt with ETIMEDOUT. */
+	if (decide_loop_failed(cfg, &s->conn, fd, ETIMEDOUT, now, &due)) {
 		epollreg_hide(s, fd);
 		sock_abort_connect(fd);
 		return schedule(s, fd, due);
