@@ -201,16 +201,18 @@ free_port_of() {
 	"$PYTHON" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
 }
 
-# waiters_of DEST ARGS...: the waiters `backoff status --json ARGS` counts for DEST ("" if no row).
+# waiters_of DEST ARGS...: the waiters `backoff status --json ARGS` counts for
+# DEST, summed over its rows ("" if no row): a port of this test may be a
+# destination that an earlier test left in the same view, with no waiter.
 waiters_of() {
 	local dest=$1
 	shift
 	"$LAUNCHER" status --json "$@" | "$PYTHON" -c '
 import json, sys
-for line in sys.stdin:
-    r = json.loads(line)
-    if r["destination"] == sys.argv[1]:
-        print(r["waiters"])' "$dest"
+rows = [json.loads(line) for line in sys.stdin]
+mine = [r["waiters"] for r in rows if r["destination"] == sys.argv[1]]
+if mine:
+    print(sum(mine))' "$dest"
 }
 
 # waiters_until DEST LOW HIGH TIMEOUT_S ARGS...: until DEST's waiters are within [LOW, HIGH].
