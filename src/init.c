@@ -185,15 +185,14 @@ __attribute__((constructor)) static void init_constructor(void)
 
 __attribute__((destructor)) static void init_destructor(void)
 {
-	struct events_stats s;
+	struct log_stats s;
 
 	if (!atomic_load_explicit(&init_done, memory_order_acquire) || !init_config.stats ||
 	    !init_config.enabled)
 		return;
 	events_stats_read(&s);
 	/* Processes of a tree that retried nothing stay quiet. */
-	if (s.calls == 0 && s.unmanaged == 0 && s.early == 0)
+	if (s.calls == 0 && s.unmanaged == 0 && s.early == 0 && s.try_later == 0)
 		return;
-	log_stats(s.calls, s.retries, s.giveups, s.waited_ms, s.unmanaged, s.probed, s.waited,
-		  s.early);
+	log_stats(&s);
 }

@@ -55,8 +55,9 @@ print(got)
 		"ftp://127.0.0.1:$FTP_PORT/hello.txt"
 	wait "$rel"
 	assert_eq "$status/$output" "0/hello" "curl under the library: $stderr"
-	assert_match "$(json_events "$T/log.json" not-ready answer | head -1)" "^a 421 greeting" \
-		"the answer named in the log"
+	assert_match "$(json_events "$T/log.json" not-ready answer | head -1)" \
+		'^a 421 greeting: service not available: "421 There are too many connected users' \
+		"the answer named in the log, as the server wrote it"
 	assert_eq "$(json_events "$T/log.json" not-ready reason | sort -u)" "reconnect" \
 		"connected again, nothing sent again"
 }
@@ -163,7 +164,8 @@ start_loading_redis() {
 	run --separate-stderr timeout 30 env LD_PRELOAD="$LIB" "${LOGGED[@]}" \
 		redis-cli -p "$REDIS_PORT" GET key:1
 	assert_eq "$output" "value:1" "under the library: $stderr"
-	assert_match "$(json_events "$T/log.json" not-ready answer | head -1)" "^Redis" "the answer"
+	assert_match "$(json_events "$T/log.json" not-ready answer | head -1)" '^Redis: "-LOADING ' \
+		"the answer, as the server wrote it"
 }
 
 @test "BACKOFF_PROTOCOLS without redis: LOADING reaches redis-cli at once" {
@@ -239,7 +241,10 @@ mqtt_pub() {
 	assert_eq "$(grep -c refused "$T/broker.out")" 2 "CONNECTs refused"
 	assert_eq "$(json_events "$T/log.json" not-ready reason | sort -u)" "replay" \
 		"the CONNECT sent again"
-	assert_match "$(json_events "$T/log.json" not-ready answer | head -1)" "^MQTT" "the answer"
+	local code=0x03
+	[[ $1 != 5 ]] || code=0x88
+	assert_eq "$(json_events "$T/log.json" not-ready answer | sort -u)" "MQTT: CONNACK $code" \
+		"the answer, its code"
 }
 
 @test "mosquitto_pub (MQTT 3.1.1) against a broker refusing its first CONNECTs with code 3: published once accepted" {
@@ -296,14 +301,18 @@ start_h503() {
 	stop_bg_all
 	start_h503 2 1
 	start=$(now_ms)
-	run --separate-stderr timeout 20 env LD_PRELOAD="$LIB" "${LOGGED[@]}" \
+	run --separate-stderr timeout 20 env LD_PRELOAD="$LIB" "${LOGGED[@]}" BACKOFF_STATS=1 \
 		BACKOFF_PROTOCOLS=+http curl -s "http://127.0.0.1:$HTTP_PORT/"
 	elapsed=$(($(now_ms) - start))
 	assert_eq "$status/$output" "0/ok" "with +http: $stderr"
 	# Two waits of at least the second the server asked for.
 	assert_between "$elapsed" 1900 6000 "ms"
 	assert_eq "$(grep -c '^request' "$T/h503.out")" 3 "requests the server received"
-	assert_match "$(json_events "$T/log.json" not-ready answer | head -1)" "^HTTP" "the answer"
+	assert_eq "$(json_events "$T/log.json" not-ready answer | sort -u)" \
+		"HTTP 503, Retry-After 1 s" "the answer, and the wait it asked for"
+	# Counted apart from early closes, in the stats line and its JSON.
+	assert_match "$(grep '"event":"stats"' "$T/log.json")" '"try_later":2[,}]' "stats"
+	assert_no_match "$(grep '"event":"stats"' "$T/log.json")" '"early":' "no early close"
 }
 
 @test "Retry-After as an HTTP-date is honoured; one past the budget gives the program the 503 at once" {

@@ -14,6 +14,7 @@
 #include "sys/clock.h"
 #include "sys/real.h"
 #include "sys/sock.h"
+#include "sys/text.h"
 
 /* A new connection on @s's fd: what was recorded of the last one is forgotten. */
 static void flight_restart(struct fdslot *s)
@@ -111,43 +112,116 @@ static size_t first_bytes(int fd, const struct iovec *got, size_t n, size_t enou
 /* What a start-up's answer must hold to be told: a CONNACK's code, 57P03's code field. */
 #define STARTUP_ENOUGH 32
 
-/*
- * A start-up that awaits its answer (@fl, recorded from the start) got the
- * first bytes @got of it (@n of them) on @fd: what they say (*said: the
- * answer, as text, when not ready).
- */
 /* What an HTTP response head must hold to be told: its status line and Retry-After. */
 #define HTTP_ENOUGH 1024
 
+/* A "try later" answer as the log says it: the protocol, then what the server said. */
+#define SAID_MAX 112
+
+/* The longest part of a server's line that the log quotes. */
+#define SAID_QUOTED 72
+
+/*
+ * @what, then the first line of the server's answer @p (@n bytes; none if
+ * 0), quoted, cut and escaped, into @said: a text protocol's refusal as it
+ * was written.
+ */
+static void say_line(char said[SAID_MAX], const char *what, const unsigned char *p, size_t n)
+{
+	struct text t;
+	size_t k = 0;
+
+	while (k < n && p[k] != '\r' && p[k] != '\n')
+		k++;
+	text_init(&t, said, SAID_MAX);
+	text_str(&t, what);
+	if (n == 0)
+		return;
+	text_str(&t, ": \"");
+	text_escaped(&t, (const char *)p, k < SAID_QUOTED ? k : SAID_QUOTED);
+	text_str(&t, k > SAID_QUOTED ? "...\"" : "\"");
+}
+
+/* An HTTP answer for the log: its status code, and the wait its Retry-After asked for. */
+static void say_http(char said[SAID_MAX], const unsigned char *p, uint64_t wait_ms)
+{
+	struct text t;
+
+	text_init(&t, said, SAID_MAX);
+	text_str(&t, "HTTP ");
+	text_put(&t, (const char *)p + 9, 3); /* "HTTP/1.x NNN": told by ready_http_answer */
+	if (wait_ms != 0) {
+		text_str(&t, ", Retry-After ");
+		text_u64(&t, (wait_ms + 999) / 1000);
+		text_str(&t, " s");
+	}
+}
+
+/*
+ * An MQTT CONNACK for the log (@p, @n bytes, told a refusal by ready_connack):
+ * its return code (3.1.1) or reason code (5), after the flags that follow
+ * the remaining length (1 to 4 bytes).
+ */
+static void say_connack(char said[SAID_MAX], const unsigned char *p, size_t n)
+{
+	static const char hex[] = "0123456789abcdef";
+	struct text t;
+	size_t at = 1;
+	unsigned char c;
+	char code[4] = { '0', 'x', '0', '0' };
+
+	while (at < 4 && at < n && (p[at] & 0x80))
+		at++;
+	c = at + 2 < n ? p[at + 2] : 0;
+	code[2] = hex[c >> 4];
+	code[3] = hex[c & 15];
+
+	text_init(&t, said, SAID_MAX);
+	text_str(&t, "MQTT: CONNACK ");
+	text_put(&t, code, sizeof(code));
+}
+
+/*
+ * A start-up that awaits its answer (@fl, recorded from the start) got the
+ * first bytes @got of it (@n of them) on @fd: what they say (@said: the
+ * answer, as text, when not ready).
+ */
 static enum ready_answer startup_answer(const struct config *cfg, int fd, const struct flight *fl,
-					const struct iovec *got, size_t n, const char **said,
+					const struct iovec *got, size_t n, char said[SAID_MAX],
 					uint64_t *at_least_ms)
 {
 	unsigned char head[HTTP_ENOUGH];
+	enum ready_answer a;
 	size_t k;
 
 	if (!fl || fl->len == 0 || !got)
 		return READY_ANSWERED;
 	if ((cfg->protocols & READY_POSTGRESQL) && ready_startup(fl->data, fl->len)) {
-		*said = "PostgreSQL: SQLSTATE 57P03";
+		say_line(said, "PostgreSQL: SQLSTATE 57P03", NULL, 0);
 		/* One byte read alone ('N' to an SSLRequest) is the answer as it is. */
 		k = first_bytes(fd, got, n, n == 1 ? 1 : STARTUP_ENOUGH, head, sizeof(head));
 		return ready_answer(head, k, fl->data, fl->len);
 	}
 	if ((cfg->protocols & READY_MQTT) && ready_mqtt_connect(fl->data, fl->len)) {
-		*said = "MQTT: CONNACK server unavailable or busy";
 		k = first_bytes(fd, got, n, STARTUP_ENOUGH, head, sizeof(head));
-		return ready_connack(head, k, fl->data, fl->len);
+		a = ready_connack(head, k, fl->data, fl->len);
+		if (a == READY_NOT)
+			say_connack(said, head, k);
+		return a;
 	}
 	if ((cfg->protocols & READY_REDIS) && ready_resp_command(fl->data, fl->len)) {
-		*said = "Redis: loading, busy or without its master";
-		k = first_bytes(fd, got, n, STARTUP_ENOUGH, head, sizeof(head));
-		return ready_resp_answer(head, k);
+		k = first_bytes(fd, got, n, STARTUP_ENOUGH * 4, head, sizeof(head));
+		a = ready_resp_answer(head, k);
+		if (a == READY_NOT)
+			say_line(said, "Redis", head, k);
+		return a;
 	}
 	if ((cfg->protocols & READY_HTTP) && ready_http_request(fl->data, fl->len)) {
-		*said = "HTTP: 429, 502, 503 or 504";
 		k = first_bytes(fd, got, n, sizeof(head), head, sizeof(head));
-		return ready_http_answer(head, k, clock_wall_ms() / 1000, at_least_ms);
+		a = ready_http_answer(head, k, clock_wall_ms() / 1000, at_least_ms);
+		if (a == READY_NOT)
+			say_http(said, head, *at_least_ms);
+		return a;
 	}
 	return READY_ANSWERED;
 }
@@ -174,22 +248,29 @@ static bool recorded_startup(const struct config *cfg, const unsigned char *p, s
 /*
  * Whether the server's first bytes, @n read of which @got's buffer holds the
  * first, sent before anything was sent to it, refuse the connection for now
- * (ready_greeting, for cfg->protocols; *name: the answer, as text).  A read
- * too short to tell looks at the rest (first_bytes).
+ * (ready_greeting, for cfg->protocols; @said: the answer, as text, an FTP or
+ * SMTP reply quoted).  A read too short to tell looks at the rest
+ * (first_bytes).
  */
 static bool greeting_refused(const struct config *cfg, int fd, const struct iovec *got, size_t n,
-			     const char **name)
+			     char said[SAID_MAX])
 {
+	unsigned char head[GREETING_ENOUGH];
+	const unsigned char *p = got->iov_base;
+	const char *name = NULL;
 	size_t k = got->iov_len < n ? got->iov_len : n;
-	enum ready_greeting g = ready_greeting(got->iov_base, k, cfg->protocols, name);
+	enum ready_greeting g = ready_greeting(p, k, cfg->protocols, &name);
 
 	if (g == READY_UNDECIDED) {
-		unsigned char head[GREETING_ENOUGH];
-
 		k = first_bytes(fd, got, n, sizeof(head), head, sizeof(head));
-		g = ready_greeting(head, k, cfg->protocols, name);
+		p = head;
+		g = ready_greeting(p, k, cfg->protocols, &name);
 	}
-	return g == READY_REFUSAL;
+	if (g != READY_REFUSAL)
+		return false;
+	/* FTP's and SMTP's reply says why; the others' names say all. */
+	say_line(said, name, p, p[0] == '4' ? k : 0);
+	return true;
 }
 
 /*
@@ -240,8 +321,8 @@ enum early_action early_seen(const struct config *cfg, int fd, ssize_t rc, int e
 	struct fdslot *s = fdtable_peek(fd);
 	struct sock_first f = { .segs_in = 1 };
 	enum ready_answer answer = READY_ANSWERED;
-	const char *said = NULL; /* the "try later" answer, as text */
-	uint64_t at_least = 0;	 /* the wait it asked for */
+	char said[SAID_MAX] = ""; /* the "try later" answer, as text */
+	uint64_t at_least = 0;	  /* the wait it asked for */
 	struct target_addr t;
 	struct flight *fl = NULL;
 	bool again, blocking, sent, ended, recorded = false;
@@ -274,7 +355,7 @@ enum early_action early_seen(const struct config *cfg, int fd, ssize_t rc, int e
 		recorded = fl && fl->len != 0;
 		/* Data on a start-up without effect: the server's answer may be "not ready". */
 		if (rc > 0 && !(w & FDS_NOREPLAY))
-			answer = startup_answer(cfg, fd, fl, got, (size_t)rc, &said, &at_least);
+			answer = startup_answer(cfg, fd, fl, got, (size_t)rc, said, &at_least);
 		fl = NULL;
 		fdtable_release(s, fdtable_state_of(s));
 	}
@@ -286,7 +367,7 @@ enum early_action early_seen(const struct config *cfg, int fd, ssize_t rc, int e
 	 * what was sent is safe to send again).
 	 */
 	if (answer != READY_NOT && rc > 0 && !sending && got && !(w & FDS_NOREPLAY) &&
-	    greeting_refused(cfg, fd, got, (size_t)rc, &said))
+	    greeting_refused(cfg, fd, got, (size_t)rc, said))
 		answer = READY_NOT;
 	if (!fdtable_set_first(s, false))
 		return EARLY_NONE; /* another thread saw it first */

@@ -10,14 +10,14 @@
 #include "sys/text.h"
 
 static atomic_uint_fast64_t stat_calls, stat_retries, stat_giveups, stat_waited_ms, stat_unmanaged;
-static atomic_uint_fast64_t stat_probed, stat_waited, stat_early;
+static atomic_uint_fast64_t stat_probed, stat_waited, stat_early, stat_try_later;
 
 static void count(atomic_uint_fast64_t *counter, uint64_t n)
 {
 	atomic_fetch_add_explicit(counter, n, memory_order_relaxed);
 }
 
-void events_stats_read(struct events_stats *out)
+void events_stats_read(struct log_stats *out)
 {
 	out->calls = atomic_load_explicit(&stat_calls, memory_order_relaxed);
 	out->retries = atomic_load_explicit(&stat_retries, memory_order_relaxed);
@@ -27,6 +27,7 @@ void events_stats_read(struct events_stats *out)
 	out->probed = atomic_load_explicit(&stat_probed, memory_order_relaxed);
 	out->waited = atomic_load_explicit(&stat_waited, memory_order_relaxed);
 	out->early = atomic_load_explicit(&stat_early, memory_order_relaxed);
+	out->try_later = atomic_load_explicit(&stat_try_later, memory_order_relaxed);
 }
 
 void events_probed(void)
@@ -236,7 +237,7 @@ void events_down(const char *call, const struct target_addr *target, uint64_t el
 void events_early(const struct events_subject *s, const char *answer, uint64_t streak,
 		  uint64_t delay_ms, const char *what)
 {
-	count(&stat_early, 1);
+	count(answer ? &stat_try_later : &stat_early, 1);
 	line_answer(LOG_LEVEL_INFO, answer ? "not-ready" : "early", s, 0, streak, (int64_t)delay_ms,
 		    LOG_NONE, LOG_NONE, what, answer);
 }

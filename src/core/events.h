@@ -6,6 +6,7 @@
 #include <stdint.h>
 
 #include "core/target.h"
+#include "sys/log.h"
 
 /* What a line is about: a call and its destination. */
 struct events_subject {
@@ -16,15 +17,8 @@ struct events_subject {
 	const char *(*err_name)(int err);
 };
 
-/* Counters for BACKOFF_STATS. */
-struct events_stats {
-	uint64_t calls, retries, giveups, waited_ms;
-	uint64_t probed, waited; /* shared fate: attempts made (by a prober), left to another */
-	uint64_t unmanaged;	 /* connects passed through for want of memory */
-	uint64_t early;		 /* connections closed by the peer before their first byte */
-};
-
-void events_stats_read(struct events_stats *out);
+/* The counters of BACKOFF_STATS, as they are now. */
+void events_stats_read(struct log_stats *out);
 
 /*
  * A call's first failure (@first: counted once), and a retry of it planned

@@ -106,7 +106,7 @@ static _Noreturn void supervisor(int sock, const struct config *cfg, pid_t progr
 {
 	int stats_fd = -1, null_fd, listener;
 	pid_t self = getpid();
-	struct events_stats s;
+	struct log_stats s;
 
 	setsid();
 	signal(SIGPIPE, SIG_IGN);
@@ -130,8 +130,7 @@ static _Noreturn void supervisor(int sock, const struct config *cfg, pid_t progr
 	events_stats_read(&s);
 	if (stats_fd >= 0 && s.calls > 0) {
 		log_set_thread_task(stats_fd, program, program);
-		log_stats(s.calls, s.retries, s.giveups, s.waited_ms, s.unmanaged, s.probed,
-			  s.waited, s.early);
+		log_stats(&s);
 	}
 	_exit(0);
 }

@@ -314,9 +314,9 @@ static void format_text(struct text *t, const struct log_event *ev)
 		if (ev->event[0] == 'e') {
 			text_str(t, "closed by the peer before its first byte (early close ");
 		} else {
-			text_str(t, "the server answered that it is not ready or too busy (");
+			text_str(t, "the server said \"try later\" (");
 			text_str(t, ev->answer ? ev->answer : "?");
-			text_str(t, "; early close ");
+			text_str(t, "; ");
 		}
 		text_u64(t, ev->attempt);
 		text_str(t, " in a row); ");
@@ -343,7 +343,9 @@ static void format_text(struct text *t, const struct log_event *ev)
 		text_u64(t, (uint64_t)ev->wait_ms);
 		text_str(t, "ms before connecting: ");
 		text_u64(t, ev->attempt);
-		text_str(t, ev->attempt == 1 ? " early close" : " early closes in a row");
+		text_str(t, ev->attempt == 1 ? " connection ended early or said \"try later\""
+					     : " connections in a row ended early or said \"try "
+					       "later\"");
 	} else if (strcmp(ev->event, "down") == 0) {
 		text_str(t, "known down: no success in ");
 		text_u64(t, (uint64_t)ev->elapsed_ms);
@@ -443,8 +445,7 @@ void log_notice(enum log_level level, const char *event, const char *message)
 	errno = saved;
 }
 
-void log_stats(uint64_t calls, uint64_t retries, uint64_t giveups, uint64_t waited_ms,
-	       uint64_t unmanaged, uint64_t probed, uint64_t waited, uint64_t early)
+void log_stats(const struct log_stats *s)
 {
 	char buf[512];
 	struct text t;
@@ -453,42 +454,48 @@ void log_stats(uint64_t calls, uint64_t retries, uint64_t giveups, uint64_t wait
 	text_init(&t, buf, sizeof(buf));
 	if (json()) {
 		json_head(&t, LOG_LEVEL_INFO, "stats");
-		json_u64(&t, "calls", calls);
-		json_u64(&t, "retries", retries);
-		json_u64(&t, "giveups", giveups);
-		json_u64(&t, "waited_ms", waited_ms);
-		if (unmanaged)
-			json_u64(&t, "unmanaged", unmanaged);
-		if (early)
-			json_u64(&t, "early", early);
-		if (probed || waited) {
-			json_u64(&t, "probed", probed);
-			json_u64(&t, "waited", waited);
+		json_u64(&t, "calls", s->calls);
+		json_u64(&t, "retries", s->retries);
+		json_u64(&t, "giveups", s->giveups);
+		json_u64(&t, "waited_ms", s->waited_ms);
+		if (s->unmanaged)
+			json_u64(&t, "unmanaged", s->unmanaged);
+		if (s->early)
+			json_u64(&t, "early", s->early);
+		if (s->try_later)
+			json_u64(&t, "try_later", s->try_later);
+		if (s->probed || s->waited) {
+			json_u64(&t, "probed", s->probed);
+			json_u64(&t, "waited", s->waited);
 		}
 		text_put(&t, "}", 1);
 	} else {
 		text_head(&t);
 		text_str(&t, "stats: calls=");
-		text_u64(&t, calls);
+		text_u64(&t, s->calls);
 		text_str(&t, " retries=");
-		text_u64(&t, retries);
+		text_u64(&t, s->retries);
 		text_str(&t, " giveups=");
-		text_u64(&t, giveups);
+		text_u64(&t, s->giveups);
 		text_str(&t, " waited_ms=");
-		text_u64(&t, waited_ms);
-		if (probed || waited) {
+		text_u64(&t, s->waited_ms);
+		if (s->probed || s->waited) {
 			text_str(&t, " probed=");
-			text_u64(&t, probed);
+			text_u64(&t, s->probed);
 			text_str(&t, " waited=");
-			text_u64(&t, waited);
+			text_u64(&t, s->waited);
 		}
-		if (early) {
+		if (s->early) {
 			text_str(&t, " early=");
-			text_u64(&t, early);
+			text_u64(&t, s->early);
 		}
-		if (unmanaged) {
+		if (s->try_later) {
+			text_str(&t, " try_later=");
+			text_u64(&t, s->try_later);
+		}
+		if (s->unmanaged) {
 			text_str(&t, " unmanaged=");
-			text_u64(&t, unmanaged);
+			text_u64(&t, s->unmanaged);
 		}
 	}
 	emit(&t);

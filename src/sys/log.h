@@ -64,14 +64,20 @@ void log_config_name(const char *variable, const char *message);
 /* Write one line with @message (JSON: @event and "message") at @level.  errno preserved. */
 void log_notice(enum log_level level, const char *event, const char *message);
 
+/* The counts of BACKOFF_STATS. */
+struct log_stats {
+	uint64_t calls, retries, giveups, waited_ms;
+	uint64_t probed, waited; /* shared fate: attempts made (by a prober), left to another */
+	uint64_t unmanaged;	 /* connects passed through for want of memory */
+	uint64_t early;		 /* connections closed by the peer before their first byte */
+	uint64_t try_later;	 /* first answers that said "try later" (not ready, too busy) */
+};
+
 /*
- * Write the BACKOFF_STATS summary line; @unmanaged (connects that could not
- * be managed for want of memory) only when not 0, and the shared-fate
- * counts (@probed: retries made while sharing; @waited: left to another
- * prober) only when either is, @early (connections closed before their
- * first byte) only when not 0.  errno preserved.
+ * Write the BACKOFF_STATS summary line of @s: unmanaged, early and
+ * try_later only when not 0, and the shared-fate counts (probed, waited)
+ * only when either is.  errno preserved.
  */
-void log_stats(uint64_t calls, uint64_t retries, uint64_t giveups, uint64_t waited_ms,
-	       uint64_t unmanaged, uint64_t probed, uint64_t waited, uint64_t early);
+void log_stats(const struct log_stats *s);
 
 #endif
