@@ -19,6 +19,7 @@ setup() {
 	run --separate-stderr "$LAUNCHER" --cap 5s --log-file "/tmp/it's.log" -v -v --json --print-env
 	assert_eq "$status" 0 "status: $stderr"
 	assert_eq "$output" "export LD_PRELOAD='$lib'
+export LIBBACKOFF_SUPERVISOR='$(dirname "$lib")/backoff-supervise'
 export BACKOFF_CAP='5s'
 export BACKOFF_LOG='debug'
 export BACKOFF_LOG_FILE='/tmp/it'\\''s.log'

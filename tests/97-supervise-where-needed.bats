@@ -123,6 +123,33 @@ late_go() {
 	late_go execvp cgo
 }
 
+# A harness that evaluated --print-env (its own process not preloaded) starts a shell that starts
+# CLIENT tcp 127.0.0.1:$PORT: the export lines ENV, as that harness has them.
+from_print_env() {
+	run --separate-stderr timeout 20 sh -c "$1
+		sh -c '\"\$0\" tcp 127.0.0.1:$PORT' \"\$0\"" "$2"
+}
+
+@test "a shell that evaluated --print-env runs a Go client through the supervisor: it connects to a late server" {
+	[[ -z ${TEST_PRELOAD_FIRST:-} ]] || skip "not under make sanitize: the ASan runtime must come first"
+	local env
+	env=$("$LAUNCHER" --base 50ms --cap "${CAP_MS}ms" --log info --json --log-file "$T/log.json" \
+		--print-env)
+	assert_match "$(grep '^export LIBBACKOFF_SUPERVISOR=' <<<"$env")" "/backoff-supervise'\$" \
+		"the supervisor exported" || return
+	# Without the supervisor's path, the preload cannot reach the Go client: refused at once.
+	start_listener server 1500 --send hello
+	from_print_env "$(grep -v LIBBACKOFF_SUPERVISOR <<<"$env")" "$GO_DIAL-nocgo"
+	assert_match "$output$stderr" "refused" "the Go client, the preload alone" || return
+	stop_bg_all
+	start_listener server 1500 --send hello
+	from_print_env "$env" "$GO_DIAL-nocgo"
+	assert_eq "$status" 0 "status: $stderr" || return
+	assert_match "$output" hello "output" || return
+	assert_retried_then_connected "$T/log.json" "127.0.0.1:$PORT" ECONNREFUSED \
+		"$(listener_mono server listening)" "$CAP_MS"
+}
+
 @test "a static program the supervisor runs starts its children under its own filter, not another" {
 	# The sanitizers' runtime must come first in a preloaded process; a program the
 	# supervisor runs from a preloaded one does not keep that order.

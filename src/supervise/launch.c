@@ -441,7 +441,7 @@ static void print_quoted(const char *value)
 int launch_print_env(const char *candidate, const char *const *names)
 {
 	char real[PATH_MAX], buf[PATH_MAX * 2], options[1024];
-	const char *set = getenv(OPTION_VARS_ENV);
+	const char *set = getenv(OPTION_VARS_ENV), *engine = getenv("BACKOFF_ENGINE");
 	struct build b;
 
 	/* validate() takes the list from the environment: read first. */
@@ -452,6 +452,16 @@ int launch_print_env(const char *candidate, const char *const *names)
 	fputs("export LD_PRELOAD=", stdout);
 	print_quoted(preload_value(b.lib, buf, sizeof(buf)));
 	putchar('\n');
+	/*
+	 * The default engine: the preload of each process runs a program it
+	 * cannot reach (Go, static) through the supervisor at its exec, as under
+	 * the launcher.
+	 */
+	if ((!engine || strcmp(engine, "auto") == 0) && access(b.supervisor, X_OK) == 0) {
+		fputs("export " SUPERVISOR_PATH_ENV "=", stdout);
+		print_quoted(b.supervisor);
+		putchar('\n');
+	}
 	for (; *names; names++) {
 		const char *value = getenv(*names);
 
