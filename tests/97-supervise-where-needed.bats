@@ -52,8 +52,8 @@ status_field() {
 	# supervisor runs from a preloaded one does not keep that order.
 	[[ -z ${TEST_PRELOAD_FIRST:-} ]] || skip "not under make sanitize: the ASan runtime must come first"
 	local mode prog pid
-	for mode in execve execv execvp execvpe execl execle execlp fexecve posix_spawn posix_spawnp \
-		vfork; do
+	for mode in execve execv execvp execvpe execl execle execlp fexecve execveat execveat-fd \
+		posix_spawn posix_spawnp vfork; do
 		prog=$WHOAMI
 		[[ $mode != *p && $mode != execvpe && $mode != posix_spawnp ]] || prog=whoami
 		run --separate-stderr env PATH="$BUILD/static:$PATH" timeout 20 "$LAUNCHER" -- \

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "init.h"
+#include "sys/compat.h"
 #include "sys/elf.h"
 #include "sys/real.h"
 
@@ -115,18 +116,23 @@ static const char *exec_search(const char *file, char *buf)
 	}
 }
 
+/* Exec through @supervisor, if any, the program the supervisor finds at @path: as execve(2). */
+#define EXEC_THROUGH(supervisor, path, argv, envp)                            \
+	do {                                                                  \
+		if (supervisor) {                                             \
+			int saved_ = errno;                                   \
+			WRAPPED_ARGV(wrapped_, (supervisor), (path), (argv)); \
+			real_execve((supervisor), wrapped_, (envp));          \
+			errno = saved_;                                       \
+		}                                                             \
+	} while (0)
+
 /* Exec @path with @argv and @envp, through the supervisor when it needs it.  As execve(2). */
 static int exec_file(const char *path, char *const argv[], char *const envp[])
 {
 	const char *supervisor = exec_supervisor_for(path, argv);
-	int saved = errno;
 
-	if (supervisor) {
-		WRAPPED_ARGV(wrapped, supervisor, path, argv);
-		real_execve(supervisor, wrapped, envp);
-		/* The supervisor could not start: the program runs as it is. */
-		errno = saved;
-	}
+	EXEC_THROUGH(supervisor, path, argv, envp);
 	return real_execve(path, argv, envp);
 }
 
@@ -139,11 +145,7 @@ static int exec_search_file(const char *file, char *const argv[], char *const en
 	const char *supervisor = exec_supervisor_for(path, argv);
 
 	errno = saved;
-	if (supervisor) {
-		WRAPPED_ARGV(wrapped, supervisor, path, argv);
-		real_execve(supervisor, wrapped, envp);
-		errno = saved;
-	}
+	EXEC_THROUGH(supervisor, path, argv, envp);
 	return real_execvpe(file, argv, envp);
 }
 
@@ -223,37 +225,92 @@ EXPORT int execlp(const char *file, const char *arg, ...)
 }
 
 /*
- * fexecve: the program is the file open at @fd, which the supervisor reaches
- * as /proc/self/fd/N when the fd survives the exec (not close-on-exec).
+ * /proc/self/fd/@fd (@fd >= 0) into @path (at least 32 bytes).  Built by
+ * hand: snprintf is not async-signal-safe.
  */
+static void fd_name(char *path, int fd)
+{
+	char digits[12];
+	size_t n = 0, i = 0;
+	unsigned v = (unsigned)fd;
+
+	do
+		digits[n++] = (char)('0' + v % 10);
+	while ((v /= 10) > 0);
+	memcpy(path, "/proc/self/fd/", 14);
+	while (n > 0)
+		path[14 + i++] = digits[--n];
+	path[14 + i] = '\0';
+}
+
+/*
+ * The program open at @fd as the supervisor reaches it after the exec:
+ * /proc/self/fd/@fd into @path (at least 32 bytes), if the fd survives the
+ * exec (not close-on-exec).  errno preserved.
+ */
+static bool fd_path(char *path, int fd)
+{
+	int saved = errno, flags = fd >= 0 ? real_fcntl(fd, F_GETFD) : -1;
+
+	errno = saved;
+	if (flags < 0 || (flags & FD_CLOEXEC))
+		return false;
+	fd_name(path, fd);
+	return true;
+}
+
+/* fexecve: the program is the file open at @fd. */
 EXPORT int fexecve(int fd, char *const argv[], char *const envp[])
 {
 	char path[32];
-	int saved = errno, flags = real_fcntl(fd, F_GETFD);
-	const char *supervisor = NULL;
+	const char *supervisor = fd_path(path, fd) ? exec_supervisor_for(path, argv) : NULL;
 
-	errno = saved;
-	if (fd >= 0 && flags >= 0 && !(flags & FD_CLOEXEC)) {
-		/* Built by hand: snprintf is not async-signal-safe. */
-		char digits[12];
-		size_t n = 0, i = 0;
-		unsigned v = (unsigned)fd;
-
-		do
-			digits[n++] = (char)('0' + v % 10);
-		while ((v /= 10) > 0);
-		memcpy(path, "/proc/self/fd/", 14);
-		while (n > 0)
-			path[14 + i++] = digits[--n];
-		path[14 + i] = '\0';
-		supervisor = exec_supervisor_for(path, argv);
-	}
-	if (supervisor) {
-		WRAPPED_ARGV(wrapped, supervisor, path, argv);
-		real_execve(supervisor, wrapped, envp);
-		errno = saved;
-	}
+	EXEC_THROUGH(supervisor, path, argv, envp);
 	return real_fexecve(fd, argv, envp);
+}
+
+/*
+ * execveat: the program is @path, relative to @dirfd (AT_FDCWD: the working
+ * directory) unless absolute, or with AT_EMPTY_PATH and an empty @path the
+ * file open at @dirfd.  The supervisor finds a relative one under the
+ * directory's path, read now (its fd may not survive the exec).  With
+ * AT_SYMLINK_NOFOLLOW the program is run as it is: the supervisor's exec
+ * would follow the link.
+ */
+EXPORT int execveat(int dirfd, const char *path, char *const argv[], char *const envp[], int flags)
+{
+	char buf[PATH_MAX], fd[32];
+	const char *file = NULL, *supervisor = NULL, *p = path;
+	int saved = errno;
+
+	/* Declared non-null; a NULL is the kernel's EFAULT all the same. */
+	__asm__("" : "+r"(p));
+	if (p && !(flags & AT_SYMLINK_NOFOLLOW)) {
+		if (path[0] == '/' || (path[0] && dirfd == AT_FDCWD)) {
+			file = path;
+		} else if (!path[0] && (flags & AT_EMPTY_PATH)) {
+			file = fd_path(fd, dirfd) ? fd : NULL;
+		} else if (path[0]) {
+			size_t len = strlen(path);
+			ssize_t n = -1;
+
+			/* The directory's path, whether or not its fd survives. */
+			if (dirfd >= 0) {
+				fd_name(fd, dirfd);
+				n = readlink(fd, buf, sizeof(buf));
+			}
+			if (n > 0 && buf[0] == '/' && (size_t)n + 1 + len < sizeof(buf)) {
+				buf[n] = '/';
+				memcpy(buf + n + 1, path, len + 1);
+				file = buf;
+			}
+		}
+	}
+	errno = saved;
+	if (file)
+		supervisor = exec_supervisor_for(file, argv);
+	EXEC_THROUGH(supervisor, file, argv, envp);
+	return real_execveat(dirfd, path, argv, envp, flags);
 }
 
 /* Returns as posix_spawn(3): 0, or an error number. */

@@ -102,4 +102,7 @@ int fcntl64(int fd, int cmd, ...);
 
 #endif
 
+/* execveat(3): glibc 2.34 and later declare it, musl does not; the hook is the same. */
+int execveat(int fd, const char *path, char *const argv[], char *const envp[], int flags);
+
 #endif

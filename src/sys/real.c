@@ -127,6 +127,12 @@ static int raw_poll(struct pollfd *fds, nfds_t n, int ms)
 	}
 
 /* For the optional symbols of older C libraries: the same through the kernel. */
+static int fallback_execveat(int fd, const char *path, char *const argv[], char *const envp[],
+			     int flags)
+{
+	return (int)syscall(SYS_execveat, fd, path, argv, envp, flags);
+}
+
 static int fallback_poll_chk(struct pollfd *fds, nfds_t n, int ms, size_t len)
 {
 	(void)len;
@@ -248,6 +254,10 @@ STUB(int, execvpe, (const char *file, char *const argv[], char *const envp[]), (
      no_syscall())
 STUB(int, fexecve, (int fd, char *const argv[], char *const envp[]), (fd, argv, envp),
      syscall(SYS_execveat, fd, "", argv, envp, AT_EMPTY_PATH))
+STUB_AS(int, execveat,
+	(int fd, const char *path, char *const argv[], char *const envp[], int flags),
+	(fd, path, argv, envp, flags), syscall(SYS_execveat, fd, path, argv, envp, flags),
+	fallback_execveat)
 STUB(int, posix_spawn,
      (pid_t * pid, const char *path, const posix_spawn_file_actions_t *fa,
       const posix_spawnattr_t *attr, char *const argv[], char *const envp[]),

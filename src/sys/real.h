@@ -74,6 +74,7 @@ extern int (*_Atomic real_ptr_ioctl)(int, compat_ioctl_req, ...);
 extern int (*_Atomic real_ptr_execve)(const char *, char *const[], char *const[]);
 extern int (*_Atomic real_ptr_execvpe)(const char *, char *const[], char *const[]);
 extern int (*_Atomic real_ptr_fexecve)(int, char *const[], char *const[]);
+extern int (*_Atomic real_ptr_execveat)(int, const char *, char *const[], char *const[], int);
 extern int (*_Atomic real_ptr_posix_spawn)(pid_t *, const char *,
 					   const posix_spawn_file_actions_t *,
 					   const posix_spawnattr_t *, char *const[], char *const[]);
@@ -132,6 +133,7 @@ extern int (*_Atomic real_ptr_posix_spawnp)(pid_t *, const char *,
 #define real_execve REAL_LOAD(real_ptr_execve)
 #define real_execvpe REAL_LOAD(real_ptr_execvpe)
 #define real_fexecve REAL_LOAD(real_ptr_fexecve)
+#define real_execveat REAL_LOAD(real_ptr_execveat)
 #define real_posix_spawn REAL_LOAD(real_ptr_posix_spawn)
 #define real_posix_spawnp REAL_LOAD(real_ptr_posix_spawnp)
 

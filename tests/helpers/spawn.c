@@ -2,8 +2,10 @@
 
 /*
  * usage: spawn MODE PROGRAM [ARGS...]
- * MODE: execve, execv, execvp, execvpe, execl, execle, execlp, fexecve (this
- * process becomes PROGRAM), posix_spawn, posix_spawnp, vfork (a child that
+ * MODE: execve, execv, execvp, execvpe, execl, execle, execlp, fexecve,
+ * execveat (PROGRAM's name relative to its directory, open close-on-exec),
+ * execveat-fd (the file itself: AT_EMPTY_PATH) (this process becomes
+ * PROGRAM), posix_spawn, posix_spawnp, vfork (a child that
  * execs with execve; the parent waits).  The exec modes pass the environment
  * on as it is; execvp, execvpe, execlp and posix_spawnp search PATH for
  * PROGRAM.  The spawning modes print "spawned PID" and exit with the child's
@@ -71,6 +73,22 @@ int main(int argc, char **argv)
 
 		if (fd >= 0)
 			fexecve(fd, prog, environ);
+	} else if (strcmp(mode, "execveat") == 0) {
+		char *slash = strrchr(prog[0], '/');
+		int dir;
+
+		if (slash) {
+			*slash = '\0';
+			dir = open(prog[0][0] ? prog[0] : "/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+			*slash = '/';
+			if (dir >= 0)
+				execveat(dir, slash + 1, prog, environ, 0);
+		}
+	} else if (strcmp(mode, "execveat-fd") == 0) {
+		int fd = open(prog[0], O_RDONLY);
+
+		if (fd >= 0)
+			execveat(fd, "", prog, environ, AT_EMPTY_PATH);
 	} else if (strcmp(mode, "posix_spawn") == 0) {
 		rc = posix_spawn(&pid, prog[0], NULL, NULL, prog, environ);
 	} else if (strcmp(mode, "posix_spawnp") == 0) {
