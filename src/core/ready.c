@@ -122,7 +122,9 @@ static enum ready_greeting prefix(const unsigned char *p, size_t n, const char *
  * MySQL and MariaDB: a packet (3 bytes of length, little-endian, then
  * sequence 0) whose payload is an ERR packet (0xFF, then the error code,
  * little-endian) in place of the greeting (protocol 10): too many
- * connections (1040), or shutting down (1053).
+ * connections (1040), or shutting down (1053).  Such a payload is short
+ * (its message at most 512 bytes): a length's second byte above 4, or a
+ * third byte, is a text greeting's, told without more bytes.
  */
 static enum ready_greeting mysql(const unsigned char *p, size_t n)
 {
@@ -130,6 +132,8 @@ static enum ready_greeting mysql(const unsigned char *p, size_t n)
 	size_t k = n < 7 ? n : 7, i;
 	unsigned code;
 
+	if ((n >= 2 && p[1] > 4) || (n >= 3 && p[2] != 0))
+		return READY_GREETING;
 	for (i = 3; i < k && i < 5; i++)
 		if (p[i] != head[i])
 			return READY_GREETING;

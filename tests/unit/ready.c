@@ -109,6 +109,11 @@ static void test_greetings(void)
 		{ "mysql: cut before its code", mysql_full, 6, READY_MYSQL, READY_UNDECIDED, NULL },
 		{ "mysql: three bytes of length", mysql_full, 3, READY_MYSQL, READY_UNDECIDED,
 		  NULL },
+		/* A short read of a text greeting: no length of an ERR packet, told at once. */
+		{ "three bytes of text", "hi\n", 3, READY_PROTOCOLS_ALL, READY_GREETING, NULL },
+		{ "two bytes of an SMTP 220", "22", 2, READY_PROTOCOLS_ALL, READY_GREETING, NULL },
+		{ "mysql: a length of 64 KiB or more", "\x17\x00\x01", 3, READY_MYSQL,
+		  READY_GREETING, NULL },
 		{ "nats at max connections",
 		  "INFO {\"server_id\":\"x\"}\r\n-ERR 'maximum "
 		  "connections exceeded'\r\n",
