@@ -95,14 +95,12 @@ static void *map_zeroed(size_t size)
 }
 
 /*
- * The leaf of fds 0 to 255, reached without the directory: every process
- * that makes a socket needs it, and a mapping would cost a short-lived
- * client a system call, the directory's and middle page's first touches
- * four page faults; in the zero-filled section it costs nothing until
- * touched.  The first middle page, for fds up to 2^18, is there too.
+ * The first middle and leaf pages, those of fds 0 to 255: every process that
+ * makes a socket needs them, and two mappings cost a short-lived client two
+ * system calls; in the zero-filled section they cost nothing until touched.
  */
-struct fdtable_leaf fdtable_first_leaf;
 static struct fdtable_mid first_mid;
+static struct fdtable_leaf first_leaf;
 
 /*
  * The page at *@at, @first or else mapped, and published once; NULL if
@@ -136,18 +134,12 @@ struct fdslot *fdtable_get(int fd)
 
 	if (fd < 0 || u >= FDTABLE_MAX_FD)
 		return NULL;
-	if (u < LEAF_SLOTS) {
-		l = &fdtable_first_leaf;
-	} else {
-		unsigned dir = u >> (FDTABLE_LEAF_BITS + FDTABLE_MID_BITS);
-		unsigned mid = (u >> FDTABLE_LEAF_BITS) & (MID_ENTRIES - 1);
-
-		m = page((_Atomic(void *) *)&fdtable_dir[dir], sizeof(struct fdtable_mid),
-			 dir == 0 ? &first_mid : NULL);
-		if (m)
-			l = page((_Atomic(void *) *)&m->leaf[mid], sizeof(struct fdtable_leaf),
-				 NULL);
-	}
+	m = page((_Atomic(void *) *)&fdtable_dir[u >> (FDTABLE_LEAF_BITS + FDTABLE_MID_BITS)],
+		 sizeof(struct fdtable_mid), u < (1U << FDTABLE_LEAF_BITS) ? &first_mid : NULL);
+	if (m)
+		l = page((_Atomic(void *) *)&m->leaf[(u >> FDTABLE_LEAF_BITS) & (MID_ENTRIES - 1)],
+			 sizeof(struct fdtable_leaf),
+			 u < (1U << FDTABLE_LEAF_BITS) ? &first_leaf : NULL);
 	if (!l) {
 		events_unmanaged();
 		if (!atomic_exchange_explicit(&warned, true, memory_order_relaxed))
