@@ -79,3 +79,56 @@ delays_by_pid() {
 		"processes that retried, and the one that connected"
 	assert_eq "$(grep -c '^accepted ' "$T/server.out" || true)" 1 "connections the server accepted"
 }
+
+# A child forked while its parent's connections await their first byte: the
+# watch is the parent's (the child's copy of the table is cleared), whichever
+# socket it is, the process's first or a later one.  Each connection of the
+# second server ends without a byte, the first after 0.5 s; a connection made
+# again would be answered "again".
+FORK_WATCH='
+import os, socket, sys, time
+def serve(ls, first_close):
+    ls.settimeout(5)  # ends with the test, at the latest
+    n = 0
+    try:
+        while True:
+            c, _ = ls.accept()
+            n += 1
+            if n == 1 and first_close:
+                time.sleep(first_close)
+            elif first_close:
+                c.sendall(b"again\n")
+            else:
+                c.sendall(b"hello\n")
+            c.close()
+    finally:
+        os._exit(0)
+a = socket.socket(); a.bind(("127.0.0.1", 0)); a.listen(8)
+b = socket.socket(); b.bind(("127.0.0.1", 0)); b.listen(8)
+A, B = a.getsockname(), b.getsockname()
+servers = [os.fork()]
+if servers[0] == 0:
+    serve(b, 0.5)
+servers.append(os.fork())
+if servers[1] == 0:
+    serve(a, 0)
+a.close(); b.close()
+s1 = socket.create_connection(A); s1.recv(16)
+s2 = socket.create_connection(B)
+pid = os.fork()
+if pid == 0:
+    s3 = socket.create_connection(A)  # watched too, until read
+    print("child read", repr(s2.recv(16)), flush=True)
+    os._exit(0)
+os.waitpid(pid, 0)
+for p in servers:
+    os.kill(p, 9)
+'
+
+@test "a child forked while its parent's later connection awaits its first byte does not make it again" {
+	run --separate-stderr timeout 20 "$PYTHON" -c "$FORK_WATCH"
+	assert_eq "$output" "child read b''" "without the library: $stderr"
+	run --separate-stderr timeout 20 env LD_PRELOAD="$LIB" BACKOFF_SHARED="$T/state" \
+		"$PYTHON" -c "$FORK_WATCH"
+	assert_eq "$output" "child read b''" "with the library: $stderr"
+}

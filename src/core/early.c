@@ -40,6 +40,7 @@ void early_watch_inet(const struct config *cfg, int fd, struct fdslot *s,
 		return;
 	if (!s && !(s = fdtable_peek(fd)) && !(s = fdtable_get(fd)))
 		return;
+	fdtable_cover(fd);
 	/*
 	 * A slot of its own, not the managed connect's, so no claim: only a
 	 * connect of this fd writes it, and early_seen reads it once the flag

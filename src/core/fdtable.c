@@ -127,7 +127,7 @@ static void *page(_Atomic(void *) *at, size_t size, void *first)
 struct fdslot *fdtable_get(int fd)
 {
 	static atomic_bool warned;
-	unsigned u = (unsigned)fd, top;
+	unsigned u = (unsigned)fd;
 	int saved = errno;
 	struct fdtable_mid *m;
 	struct fdtable_leaf *l = NULL;
@@ -149,12 +149,19 @@ struct fdslot *fdtable_get(int fd)
 		errno = saved;
 		return NULL;
 	}
-	top = atomic_load_explicit(&top_fd, memory_order_relaxed);
-	while (u > top && !atomic_compare_exchange_weak_explicit(
-				  &top_fd, &top, u, memory_order_relaxed, memory_order_relaxed))
-		;
+	fdtable_cover(fd);
 	errno = saved;
 	return &l->slot[u & (LEAF_SLOTS - 1)];
+}
+
+void fdtable_cover(int fd)
+{
+	unsigned u = (unsigned)fd, top = atomic_load_explicit(&top_fd, memory_order_relaxed);
+
+	while (fd >= 0 && u > top &&
+	       !atomic_compare_exchange_weak_explicit(&top_fd, &top, u, memory_order_relaxed,
+						      memory_order_relaxed))
+		;
 }
 
 bool fdtable_claim(struct fdslot *s, bool wait)
@@ -321,6 +328,8 @@ bool fdtable_set_bound(int fd, struct fdslot *s, bool on)
 	/* Clearing a bit not set, the hooks' case: a load, no write to the slot. */
 	if (!s || (!on && !(atomic_load_explicit(&s->word, memory_order_relaxed) & FDS_BOUND)))
 		return false;
+	if (on)
+		fdtable_cover(fd);
 	w = on ? atomic_fetch_or_explicit(&s->word, FDS_BOUND, memory_order_relaxed)
 	       : atomic_fetch_and_explicit(&s->word, ~FDS_BOUND, memory_order_relaxed);
 	if (!(w & FDS_BOUND) == !on)
@@ -431,6 +440,7 @@ void fdtable_mode_made(int fd, unsigned epoch, unsigned bits)
 
 	if (!s && !(s = fdtable_get(fd)))
 		return;
+	fdtable_cover(fd);
 	w = atomic_load_explicit(&s->word, memory_order_relaxed);
 	while (!atomic_compare_exchange_weak_explicit(
 		&s->word, &w, (w & ~(FDS_MODE | ~0U << FDS_EPOCH_SHIFT)) | mode,

@@ -259,6 +259,13 @@ static inline struct fdslot *fdtable_peek(int fd)
  */
 struct fdslot *fdtable_get(int fd);
 
+/*
+ * @fd's slot is about to hold state: the scans (after a fork, closefrom,
+ * close_range) must reach it.  fdtable_get does it; a writer that found the
+ * slot with fdtable_peek calls this.  A load, and rarely a store.
+ */
+void fdtable_cover(int fd);
+
 /* Bumped at every fork: a mode learnt before it may be another process's to change. */
 extern atomic_uint fdtable_epoch;
 
