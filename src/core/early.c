@@ -113,6 +113,9 @@ static size_t first_bytes(int fd, const struct iovec *got, size_t n, size_t enou
 /* What a start-up's answer must hold to be told: a CONNACK's code, 57P03's code field. */
 #define STARTUP_ENOUGH 32
 
+/* What a Redis refusal must hold to be told, and to be quoted in the log. */
+#define RESP_ENOUGH 128
+
 /* What an HTTP response head must hold to be told: its status line and Retry-After. */
 #define HTTP_ENOUGH 1024
 
@@ -211,7 +214,7 @@ static enum ready_answer startup_answer(const struct config *cfg, int fd, const 
 		return a;
 	}
 	if ((cfg->protocols & READY_REDIS) && ready_resp_command(fl->data, fl->len)) {
-		k = first_bytes(fd, got, n, STARTUP_ENOUGH * 4, head, sizeof(head));
+		k = first_bytes(fd, got, n, RESP_ENOUGH, head, sizeof(head));
 		a = ready_resp_answer(head, k);
 		if (a == READY_NOT)
 			say_line(said, "Redis", head, k);
