@@ -137,6 +137,9 @@ from_print_env() {
 		--print-env)
 	assert_match "$(grep '^export LIBBACKOFF_SUPERVISOR=' <<<"$env")" "/backoff-supervise'\$" \
 		"the supervisor exported" || return
+	# Another engine's lines take a supervisor named before away.
+	assert_match "$("$LAUNCHER" --engine preload --print-env)" \
+		$'\nunset LIBBACKOFF_SUPERVISOR\n' "under --engine preload" || return
 	# Without the supervisor's path, the preload cannot reach the Go client: refused at once.
 	start_listener server 1500 --send hello
 	from_print_env "$(grep -v LIBBACKOFF_SUPERVISOR <<<"$env")" "$GO_DIAL-nocgo"

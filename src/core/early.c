@@ -120,7 +120,7 @@ static size_t first_bytes(int fd, const struct iovec *got, size_t n, size_t enou
 #define HTTP_ENOUGH 1024
 
 /* A "try later" answer as the log says it: the protocol, then what the server said. */
-#define SAID_MAX 112
+#define SAID_MAX 160
 
 /* The longest part of a server's line that the log quotes. */
 #define SAID_QUOTED 72
@@ -273,7 +273,7 @@ static bool greeting_refused(const struct config *cfg, int fd, const struct iove
 	if (g != READY_REFUSAL)
 		return false;
 	/* FTP's and SMTP's reply says why; the others' names say all. */
-	say_line(said, name, p, p[0] == '4' ? k : 0);
+	say_line(said, name, p, k >= 3 && memcmp(p, "421", 3) == 0 ? k : 0);
 	return true;
 }
 

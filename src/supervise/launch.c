@@ -461,6 +461,9 @@ int launch_print_env(const char *candidate, const char *const *names)
 		fputs("export " SUPERVISOR_PATH_ENV "=", stdout);
 		print_quoted(b.supervisor);
 		putchar('\n');
+	} else {
+		/* A shell that evaluated the default's lines before keeps no supervisor. */
+		puts("unset " SUPERVISOR_PATH_ENV);
 	}
 	for (; *names; names++) {
 		const char *value = getenv(*names);
