@@ -5,6 +5,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <poll.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
@@ -21,8 +22,54 @@
 #include "sys/real.h"
 #include "sys/sock.h"
 
-bool io_masked(int fd, int *err)
+/*
+ * The socket's own timeout for a blocking call (@opt: SO_SNDTIMEO or
+ * SO_RCVTIMEO) as poll's: -1 for none.  errno preserved.
+ */
+static int own_timeout_ms(int fd, int opt)
 {
+	struct timeval tv = { 0, 0 };
+	socklen_t len = sizeof(tv);
+	int saved = errno;
+
+	if (real_getsockopt(fd, SOL_SOCKET, opt, &tv, &len) != 0 || len != sizeof(tv) ||
+	    (tv.tv_sec == 0 && tv.tv_usec == 0) || tv.tv_sec < 0)
+		tv = (struct timeval){ 0, 0 };
+	errno = saved;
+	if (tv.tv_sec == 0 && tv.tv_usec == 0)
+		return -1;
+	if (tv.tv_sec > INT_MAX / 1000 - 1)
+		return INT_MAX;
+	return (int)(tv.tv_sec * 1000 + (tv.tv_usec + 999) / 1000);
+}
+
+bool io_masked(int fd, int opt, int *err)
+{
+	enum pending_answer a = pending_io_answer(fd, err);
+	struct pollfd p = { .fd = fd, .events = POLLOUT };
+	int saved = errno, rc;
+
+	/*
+	 * A blocking call on a connect held for its retry: the program made the
+	 * socket blocking again meanwhile (redis-py between its non-blocking
+	 * look and its send).  The kernel's call would wait for the connect, so
+	 * this one does, as the program's poll would (the poll hook makes the
+	 * retries), at most the socket's own timeout; then the call is the
+	 * kernel's, or gets the connect's last error.
+	 */
+	if (a != PENDING_IN_PROGRESS || !sock_is_blocking(fd))
+		return a != PENDING_PASS;
+	rc = poll(&p, 1, own_timeout_ms(fd, opt));
+	if (rc < 0) {
+		*err = errno; /* EINTR: a signal, as in the kernel's wait */
+		errno = saved;
+		return true;
+	}
+	errno = saved;
+	if (rc == 0) {
+		*err = EAGAIN; /* the socket's own timeout */
+		return true;
+	}
 	return pending_io_answer(fd, err) != PENDING_PASS;
 }
 
@@ -239,7 +286,7 @@ static const struct iovec none = { NULL, 0 };
 bool io_masked_given_back(int fd, int *err)
 {
 	GIVE_BACK_SNDTIMEO(fd);
-	return pending_any_masked() && io_masked(fd, err);
+	return pending_any_masked() && io_masked(fd, SO_SNDTIMEO, err);
 }
 
 static __attribute__((noinline)) ssize_t read_watched(int fd, void *buf, size_t n)
