@@ -659,3 +659,26 @@ while not os.path.exists(release) and time.monotonic() < deadline:
     time.sleep(0.01)
 s.close()
 '
+
+# start_loading_redis: redis-server (REDIS_PORT) loading a data set of 20000 keys
+# for about 2 s, answering -LOADING meanwhile; returns once it has answered so.
+start_loading_redis() {
+	require_program redis-server
+	require_program redis-cli
+	REDIS_PORT=$(free_port)
+	mkdir -p "$T/redis"
+	start_bg seed redis-server --port "$REDIS_PORT" --bind 127.0.0.1 --dir "$T/redis" \
+		--save '' --appendonly no --enable-debug-command yes
+	wait_for_port "$REDIS_PORT" 5 || fail "redis-server does not listen" || return
+	redis-cli -p "$REDIS_PORT" DEBUG POPULATE 20000 >/dev/null
+	redis-cli -p "$REDIS_PORT" SAVE >/dev/null
+	redis-cli -p "$REDIS_PORT" SHUTDOWN NOSAVE >/dev/null 2>&1 || true
+	wait_for_line "$T/seed.out" "ready to exit" 10
+	start_bg redis redis-server --port "$REDIS_PORT" --bind 127.0.0.1 --dir "$T/redis" \
+		--save '' --appendonly no --key-load-delay 100 \
+		--loading-process-events-interval-bytes 1024
+	local deadline=$(($(now_ms) + 10000))
+	until [[ $(redis-cli -p "$REDIS_PORT" GET key:1 2>&1) == LOADING* ]]; do
+		(($(now_ms) < deadline)) || fail "redis-server never answered LOADING" || return
+	done
+}
