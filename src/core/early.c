@@ -4,7 +4,6 @@
 #include <errno.h>
 #include <netinet/tcp.h>
 #include <string.h>
-#include <sys/mman.h>
 
 #include "core/decide.h"
 #include "core/engine.h"
@@ -119,6 +118,9 @@ static size_t first_bytes(int fd, const struct iovec *got, size_t n, size_t enou
 /* What an HTTP response head must hold to be told: its status line and Retry-After. */
 #define HTTP_ENOUGH 1024
 
+/* "HTTP/1.1 503": what tells a status. */
+#define HTTP_STATUS_LINE 12
+
 /* A "try later" answer as the log says it: the protocol, then what the server said. */
 #define SAID_MAX 160
 
@@ -214,6 +216,9 @@ static enum ready_answer startup_answer(const struct config *cfg, int fd, const 
 		return a;
 	}
 	if ((cfg->protocols & READY_REDIS) && ready_resp_command(fl->data, fl->len)) {
+		/* A first byte that is no error's ('+PONG', '$5'): answered, nothing to look at. */
+		if (n > 0 && got->iov_len > 0 && *(const unsigned char *)got->iov_base != '-')
+			return READY_ANSWERED;
 		k = first_bytes(fd, got, n, RESP_ENOUGH, head, sizeof(head));
 		a = ready_resp_answer(head, k);
 		if (a == READY_NOT)
@@ -221,6 +226,11 @@ static enum ready_answer startup_answer(const struct config *cfg, int fd, const 
 		return a;
 	}
 	if ((cfg->protocols & READY_HTTP) && ready_http_request(fl->data, fl->len)) {
+		k = got->iov_len < n ? got->iov_len : n;
+		/* A status line read whole that is not "try later" tells: nothing to look at. */
+		if (k >= HTTP_STATUS_LINE &&
+		    ready_http_answer(got->iov_base, k, 0, at_least_ms) == READY_ANSWERED)
+			return READY_ANSWERED;
 		k = first_bytes(fd, got, n, sizeof(head), head, sizeof(head));
 		a = ready_http_answer(head, k, clock_wall_ms() / 1000, at_least_ms);
 		if (a == READY_NOT)
@@ -503,14 +513,8 @@ void early_record(const struct config *cfg, int fd, const struct iovec *iov, int
 		goto out;
 	}
 	fl = (w & FDS_FLIGHT) ? atomic_load_explicit(&s->flight, memory_order_relaxed) : NULL;
-	if (!fl) {
-		fl = mmap(NULL, sizeof(*fl), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
-			  -1, 0);
-		if (fl == MAP_FAILED)
-			fl = NULL;
-		else
-			fdtable_flight_put(s, fl);
-	}
+	if (!fl && (fl = fdtable_flight_new()) != NULL)
+		fdtable_flight_put(s, fl);
 	if (!fl || n > FLIGHT_MAX - fl->len) {
 		atomic_fetch_or_explicit(&s->word, FDS_NOREPLAY, memory_order_relaxed);
 	} else {

@@ -371,10 +371,48 @@ void fdtable_flight_put(struct fdslot *s, struct flight *f)
 	atomic_fetch_or_explicit(&s->word, FDS_FLIGHT, memory_order_release);
 }
 
+/*
+ * The flights of connections that are over, kept for the next ones: a
+ * process that records one connection after another, a few at once (a proxy
+ * with +http), maps none after its first few.  Their pages stay as far as
+ * records wrote them.
+ */
+#define SPARE_FLIGHTS 8
+static _Atomic(struct flight *) spare_flights[SPARE_FLIGHTS];
+
+struct flight *fdtable_flight_new(void)
+{
+	struct flight *f;
+	int saved = errno;
+	unsigned i;
+
+	for (i = 0; i < SPARE_FLIGHTS; i++) {
+		if (!atomic_load_explicit(&spare_flights[i], memory_order_relaxed))
+			continue;
+		f = atomic_exchange_explicit(&spare_flights[i], NULL, memory_order_acquire);
+		if (f) {
+			f->len = 0;
+			return f;
+		}
+	}
+	f = mmap(NULL, sizeof(*f), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	errno = saved;
+	return f == MAP_FAILED ? NULL : f;
+}
+
 void fdtable_flight_free(struct flight *f)
 {
 	int saved = errno;
+	unsigned i;
 
+	for (i = 0; f && i < SPARE_FLIGHTS; i++) {
+		struct flight *none = NULL;
+
+		if (atomic_compare_exchange_strong_explicit(&spare_flights[i], &none, f,
+							    memory_order_release,
+							    memory_order_relaxed))
+			f = NULL;
+	}
 	if (f)
 		munmap(f, sizeof(*f));
 	errno = saved;

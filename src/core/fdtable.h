@@ -155,7 +155,16 @@ struct flight *fdtable_flight_take(struct fdslot *s);
 /* Give @f back to @s (its fd still the same socket); unmapped if @s has one already. */
 void fdtable_flight_put(struct fdslot *s, struct flight *f);
 
-/* Unmap @f (NULL: nothing).  Async-signal-safe; errno untouched. */
+/*
+ * A flight, empty: the one a finished connection left, else a new mapping;
+ * NULL if memory cannot be had.  Async-signal-safe; errno untouched.
+ */
+struct flight *fdtable_flight_new(void);
+
+/*
+ * Done with @f (NULL: nothing): kept for the next connection's record, or
+ * unmapped if one is kept already.  Async-signal-safe; errno untouched.
+ */
 void fdtable_flight_free(struct flight *f);
 
 /*
