@@ -458,6 +458,9 @@ static int protocols_item(void *ctx, const char *name, size_t n, int sign, char 
 {
 	unsigned *set = ctx, bit;
 
+	/* A list that names nothing: every protocol off. */
+	if (sign == 0 && n == 4 && strncmp(name, "none", 4) == 0)
+		return 0;
 	for (bit = 0; ready_protocol_names[bit]; bit++) {
 		if (strlen(ready_protocol_names[bit]) == n &&
 		    strncmp(ready_protocol_names[bit], name, n) == 0) {
@@ -467,7 +470,7 @@ static int protocols_item(void *ctx, const char *name, size_t n, int sign, char 
 	}
 	snprintf(why, why_size,
 		 "expected protocol names (postgresql, mysql, redis, memcached, nats, smtp, "
-		 "ftp, mqtt, http), as a list or as +NAME/-NAME edits");
+		 "ftp, mqtt, http), as a list or as +NAME/-NAME edits, or none");
 	return -1;
 }
 

@@ -343,6 +343,9 @@ static void test_protocols(void)
 	const char *google[] = { "BACKOFF_POLICY=google", NULL };
 	const char *google_off[] = { "BACKOFF_POLICY=clearblade", "BACKOFF_PROTOCOLS=-http", NULL };
 	const char *prefix[] = { "BACKOFF_PROTOCOLS=red", NULL };
+	const char *off[] = { "BACKOFF_PROTOCOLS=none", NULL };
+	const char *off_edit[] = { "BACKOFF_PROTOCOLS=-none", NULL };
+	const char *four[] = { "BACKOFF_PROTOCOLS=nats", NULL };
 	struct config cfg;
 
 	CHECK_U64(parse(&cfg, none), 0);
@@ -357,6 +360,11 @@ static void test_protocols(void)
 	CHECK_U64(cfg.protocols, READY_PROTOCOLS_ALL);
 	CHECK_U64(parse(&cfg, unknown), 1);
 	CHECK_U64(parse(&cfg, prefix), 1);
+	CHECK_U64(parse(&cfg, off), 0);
+	CHECK_U64(cfg.protocols, 0);
+	CHECK_U64(parse(&cfg, off_edit), 1);
+	CHECK_U64(parse(&cfg, four), 0);
+	CHECK_U64(cfg.protocols, READY_NATS);
 	/* HTTP is off by default; on with +http, and in the presets whose documents ask for it. */
 	CHECK_U64(parse(&cfg, http), 0);
 	CHECK_U64(cfg.protocols, READY_PROTOCOLS_ALL | READY_HTTP);
@@ -552,7 +560,7 @@ static void test_each_variable_says_what_it_takes(void)
 		{ "BACKOFF_REPLAY", "maybe", "expected on or off" },
 		{ "BACKOFF_PROTOCOLS", "gopher",
 		  "expected protocol names (postgresql, mysql, redis, memcached, nats, smtp, ftp, "
-		  "mqtt, http), as a list or as +NAME/-NAME edits" },
+		  "mqtt, http), as a list or as +NAME/-NAME edits, or none" },
 	};
 	struct config_problems problems;
 	struct config cfg;
