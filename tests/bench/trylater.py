@@ -101,6 +101,30 @@ def wait_port(port, seconds=10):
     return False
 
 
+TICKS = os.sysconf("SC_CLK_TCK")
+
+
+def self_calls_http(calls):
+    """The system calls per request the +http proxy makes beyond plain's, as text."""
+    if "+http" not in calls or "plain" not in calls:
+        return "not counted"
+    d = {k: calls["+http"].get(k, 0) - calls["plain"].get(k, 0)
+         for k in set(calls["+http"]) | set(calls["plain"])}
+    return ", ".join(f"`{k}` {v:+.1f}" for k, v in sorted(d.items()) if abs(v) >= 0.5) or "none"
+
+
+def cpu_ticks(pid):
+    """A process's user and system time so far, in clock ticks; None if it cannot be read."""
+    if pid is None:
+        return None
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        return int(fields[11]) + int(fields[12])
+    except (OSError, IndexError, ValueError):
+        return None
+
+
 def verdict(quick, ok):
     return "not judged (quick run)" if quick else ("met" if ok else "**missed**")
 
@@ -303,6 +327,14 @@ class Bench:
                         f"{'' if name == 'without' else diff(name, mode)} |")
             lines.append(row)
         lines.append("")
+        lines += [
+            "Every connection pays the bounded first attempt (`setsockopt` twice, as any "
+            "connect under the library) whatever the protocols. With `+http` a request's "
+            "connection also has its request recorded, in a buffer of its own mapped at the "
+            "first write and unmapped at close (`mmap`, a page fault, `munmap`), and its answer "
+            "peeked at once more when the read holds less than the head's 1 KiB "
+            "(`recvfrom` with `MSG_PEEK`): the kernel's share, which callgrind does not count, "
+            "is most of what the request loop's time shows.", ""]
         self.watch_time = {name: med[(name, "request")] / med[("without", "request")]
                            for name, _ in CONFIGS}
         self.sections.append("\n".join(lines))
@@ -358,6 +390,7 @@ class Bench:
         n = 500 if self.quick else 20000
         rounds = 1 if self.quick else 15
         rps = collections.defaultdict(list)
+        cpu = collections.defaultdict(list)  # the worker's CPU time per request, us
         bad = 0
         calls, cpu_split, kernel_split = {}, {}, {}
         try:
@@ -370,6 +403,12 @@ class Bench:
             for port in [be] + list(ports.values()):
                 if not wait_port(port):
                     raise RuntimeError(f"nginx does not listen on {port}")
+            workers = {}
+            for name, p in procs[1:]:
+                w = subprocess.run(["pgrep", "-P", str(p.pid)], capture_output=True,
+                                   text=True, check=False).stdout.split()
+                if w:
+                    workers[name] = w[0]
             for name, _ in proxies:
                 ab_run(ports[name], min(n, 1000))  # warm up
             for r in range(rounds):
@@ -377,15 +416,13 @@ class Bench:
                 if r % 2:
                     order = order[::-1]
                 for name, _ in order:
+                    c0 = cpu_ticks(workers.get(name))
                     v, b = ab_run(ports[name], n)
+                    c1 = cpu_ticks(workers.get(name))
                     rps[name].append(v)
+                    if c0 is not None and c1 is not None:
+                        cpu[name].append((c1 - c0) / TICKS / n * 1e6)
                     bad += b
-            workers = {}
-            for name, p in procs[1:]:
-                w = subprocess.run(["pgrep", "-P", str(p.pid)], capture_output=True,
-                                   text=True, check=False).stdout.split()
-                if w:
-                    workers[name] = w[0]
             # Where each worker's time goes: CPU time per request by object (perf's
             # cpu-clock samples at a known rate; kernel, nginx, libc, libbackoff).
             if shutil.which("perf"):
@@ -456,13 +493,19 @@ class Bench:
             "Three proxies run side by side, plain and preloaded (`LD_PRELOAD` in the "
             "master's environment, inherited by its worker) with the default protocols and "
             f"with `+http`; {rounds} round(s) of {n:,} requests each, the three in rotated "
-            "order; the ratio is each round's with / plain, median of the rounds. System "
+            "order; the ratio is each round's with / plain, median of the rounds. *Worker CPU "
+            "per request* is the worker's user and system time over each run (from "
+            "`/proc/PID/stat`) per request, median of the rounds; *plain / with* is the "
+            "throughput at equal CPU, less sensitive than requests/s to the machine's other "
+            "work. System "
             "calls per request counted in each worker by `strace -c` over a separate run. "
             f"Goal: at least {GOAL_NGINX} of plain.", "",
             "| proxy | requests/s (median) | with / plain, median | min | max | "
+            "worker CPU per request (us) | plain / with | "
             "system calls per request | extra over plain | goal |",
-            "|---|---:|---:|---:|---:|---:|---|---|"]
+            "|---|---:|---:|---:|---:|---:|---:|---:|---|---|"]
         ok_all = True
+        self.nginx_cpu = {}
 
         def extra_calls(name):
             if name not in calls or "plain" not in calls:
@@ -474,15 +517,20 @@ class Bench:
 
         for name, _ in proxies:
             tot = f"{sum(calls[name].values()):.1f}" if name in calls else "n/a"
+            cpu_us = statistics.median(cpu[name]) if cpu[name] else float("nan")
             if name == "plain":
-                lines.append(f"| plain | {statistics.median(rps[name]):,.0f} | | | | {tot} | "
-                             "| |")
+                lines.append(f"| plain | {statistics.median(rps[name]):,.0f} | | | | "
+                             f"{cpu_us:.1f} | | {tot} | | |")
                 continue
+            cpu_ratios = [o / w for w, o in zip(cpu[name], cpu["plain"]) if w]
+            cpu_ratio = statistics.median(cpu_ratios) if cpu_ratios else float("nan")
+            self.nginx_cpu[name] = cpu_ratio
             med = statistics.median(ratios[name])
             ok = med >= GOAL_NGINX
             ok_all = ok_all and ok
             lines.append(f"| {name} | {statistics.median(rps[name]):,.0f} | **{med:.3f}** | "
-                         f"{min(ratios[name]):.3f} | {max(ratios[name]):.3f} | {tot} | "
+                         f"{min(ratios[name]):.3f} | {max(ratios[name]):.3f} | {cpu_us:.1f} | "
+                         f"{cpu_ratio:.3f} | {tot} | "
                          f"{extra_calls(name)} | {verdict(self.quick, ok)} |")
             self.log(f"  {name}: {med:.3f} of plain")
         lines += ["", f"Failed or non-2xx answers over all runs: {bad}.", ""]
@@ -511,6 +559,18 @@ class Bench:
                 lines.append(f"| {name} | " + " | ".join(f"{entries.get(k, 0):.1f}"
                                                          for k in names) + " |")
             lines.append("")
+        if "+http" in kernel_split and "plain" in kernel_split and "+http" in cpu_split:
+            k = {n: cpu_split[n].get("[kernel.kallsyms]", 0) for n in ("plain", "+http")}
+            e = kernel_split["+http"]
+            more = sum(cpu_split["+http"].values()) - sum(cpu_split["plain"].values())
+            lines += [
+                f"Where `+http`'s cost goes: {more:+.1f} us of CPU per request over plain, of "
+                f"which {k['+http'] - k['plain']:+.1f} us in the kernel: `munmap` "
+                f"{e.get('__x64_sys_munmap', 0):.1f} us and page faults "
+                f"{e.get('asm_exc_page_fault', 0):.1f} us directly (the recorded request's "
+                "buffer, mapped per upstream connection and unmapped at its close), the rest "
+                "spread over the worker's other system calls and its own code. The system calls `+http` adds per request: "
+                f"{self_calls_http(calls)}.", ""]
         self.cpu_split = cpu_split
         self.kernel_split = kernel_split
         self.nginx = {name: statistics.median(v) for name, v in ratios.items()}
