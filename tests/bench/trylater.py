@@ -391,6 +391,8 @@ class Bench:
         rounds = 1 if self.quick else 15
         rps = collections.defaultdict(list)
         cpu = collections.defaultdict(list)  # the worker's CPU time per request, us
+        together = collections.defaultdict(list)  # requests/s, the three loaded at once
+        crounds = 1 if self.quick else 5
         bad = 0
         calls, cpu_split, kernel_split = {}, {}, {}
         try:
@@ -423,6 +425,21 @@ class Bench:
                     if c0 is not None and c1 is not None:
                         cpu[name].append((c1 - c0) / TICKS / n * 1e6)
                     bad += b
+            # The three at the same time: the machine's swings hit them alike.
+            for r in range(crounds):
+                got = {}
+
+                def load(name):
+                    got[name] = ab_run(ports[name], n)
+
+                threads = [threading.Thread(target=load, args=(name,)) for name, _ in proxies]
+                for th in threads:
+                    th.start()
+                for th in threads:
+                    th.join()
+                for name, _ in proxies:
+                    together[name].append(got[name][0])
+                    bad += got[name][1]
             # Where each worker's time goes: CPU time per request by object (perf's
             # cpu-clock samples at a known rate; kernel, nginx, libc, libbackoff).
             if shutil.which("perf"):
@@ -497,15 +514,17 @@ class Bench:
             "per request* is the worker's user and system time over each run (from "
             "`/proc/PID/stat`) per request, median of the rounds; *plain / with* is the "
             "throughput at equal CPU, less sensitive than requests/s to the machine's other "
-            "work. System "
+            "work. *At once*: the three loaded at the same time by three `ab`, "
+            f"{crounds} round(s), median of the rounds' with / plain. System "
             "calls per request counted in each worker by `strace -c` over a separate run. "
             f"Goal: at least {GOAL_NGINX} of plain.", "",
             "| proxy | requests/s (median) | with / plain, median | min | max | "
-            "worker CPU per request (us) | plain / with | "
+            "worker CPU per request (us) | plain / with | at once, with / plain | "
             "system calls per request | extra over plain | goal |",
-            "|---|---:|---:|---:|---:|---:|---:|---:|---|---|"]
+            "|---|---:|---:|---:|---:|---:|---:|---:|---:|---|---|"]
         ok_all = True
         self.nginx_cpu = {}
+        self.nginx_together = {}
 
         def extra_calls(name):
             if name not in calls or "plain" not in calls:
@@ -520,17 +539,19 @@ class Bench:
             cpu_us = statistics.median(cpu[name]) if cpu[name] else float("nan")
             if name == "plain":
                 lines.append(f"| plain | {statistics.median(rps[name]):,.0f} | | | | "
-                             f"{cpu_us:.1f} | | {tot} | | |")
+                             f"{cpu_us:.1f} | | | {tot} | | |")
                 continue
             cpu_ratios = [o / w for w, o in zip(cpu[name], cpu["plain"]) if w]
             cpu_ratio = statistics.median(cpu_ratios) if cpu_ratios else float("nan")
             self.nginx_cpu[name] = cpu_ratio
+            at_once = statistics.median(w / o for w, o in zip(together[name], together["plain"]))
+            self.nginx_together[name] = at_once
             med = statistics.median(ratios[name])
             ok = med >= GOAL_NGINX
             ok_all = ok_all and ok
             lines.append(f"| {name} | {statistics.median(rps[name]):,.0f} | **{med:.3f}** | "
                          f"{min(ratios[name]):.3f} | {max(ratios[name]):.3f} | {cpu_us:.1f} | "
-                         f"{cpu_ratio:.3f} | {tot} | "
+                         f"{cpu_ratio:.3f} | {at_once:.3f} | {tot} | "
                          f"{extra_calls(name)} | {verdict(self.quick, ok)} |")
             self.log(f"  {name}: {med:.3f} of plain")
         lines += ["", f"Failed or non-2xx answers over all runs: {bad}.", ""]
