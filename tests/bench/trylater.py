@@ -1155,9 +1155,10 @@ def main():
     a = ap.parse_args()
     started = time.monotonic()
     b = Bench(a)
-    b.part_watch()
-    b.part_nginx()
-    b.part_ready()
+    for part in (b.part_watch, b.part_nginx, b.part_ready):
+        t0 = time.monotonic()
+        part()
+        b.log(f"  ({time.monotonic() - t0:.0f} s)")
     b.write(started)
     return 0
 
