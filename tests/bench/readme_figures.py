@@ -119,7 +119,8 @@ def checks(r):
          [cell(tl, "default protocols |", 2), cell(tl, "default protocols |", 1),
           cell(tl, "+http |", 4), cell(tl, "+http |", 3)]),
         ("try later: nginx's throughput, default protocols and +http",
-         r"keeps (\S+) of plain's throughput with the default protocols and (\S+) with `\+http`",
+         r"keeps (\S+) of plain's throughput with the default protocols (?:\([^)]*\) )?and (\S+) "
+         r"with `\+http`",
          [found(tl, r"\| default protocols \| [\d,]+ \| \*\*([\d.]+)\*\*"),
           found(tl, r"\| \+http \| [\d,]+ \| \*\*([\d.]+)\*\*")]),
         ("try later: the nginx worker's CPU per request, +http and plain",
