@@ -250,14 +250,16 @@ $(BENCH_SHIMS): $(BUILD)/bench/%.so: tests/bench/%.c Makefile
 	$(CC) $(WARN) $(OPT) -fPIC -fvisibility=hidden -shared -o $@ $< -ldl
 
 .PHONY: bench bench-quick
-## bench: measure cost, recovery, herd, timing, size, shared fate, start-up, early close
-## (about 9 min); writes tests/bench/report.md, supervise.md, silence.md, startup.md, earlyclose.md
+## bench: measure cost, recovery, herd, timing, size, shared fate, start-up, early close,
+## try later (about 12 min); writes tests/bench/report.md, supervise.md, silence.md,
+## startup.md, earlyclose.md, trylater.md
 bench: $(BENCH_DEPS)
 	python3 tests/bench/run.py --build $(BUILD) --out tests/bench
 	python3 tests/bench/supervise.py --build $(BUILD) --out tests/bench
 	python3 tests/bench/silence.py --build $(BUILD) --out tests/bench
 	python3 tests/bench/startup.py --build $(BUILD) --out tests/bench
 	python3 tests/bench/earlyclose.py --build $(BUILD) --out tests/bench
+	python3 tests/bench/trylater.py --build $(BUILD) --out tests/bench
 
 ## bench-quick: the benchmark's reduced set (under a minute), to prove it still runs
 bench-quick: $(BENCH_DEPS)
@@ -266,6 +268,7 @@ bench-quick: $(BENCH_DEPS)
 	python3 tests/bench/silence.py --quick --build $(BUILD) --out $(BUILD)/bench-quick
 	python3 tests/bench/startup.py --quick --build $(BUILD) --out $(BUILD)/bench-quick
 	python3 tests/bench/earlyclose.py --quick --build $(BUILD) --out $(BUILD)/bench-quick
+	python3 tests/bench/trylater.py --quick --build $(BUILD) --out $(BUILD)/bench-quick
 
 # Hardening (tests/hardening/, tests/fuzz/): each gate builds into a directory of its
 # own, so that the default build is left as it is.

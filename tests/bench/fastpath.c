@@ -18,6 +18,18 @@
  *                 unix stream socket (abstract name, so nothing to clean up)
  *   tcp-connect   the same on TCP loopback; the client closes with
  *                 SO_LINGER 0 (a reset), so no TIME_WAIT eats the ports
+ *   greet         what a client of a server that speaks first does per
+ *                 connection: socket, connect, read the server's first
+ *                 answer ("220 ready", as an FTP or SMTP greeting), close
+ *                 (SO_LINGER 0); the server's side (accept, write, close)
+ *                 is made with raw system calls, so that only the client's
+ *                 calls meet the library's hooks
+ *   request       the same with a request first: the client writes an HTTP
+ *                 GET, the server reads it and answers 200 with a short body
+ *   greet-noread, request-noread
+ *                 the same, but the client closes without reading the
+ *                 answer: the difference to greet and request is the cost of
+ *                 the first read, where the library looks at the answer
  *   nb-connect    what an event-loop proxy does per upstream connection:
  *                 socket (non-blocking), epoll_ctl ADD before connect (nginx
  *                 does so, data a pointer), connect, accept, epoll_wait for
@@ -254,6 +266,85 @@ static void bench_nb_connect(long n)
 	}
 }
 
+static const char greeting[] = "220 ready\r\n";
+static const char request[] = "GET / HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n";
+static const char response[] = "HTTP/1.1 200 OK\r\nContent-Length: 3\r\n"
+			       "Connection: close\r\n\r\nok\n";
+
+/* Raw system calls for the server's side: the hooks see the client's calls alone. */
+static long raw_io(long nr, int fd, const void *buf, size_t n)
+{
+	long rc;
+
+	do
+		rc = syscall(nr, fd, buf, n);
+	while (rc < 0 && errno == EINTR);
+	return rc;
+}
+
+static void answer_loop(long n, int ask, int take)
+{
+	struct sockaddr_in sin = { .sin_family = AF_INET };
+	struct linger lg = { .l_onoff = 1, .l_linger = 0 };
+	socklen_t len = sizeof(sin);
+	int lfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	const char *answer = ask ? response : greeting;
+	size_t alen = ask ? sizeof(response) - 1 : sizeof(greeting) - 1;
+	char buf[512];
+	long i;
+
+	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	if (lfd < 0 || bind(lfd, (struct sockaddr *)&sin, len) < 0 || listen(lfd, 16) < 0 ||
+	    getsockname(lfd, (struct sockaddr *)&sin, &len) < 0)
+		die("tcp listen");
+	for (i = 0; i < n; i++) {
+		int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), conn;
+
+		if (fd < 0)
+			die("socket");
+		if (connect(fd, (struct sockaddr *)&sin, len) < 0)
+			die("connect");
+		conn = (int)syscall(SYS_accept4, lfd, NULL, NULL, SOCK_CLOEXEC);
+		if (conn < 0)
+			die("accept");
+		if (ask) {
+			if (write(fd, request, sizeof(request) - 1) != (ssize_t)sizeof(request) - 1)
+				die("write");
+			if (raw_io(SYS_read, conn, buf, sizeof(buf)) <= 0)
+				die("server read");
+		}
+		if (raw_io(SYS_write, conn, answer, alen) != (long)alen)
+			die("server write");
+		/* One read takes the whole answer: it is in the socket before the read. */
+		if (take && read(fd, buf, sizeof(buf)) != (ssize_t)alen)
+			die("read");
+		if (setsockopt(fd, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg)) < 0)
+			die("SO_LINGER");
+		if (close(fd) < 0 || syscall(SYS_close, conn) < 0)
+			die("close");
+	}
+}
+
+static void bench_greet(long n)
+{
+	answer_loop(n, 0, 1);
+}
+
+static void bench_greet_noread(long n)
+{
+	answer_loop(n, 0, 0);
+}
+
+static void bench_request(long n)
+{
+	answer_loop(n, 1, 1);
+}
+
+static void bench_request_noread(long n)
+{
+	answer_loop(n, 1, 0);
+}
+
 /* K non-blocking connects to a port that refuses, left in flight. */
 static void start_inflight(long k)
 {
@@ -291,6 +382,10 @@ int main(int argc, char **argv)
 		{ "unix-connect", bench_unix_connect },
 		{ "tcp-connect", bench_tcp_connect },
 		{ "nb-connect", bench_nb_connect },
+		{ "greet", bench_greet },
+		{ "greet-noread", bench_greet_noread },
+		{ "request", bench_request },
+		{ "request-noread", bench_request_noread },
 	};
 	const char *inflight = getenv("FASTPATH_INFLIGHT");
 	long long start;
@@ -316,6 +411,6 @@ int main(int argc, char **argv)
 	}
 usage:
 	fprintf(stderr, "usage: fastpath send|poll|epoll|close|write|unix-connect|tcp-connect|"
-			"nb-connect N\n");
+			"nb-connect|greet|greet-noread|request|request-noread N\n");
 	return 2;
 }

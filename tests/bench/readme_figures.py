@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """The figures README's Performance section states, checked against the reports of `make bench`.
 
-`make bench` rewrites tests/bench/report.md, supervise.md, startup.md and earlyclose.md in
-place and they are committed: the reports next to this file are the last ones measured.
+`make bench` rewrites tests/bench/report.md, supervise.md, startup.md, earlyclose.md and
+trylater.md in place and they are committed: the reports next to this file are the last ones measured.
 Each figure the README states that a report also holds must be the report's, rounded as
 the README writes it.  Prints one line per figure; exits 1 if any differs or cannot be
 found (a sentence reworded, a table renamed: the check is re-pointed with the text).
@@ -51,10 +51,19 @@ def shown(value, like):
     return f"{value:,}" if "," in like else f"{value}"
 
 
+def after_planned(report):
+    """The latest success after its planned attempt (ms) over the try-later cases' rows."""
+    rows = re.findall(r"^\| [^|\n]+ \| [^|\n]+ \| [\d.]+ \| -?[\d.]+ \| \*\*[\d.]+\*\* \| "
+                      r"([+-]\d+) \|", report, re.M)
+    if not rows:
+        raise LookupError("no try-later rows")
+    return max(number(v) for v in rows)
+
+
 def checks(r):
     """(what, README regex with one group per figure, the report's figures) in README order."""
-    rep, sup, early, up = (r[n] for n in ("report.md", "supervise.md", "earlyclose.md",
-                                           "startup.md"))
+    rep, sup, early, up, tl = (r[n] for n in ("report.md", "supervise.md", "earlyclose.md",
+                                               "startup.md", "trylater.md"))
     fast = lambda name: cell(rep, name, 5)  # noqa: E731 (the fast-path table's median ratio)
     instr = lambda name: cell(rep, name, 3)  # noqa: E731 (instructions added per call)
     herd_none, herd_full = cell(rep, "`none`", 4), cell(rep, "`full`", 4)
@@ -103,6 +112,23 @@ def checks(r):
          [cell(early, "accept-then-close front", 1), cell(early, "accept-then-close front", 2)]),
         ("early close: a healthy server's rate", r"the loop keeps (\S+) of its rate",
          [cell(early, "healthy", 3)]),
+        ("try later: instructions at a first read and per connection, default and +http",
+         r"costs (\S+) instructions at the first read of a server's greeting with the default "
+         r"protocols \((\S+) per connection, the connect's hooks included\), and (\S+) at the "
+         r"first read of an HTTP answer with `\+http` \((\S+) per connection\)",
+         [cell(tl, "default protocols |", 2), cell(tl, "default protocols |", 1),
+          cell(tl, "+http |", 4), cell(tl, "+http |", 3)]),
+        ("try later: nginx's throughput, default protocols and +http",
+         r"keeps (\S+) of plain's throughput with the default protocols (?:\([^)]*\) )?and (\S+) "
+         r"with `\+http`",
+         [found(tl, r"\| default protocols \| [\d,]+ \| \*\*([\d.]+)\*\*"),
+          found(tl, r"\| \+http \| [\d,]+ \| \*\*([\d.]+)\*\*")]),
+        ("try later: the nginx worker's CPU per request, +http and plain",
+         r"spends (\S+) µs of CPU per request against (\S+) µs plain",
+         [found(tl, r"\| \+http \| [\d,]+ \| \*\*[\d.]+\*\* \| [\d.]+ \| [\d.]+ \| ([\d.]+) \|"),
+          found(tl, r"\| plain \| [\d,]+ \| \| \| \| ([\d.]+) \|")]),
+        ("try later: success after the planned attempt, the latest case",
+         r"at its next planned attempt, within (\S+) ms of it", [after_planned(tl)]),
         ("supervisor: a static program's connect, bare, supervised, extra",
          r"costs (\S+) µs bare and (\S+) µs supervised \(\+(\S+) µs",
          [cell(sup, "static, successful loopback connect (us) | bare", 2),
@@ -150,7 +176,8 @@ def main(argv):
     start = text.index("### Performance")
     section = " ".join(text[start:text.index("\n### ", start + 1)].split())
     r = {name: (reports / name).read_text(encoding="utf-8")
-         for name in ("report.md", "supervise.md", "earlyclose.md", "startup.md")}
+         for name in ("report.md", "supervise.md", "earlyclose.md", "startup.md",
+                      "trylater.md")}
     bad = 0
     for what, regex, want in checks(r):
         # (\S+) in a pattern is a figure: digits, a decimal point, thousands, a range.
