@@ -152,64 +152,19 @@ print(s.recv(200))
 	assert_match "$output" "^LOADING" "with the library, redis off"
 }
 
-# A scripted MQTT broker (no packaged broker refuses on demand): it refuses the
-# first $2 CONNECTs with CONNACK "server unavailable" (3.1.1: code 3; 5: 0x88),
-# then accepts, and prints each PUBLISH's topic and payload.
-BROKER='
-# A scripted MQTT broker: refuses the first REFUSE connections'"'"' CONNECT with
-# CONNACK "server unavailable" (3.1.1: code 3; 5: 0x88), then accepts, and
-# prints each PUBLISH'"'"'s topic and payload.
-import socket, sys
-port, refuse = int(sys.argv[1]), int(sys.argv[2])
-ls = socket.socket(); ls.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-ls.bind(("127.0.0.1", port)); ls.listen(16)
-print("listening", flush=True)
-def packet(c):
-    h = c.recv(1)
-    if not h: return None, b""
-    n, mul = 0, 1
-    while True:
-        b = c.recv(1)[0]; n += (b & 0x7F) * mul; mul *= 128
-        if not b & 0x80: break
-    body = b""
-    while len(body) < n: body += c.recv(n - len(body))
-    return h[0], body
-seen = 0
-while True:
-    c, _ = ls.accept()
-    kind, body = packet(c)
-    if kind != 0x10: c.close(); continue
-    level = body[6]
-    seen += 1
-    if seen <= refuse:
-        c.sendall(b"\x20\x03\x00\x88\x00" if level == 5 else b"\x20\x02\x00\x03")
-        print("refused", seen, flush=True); c.close(); continue
-    c.sendall(b"\x20\x03\x00\x00\x00" if level == 5 else b"\x20\x02\x00\x00")
-    while True:
-        kind, body = packet(c)
-        if kind is None or kind & 0xF0 == 0xE0: break
-        if kind & 0xF0 == 0x30:
-            tl = body[0] << 8 | body[1]; off = 2 + tl
-            if level == 5:
-                off += 1 + body[off]  # properties (length < 128)
-            print("published", body[2:2+tl].decode(), body[off:].decode(), flush=True)
-    c.close()
-
-'
-
 # mqtt_pub VERSION: mosquitto_pub of VERSION (mqttv311, 5) against a broker refusing
 # its first 2 CONNECTs, without the library then with it.
 mqtt_pub() {
 	local port
 	require_program mosquitto_pub
-	port=$("$PYTHON" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-	start_bg broker "$PYTHON" -c "$BROKER" "$port" 1
+	port=$(free_port)
+	start_bg broker "$PYTHON" -c "$MQTT_BROKER" "$port" 1
 	wait_for_line "$T/broker.out" listening 10
 	run --separate-stderr timeout 20 mosquitto_pub -h 127.0.0.1 -p "$port" -t t -m plain -V "$1"
 	[[ $status -ne 0 ]] || fail "mosquitto_pub without the library published: $stderr" || return
 	assert_eq "$(grep -c published "$T/broker.out")" 0 "published without the library"
 	stop_bg_all
-	start_bg broker "$PYTHON" -c "$BROKER" "$port" 2
+	start_bg broker "$PYTHON" -c "$MQTT_BROKER" "$port" 2
 	wait_for_line "$T/broker.out" listening 10
 	run --separate-stderr timeout 20 env LD_PRELOAD="$LIB" "${LOGGED[@]}" \
 		mosquitto_pub -h 127.0.0.1 -p "$port" -t t -m hello -V "$1"

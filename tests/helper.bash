@@ -682,3 +682,59 @@ start_loading_redis() {
 		(($(now_ms) < deadline)) || fail "redis-server never answered LOADING" || return
 	done
 }
+
+# A scripted MQTT broker (no packaged broker refuses on demand), on port
+# argv[1]: it refuses the first argv[2] CONNECTs with CONNACK "server
+# unavailable" (3.1.1: code 3; 5: 0x88), then accepts; it prints each
+# PUBLISH's topic and payload ("published TOPIC PAYLOAD"), answers a
+# SUBSCRIBE with its SUBACK and publishes "hello" to the topic ("subscribed
+# TOPIC"), and prints "refused N" for each refusal.
+MQTT_BROKER='
+import socket, sys
+port, refuse = int(sys.argv[1]), int(sys.argv[2])
+ls = socket.socket(); ls.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+ls.bind(("127.0.0.1", port)); ls.listen(16)
+print("listening", flush=True)
+def packet(c):
+    h = c.recv(1)
+    if not h: return None, b""
+    n, mul = 0, 1
+    while True:
+        b = c.recv(1)[0]; n += (b & 0x7F) * mul; mul *= 128
+        if not b & 0x80: break
+    body = b""
+    while len(body) < n: body += c.recv(n - len(body))
+    return h[0], body
+seen = 0
+while True:
+    c, _ = ls.accept()
+    kind, body = packet(c)
+    if kind != 0x10: c.close(); continue
+    level = body[6]
+    seen += 1
+    if seen <= refuse:
+        c.sendall(b"\x20\x03\x00\x88\x00" if level == 5 else b"\x20\x02\x00\x03")
+        print("refused", seen, flush=True); c.close(); continue
+    c.sendall(b"\x20\x03\x00\x00\x00" if level == 5 else b"\x20\x02\x00\x00")
+    while True:
+        kind, body = packet(c)
+        if kind is None or kind & 0xF0 == 0xE0: break
+        if kind & 0xF0 == 0x80:
+            pid, off = body[:2], 2
+            if level == 5:
+                off += 1 + body[off]  # properties (length < 128)
+            tl = body[off] << 8 | body[off + 1]
+            topic = body[off + 2:off + 2 + tl]
+            c.sendall(b"\x90" + (b"\x04" + pid + b"\x00\x00" if level == 5 else b"\x03" + pid + b"\x00"))
+            print("subscribed", topic.decode(), flush=True)
+            payload = bytes([0, len(topic)]) + topic + (b"\x00" if level == 5 else b"") + b"hello"
+            c.sendall(bytes([0x30, len(payload)]) + payload)
+        if kind & 0xF0 == 0x30:
+            tl = body[0] << 8 | body[1]; off = 2 + tl
+            if level == 5:
+                off += 1 + body[off]  # properties (length < 128)
+            print("published", body[2:2+tl].decode(), body[off:].decode(), flush=True)
+        if kind & 0xF0 == 0xC0:
+            c.sendall(b"\xd0\x00")  # PINGRESP
+    c.close()
+'

@@ -29,7 +29,8 @@ import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import figure  # noqa: E402  (next to this script)
+import callgrind  # noqa: E402  (next to this script)
+import figure  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
@@ -358,32 +359,7 @@ class Bench:
     def callgrind_total(self, mode, n, preload):
         env = clean_env(LD_PRELOAD=self.lib) if preload else clean_env()
         out = os.path.join(self.data, f"cg-{mode}-{n}-{int(preload)}.out")
-        r = subprocess.run(["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}",
-                            self.fastpath, mode, str(n)], env=env, capture_output=True,
-                           text=True, check=False)
-        if r.returncode != 0:
-            raise RuntimeError(f"callgrind {mode}: {r.stderr[-500:]}")
-        with open(out, encoding="utf-8") as f:
-            for line in f:
-                if line.startswith("totals:"):
-                    return int(line.split()[1]), self.per_function(out)
-        raise RuntimeError(f"callgrind {mode}: no totals line")
-
-    @staticmethod
-    def per_function(out):
-        """Instructions per function from callgrind_annotate: {"object function": count}."""
-        r = subprocess.run(["callgrind_annotate", "--threshold=100", "--auto=no",
-                            "--show-percs=no", out], capture_output=True, text=True, check=False)
-        funcs = collections.Counter()
-        for line in r.stdout.splitlines():
-            m = re.match(r"^\s*([\d,]+)\s+(\S+?):(\S+)(?:\s+\[(.+)\])?\s*$", line)
-            if not m:
-                continue
-            count, path, func, obj = m.groups()
-            where = os.path.basename(obj) if obj else f"{os.path.basename(path)}, inlined"
-            where = where.split(".so")[0] if ".so" in where else where
-            funcs[f"{func} ({where})"] += int(count.replace(",", ""))
-        return funcs
+        return callgrind.total(self.fastpath, mode, n, env, out)
 
     def callgrind(self):
         if shutil.which("valgrind") is None:

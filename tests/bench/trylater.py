@@ -41,6 +41,8 @@ import tempfile
 import threading
 import time
 
+import callgrind
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 
@@ -158,32 +160,7 @@ class Bench:
 
     def callgrind_total(self, mode, n, env, tag):
         out = os.path.join(self.data, f"cg-{mode}-{n}-{tag}.out")
-        r = subprocess.run(["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}",
-                            self.fastpath, mode, str(n)], env=env, capture_output=True,
-                           text=True, check=False)
-        if r.returncode != 0:
-            raise RuntimeError(f"callgrind {mode}: {r.stderr[-500:]}")
-        with open(out, encoding="utf-8") as f:
-            for line in f:
-                if line.startswith("totals:"):
-                    return int(line.split()[1]), self.per_function(out)
-        raise RuntimeError(f"callgrind {mode}: no totals line")
-
-    @staticmethod
-    def per_function(out):
-        """Instructions per function from callgrind_annotate: {"function (object)": count}."""
-        r = subprocess.run(["callgrind_annotate", "--threshold=100", "--auto=no",
-                            "--show-percs=no", out], capture_output=True, text=True, check=False)
-        funcs = collections.Counter()
-        for line in r.stdout.splitlines():
-            m = re.match(r"^\s*([\d,]+)\s+(\S+?):(\S+)(?:\s+\[(.+)\])?\s*$", line)
-            if not m:
-                continue
-            count, path, func, obj = m.groups()
-            where = os.path.basename(obj) if obj else f"{os.path.basename(path)}, inlined"
-            where = where.split(".so")[0] if ".so" in where else where
-            funcs[f"{func} ({where})"] += int(count.replace(",", ""))
-        return funcs
+        return callgrind.total(self.fastpath, mode, n, env, out)
 
     def strace_counts(self, mode, n, env):
         """System calls of the loop by name (strace -c -f), start-up included."""
