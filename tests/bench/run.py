@@ -31,6 +31,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import callgrind  # noqa: E402  (next to this script)
 import figure  # noqa: E402
+import nginx as nginx_conf  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
@@ -1147,16 +1148,7 @@ class Bench:
 
         def conf(name, body):
             d = os.path.join(tmp, name)
-            os.makedirs(d, exist_ok=True)
-            path = os.path.join(d, "nginx.conf")
-            with open(path, "w", encoding="utf-8") as f:
-                f.write(f"daemon off; worker_processes 1; pid {d}/nginx.pid;\n"
-                        f"error_log {d}/error.log warn;\n"
-                        "events { worker_connections 4096; }\n"
-                        f"http {{ access_log off; client_body_temp_path {d}; "
-                        f"proxy_temp_path {d}; fastcgi_temp_path {d}; uwsgi_temp_path {d}; "
-                        f"scgi_temp_path {d};\n{body}\n}}\n")
-            return d, path
+            return d, nginx_conf.write_conf(d, body)
 
         procs = []
 

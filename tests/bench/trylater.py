@@ -42,6 +42,7 @@ import threading
 import time
 
 import callgrind
+import nginx as nginx_conf
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
@@ -335,15 +336,7 @@ class Bench:
 
         def start(name, body, env):
             d = os.path.join(tmp, name.replace(" ", "-").replace("+", ""))
-            os.makedirs(d, exist_ok=True)
-            path = os.path.join(d, "nginx.conf")
-            with open(path, "w", encoding="utf-8") as f:
-                f.write(f"daemon off; worker_processes 1; pid {d}/nginx.pid;\n"
-                        f"error_log {d}/error.log warn;\n"
-                        "events { worker_connections 4096; }\n"
-                        f"http {{ access_log off; client_body_temp_path {d}; "
-                        f"proxy_temp_path {d}; fastcgi_temp_path {d}; uwsgi_temp_path {d}; "
-                        f"scgi_temp_path {d};\n{body}\n}}\n")
+            path = nginx_conf.write_conf(d, body)
             p = subprocess.Popen([nginx, "-p", d, "-e", f"{d}/error.log", "-c", path],
                                  env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
             procs.append((name, p))
