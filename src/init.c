@@ -113,12 +113,6 @@ static void at_fork_child(void)
 	share_after_fork();
 }
 
-static void warn_unknown(const struct config_unknown *u, void *ctx)
-{
-	(void)ctx;
-	log_config_name(u->name, u->message);
-}
-
 /*
  * Say each BACKOFF_* name of the environment that nothing reads (a typo):
  * one pass over the entries env_scan found, at load.  Returns how many
@@ -134,7 +128,7 @@ static unsigned warn_unknown_names(void)
 	if (env_secure || (env_seen_all && env_seen_count == 0) ||
 	    secure_getenv(CONFIG_NAMES_SAID_ENV))
 		return 0;
-	return config_unknown_scan(env_seen_all ? env_seen : environ, warn_unknown, NULL);
+	return config_unknown_scan(env_seen_all ? env_seen : environ, config_say_unknown, NULL);
 }
 
 STARTUP_CODE static void init_run(void)

@@ -6,6 +6,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <sys/socket.h>
 
 #include "core/policy.h"
@@ -112,6 +113,13 @@ typedef const char *config_lookup_fn(const char *name, void *ctx);
 void config_parse(config_lookup_fn *lookup, void *ctx, struct config *cfg,
 		  struct config_problems *problems);
 
+/* The lookup of a program that reads its own environment as it is (getenv). */
+static inline const char *config_getenv(const char *name, void *ctx)
+{
+	(void)ctx;
+	return getenv(name);
+}
+
 /*
  * A duration as the BACKOFF_* variables take it ("250ms", "2s", "1.5m",
  * "1h", or a bare number of milliseconds) into *out, within [@min_ms,
@@ -183,5 +191,12 @@ typedef void config_unknown_fn(const struct config_unknown *u, void *ctx);
  * config_unknown_entry finds, in order; returns how many there were.
  */
 unsigned config_unknown_scan(char *const *env, config_unknown_fn *report, void *ctx);
+
+/* The report of config_unknown_scan that every program makes: one log line a name. */
+static inline void config_say_unknown(const struct config_unknown *u, void *ctx)
+{
+	(void)ctx;
+	log_config_name(u->name, u->message);
+}
 
 #endif

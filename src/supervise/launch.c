@@ -230,18 +230,6 @@ out_none:
 	exit(2);
 }
 
-static const char *lookup_env(const char *name, void *ctx)
-{
-	(void)ctx;
-	return getenv(name);
-}
-
-static void print_unknown(const struct config_unknown *u, void *ctx)
-{
-	(void)ctx;
-	log_config_name(u->name, u->message);
-}
-
 /*
  * Check the environment with the library's own parser, as backoff-schedule
  * --check does: each problem on a line, then exit 2, with the usage line
@@ -257,7 +245,7 @@ static void validate(void)
 	bool usage = false;
 	unsigned p;
 
-	config_parse(lookup_env, NULL, &cfg, &problems);
+	config_parse(config_getenv, NULL, &cfg, &problems);
 	for (p = 0; p < problems.count; p++) {
 		char line[512];
 
@@ -270,7 +258,7 @@ static void validate(void)
 		unsetenv(OPTION_VARS_ENV);
 	if (problems.count == 0) {
 		log_configure(cfg.log_level, cfg.log_json, config_log_file(&cfg));
-		if (!(config_unknown_scan(environ, print_unknown, NULL) > 0 && cfg.strict)) {
+		if (!(config_unknown_scan(environ, config_say_unknown, NULL) > 0 && cfg.strict)) {
 			setenv(CONFIG_NAMES_SAID_ENV, "1", 1);
 			return;
 		}

@@ -31,18 +31,6 @@
  */
 __attribute__((section(ELF_ENGINE_SECTION), used)) static const char engine_mark[] = "libbackoff";
 
-static const char *lookup_env(const char *name, void *ctx)
-{
-	(void)ctx;
-	return getenv(name);
-}
-
-static void warn_unknown(const struct config_unknown *u, void *ctx)
-{
-	(void)ctx;
-	log_config_name(u->name, u->message);
-}
-
 /*
  * Close every fd from 3 up but @keep and, if @also_next, @keep + 1 (bats and
  * pipelines must not wait for the supervisor).
@@ -309,14 +297,14 @@ int supervise_run(const char *preload, const char *path, char **command)
 	pid_t sup = 0;
 
 	/* The launcher has reported the problems already; the program's preload reports them. */
-	config_parse(lookup_env, NULL, &cfg, &problems);
+	config_parse(config_getenv, NULL, &cfg, &problems);
 	/*
 	 * So are unknown names, but without --preload no preload is there to say
 	 * them (--engine supervise): said here, before the program starts.
 	 */
 	if (!preload && !getenv(CONFIG_NAMES_SAID_ENV)) {
 		log_configure(cfg.log_level, cfg.log_json, config_log_file(&cfg));
-		if (config_unknown_scan(environ, warn_unknown, NULL) > 0 && cfg.strict)
+		if (config_unknown_scan(environ, config_say_unknown, NULL) > 0 && cfg.strict)
 			return 2;
 	}
 	if (cfg.enabled && start(&cfg, &why, &sup) != 0)

@@ -20,18 +20,6 @@ static const char usage[] =
 	"Validates the BACKOFF_* variables of the environment with libbackoff's parser and,\n"
 	"unless --check, prints the planned delay of each retry (BACKOFF_SEED honoured).\n";
 
-static const char *lookup_env(const char *name, void *ctx)
-{
-	(void)ctx;
-	return getenv(name);
-}
-
-static void print_unknown(const struct config_unknown *u, void *ctx)
-{
-	(void)ctx;
-	log_config_name(u->name, u->message);
-}
-
 static void print_duration(const char *label, uint64_t ms)
 {
 	if (ms == CONFIG_INFINITE)
@@ -130,7 +118,7 @@ int main(int argc, char **argv)
 			return 2;
 		}
 	}
-	config_parse(lookup_env, NULL, &cfg, &problems);
+	config_parse(config_getenv, NULL, &cfg, &problems);
 	for (p = 0; p < problems.count; p++) {
 		char line[512];
 
@@ -145,7 +133,7 @@ int main(int argc, char **argv)
 	 * preloaded process of the tree says them again.
 	 */
 	log_configure(cfg.log_level, cfg.log_json, config_log_file(&cfg));
-	if (config_unknown_scan(environ, print_unknown, NULL) > 0 && cfg.strict)
+	if (config_unknown_scan(environ, config_say_unknown, NULL) > 0 && cfg.strict)
 		return 2;
 	if (check)
 		return 0;

@@ -672,12 +672,6 @@ static unsigned uid_of(const char *name)
 	return (unsigned)n;
 }
 
-static const char *lookup_env(const char *name, void *ctx)
-{
-	(void)ctx;
-	return getenv(name);
-}
-
 int main(int argc, char **argv)
 {
 	enum format format = FORMAT_TABLE;
@@ -733,7 +727,7 @@ int main(int argc, char **argv)
 		struct config_problems problems;
 
 		/* BACKOFF_SHARED=/path, as the library reads it; other values mean the default. */
-		config_parse(lookup_env, NULL, &cfg, &problems);
+		config_parse(config_getenv, NULL, &cfg, &problems);
 		if (cfg.has_shared_path)
 			file = cfg.shared_path;
 	}
