@@ -155,10 +155,26 @@ static enum ready_greeting nats(const unsigned char *p, size_t n)
 	return eol ? prefix(eol, n - (size_t)(eol - p), NATS_MAX_CONN) : READY_UNDECIDED;
 }
 
+/*
+ * One recognizer's verdict @r: true for a refusal (*name: @said); an
+ * undecided one makes *best undecided.
+ */
+static bool refused(enum ready_greeting r, const char *said, const char **name,
+		    enum ready_greeting *best)
+{
+	if (r == READY_REFUSAL) {
+		*name = said;
+		return true;
+	}
+	if (r == READY_UNDECIDED)
+		*best = r;
+	return false;
+}
+
 enum ready_greeting ready_greeting(const void *buf, size_t n, unsigned protocols, const char **name)
 {
 	const unsigned char *p = buf;
-	enum ready_greeting best = READY_GREETING, r;
+	enum ready_greeting best = READY_GREETING;
 	size_t i;
 
 	if (!p || n == 0)
@@ -166,33 +182,18 @@ enum ready_greeting ready_greeting(const void *buf, size_t n, unsigned protocols
 	for (i = 0; i < sizeof(refusals) / sizeof(refusals[0]); i++) {
 		if (!(refusals[i].protocols & protocols))
 			continue;
-		r = prefix(p, n, refusals[i].text);
-		if (r == READY_REFUSAL) {
-			*name = refusals[i].said;
-			return r;
-		}
-		if (r == READY_UNDECIDED)
-			best = r;
+		if (refused(prefix(p, n, refusals[i].text), refusals[i].said, name, &best))
+			return READY_REFUSAL;
 	}
-	if (protocols & READY_MYSQL) {
-		r = mysql(p, n);
-		if (r == READY_REFUSAL) {
-			*name = p[5] == 0x10 ? "MySQL: too many connections (1040)"
-					     : "MySQL: shutting down (1053)";
-			return r;
-		}
-		if (r == READY_UNDECIDED)
-			best = r;
-	}
-	if (protocols & READY_NATS) {
-		r = nats(p, n);
-		if (r == READY_REFUSAL) {
-			*name = "NATS: maximum connections exceeded";
-			return r;
-		}
-		if (r == READY_UNDECIDED)
-			best = r;
-	}
+	if ((protocols & READY_MYSQL) &&
+	    refused(mysql(p, n),
+		    n > 5 && p[5] == 0x10 ? "MySQL: too many connections (1040)"
+					  : "MySQL: shutting down (1053)",
+		    name, &best))
+		return READY_REFUSAL;
+	if ((protocols & READY_NATS) &&
+	    refused(nats(p, n), "NATS: maximum connections exceeded", name, &best))
+		return READY_REFUSAL;
 	return best;
 }
 
