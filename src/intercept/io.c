@@ -22,32 +22,12 @@
 #include "sys/real.h"
 #include "sys/sock.h"
 
-/*
- * The socket's own timeout for a blocking call (@opt: SO_SNDTIMEO or
- * SO_RCVTIMEO) as poll's: -1 for none.  errno preserved.
- */
-static int own_timeout_ms(int fd, int opt)
-{
-	struct timeval tv = { 0, 0 };
-	socklen_t len = sizeof(tv);
-	int saved = errno;
-
-	if (real_getsockopt(fd, SOL_SOCKET, opt, &tv, &len) != 0 || len != sizeof(tv) ||
-	    (tv.tv_sec == 0 && tv.tv_usec == 0) || tv.tv_sec < 0)
-		tv = (struct timeval){ 0, 0 };
-	errno = saved;
-	if (tv.tv_sec == 0 && tv.tv_usec == 0)
-		return -1;
-	if (tv.tv_sec > INT_MAX / 1000 - 1)
-		return INT_MAX;
-	return (int)(tv.tv_sec * 1000 + (tv.tv_usec + 999) / 1000);
-}
-
 bool io_masked(int fd, int opt, int *err)
 {
 	enum pending_answer a = pending_io_answer(fd, err);
 	struct pollfd p = { .fd = fd, .events = POLLOUT };
 	int saved = errno, rc;
+	uint64_t own;
 
 	/*
 	 * A blocking call on a connect held for its retry: the program made the
@@ -59,7 +39,8 @@ bool io_masked(int fd, int opt, int *err)
 	 */
 	if (a != PENDING_IN_PROGRESS || !sock_is_blocking(fd))
 		return a != PENDING_PASS;
-	rc = poll(&p, 1, own_timeout_ms(fd, opt));
+	own = sock_timeo_ms(fd, opt); /* the socket's own timeout, as poll's */
+	rc = poll(&p, 1, own == UINT64_MAX ? -1 : own > INT_MAX ? INT_MAX : (int)own);
 	if (rc < 0) {
 		*err = errno; /* EINTR: a signal, as in the kernel's wait */
 		errno = saved;

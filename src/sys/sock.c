@@ -70,7 +70,7 @@ bool sock_is_writable(int fd)
 }
 
 /* The timeout @opt (SO_SNDTIMEO, SO_RCVTIMEO) of @fd in ms, UINT64_MAX when unset. */
-static uint64_t timeo_ms(int fd, int opt)
+uint64_t sock_timeo_ms(int fd, int opt)
 {
 	struct timeval tv = { 0, 0 };
 	socklen_t len = sizeof(tv);
@@ -83,12 +83,12 @@ static uint64_t timeo_ms(int fd, int opt)
 
 uint64_t sock_sndtimeo_ms(int fd)
 {
-	return timeo_ms(fd, SO_SNDTIMEO);
+	return sock_timeo_ms(fd, SO_SNDTIMEO);
 }
 
 uint64_t sock_rcvtimeo_ms(int fd)
 {
-	return timeo_ms(fd, SO_RCVTIMEO);
+	return sock_timeo_ms(fd, SO_RCVTIMEO);
 }
 
 void sock_abort_connect(int fd)

@@ -44,6 +44,9 @@ uint64_t sock_sndtimeo_ms(int fd);
 /* The program's SO_RCVTIMEO on @fd, as sock_sndtimeo_ms. */
 uint64_t sock_rcvtimeo_ms(int fd);
 
+/* The program's @opt (SO_SNDTIMEO or SO_RCVTIMEO) on @fd, as sock_sndtimeo_ms. */
+uint64_t sock_timeo_ms(int fd, int opt);
+
 /* What the caller knows of the program's own send timeout on a socket. */
 enum sock_own_timeo {
 	SOCK_TIMEO_ASK,	 /* nothing: the kernel is asked (one getsockopt) */
