@@ -25,11 +25,6 @@ start_busy_vsftpd() {
 	wait_for_line "$T/holder.out" holding 10
 }
 
-# Released once the client under the library met its first refusal.
-release_after_refusal() {
-	wait_for_line "$T/log.json" '"event":"not-ready"' 20 && : >"$T/release"
-}
-
 # A python client that reads the greeting @1 byte at a time, and prints it.
 GREETING='
 import socket, sys

@@ -16,11 +16,6 @@ setup() {
 		BACKOFF_LOG_FILE="$T/log.json")
 }
 
-# Released once the client under the library met its first refusal.
-release_after_refusal() {
-	wait_for_line "$T/log.json" '"event":"not-ready"' 20 && : >"$T/release"
-}
-
 # --- MariaDB at max_connections ---
 
 # start_mariadb: mariadbd on 127.0.0.1 (sets DB_PORT), its own data directory

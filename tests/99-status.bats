@@ -227,8 +227,7 @@ waiters_until() {
 }
 
 # An asyncio client of 127.0.0.1:PORT that prints "connected" and then stays,
-# reading until the server closes; a server that binds PORT at once and listens
-# once $T/go exists, sends "hello" and keeps the connection (sets PORT).
+# reading until the server closes.
 asyncio_stayer=("$PYTHON" -c '
 import asyncio, sys
 async def main():
@@ -237,23 +236,32 @@ async def main():
     await reader.read()
 asyncio.run(main())
 ')
+# start_go_server NAME [http]: a server bound at once (refused), listening once
+# $T/go exists; it sends "hello" to its one client and keeps it, or with http
+# answers each request with a page and closes (sets PORT).
 start_go_server() {
 	# shellcheck disable=SC2016 # a python program
 	start_bg "$1" "$PYTHON" -c '
 import os, socket, sys, time
+http = sys.argv[3] == "http"
 srv = socket.socket()
 srv.bind(("127.0.0.1", 0))
 with open(sys.argv[1] + ".tmp", "w") as f:
     f.write(f"{srv.getsockname()[1]}\n")
 os.rename(sys.argv[1] + ".tmp", sys.argv[1])
-deadline = time.monotonic() + 20
+deadline = time.monotonic() + (30 if http else 20)
 while not os.path.exists(sys.argv[2]) and time.monotonic() < deadline:
     time.sleep(0.01)
 srv.listen(8)
+while http:
+    c, _ = srv.accept()
+    c.recv(4096)
+    c.sendall(b"HTTP/1.0 200 OK\r\nContent-Length: 6\r\n\r\nhello\n")
+    c.close()
 c, _ = srv.accept()
 c.sendall(b"hello\n")
 time.sleep(30)
-' "$T/$1.port" "$T/go"
+' "$T/$1.port" "$T/go" "${2:-}"
 	wait_for_file "$T/$1.port" 5 || return
 	PORT=$(<"$T/$1.port")
 }
@@ -559,26 +567,8 @@ print(r["destination"], r["state"], r["last_error"], r["prober_pid"], r["waiters
 	local file=/dev/shm/libbackoff-65534.v6 made= d=$T/nginx front up
 	[[ -e $file ]] || made=1
 	# The upstream: bound at once (refused), serving once $T/go exists.
-	# shellcheck disable=SC2016 # a python program
-	start_bg up "$PYTHON" -c '
-import os, socket, sys, time
-srv = socket.socket()
-srv.bind(("127.0.0.1", 0))
-with open(sys.argv[1] + ".tmp", "w") as f:
-    f.write(f"{srv.getsockname()[1]}\n")
-os.rename(sys.argv[1] + ".tmp", sys.argv[1])
-deadline = time.monotonic() + 30
-while not os.path.exists(sys.argv[2]) and time.monotonic() < deadline:
-    time.sleep(0.01)
-srv.listen(8)
-while True:
-    c, _ = srv.accept()
-    c.recv(4096)
-    c.sendall(b"HTTP/1.0 200 OK\r\nContent-Length: 6\r\n\r\nhello\n")
-    c.close()
-' "$T/up.port" "$T/go"
-	wait_for_file "$T/up.port" 5
-	up=$(<"$T/up.port")
+	start_go_server up http
+	up=$PORT
 	front=$(free_port_of)
 	chmod 755 "$T" "$T/.." "$T/../.." 2>/dev/null || true
 	mkdir -p "$d"

@@ -738,3 +738,9 @@ while True:
             c.sendall(b"\xd0\x00")  # PINGRESP
     c.close()
 '
+
+# release_after_refusal: the holder of a "try later" test lets go ($T/release)
+# once the client under the library met its first refusal ($T/log.json).
+release_after_refusal() {
+	wait_for_line "$T/log.json" '"event":"not-ready"' 20 && : >"$T/release"
+}
