@@ -13,7 +13,6 @@ namespaces (unshare -n, a veth pair): without root its herd rows are skipped.
 
 import argparse
 import collections
-import datetime
 import json
 import math
 import os
@@ -31,6 +30,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import callgrind  # noqa: E402  (next to this script)
 import figure  # noqa: E402
+import machine  # noqa: E402
 import nginx as nginx_conf  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -162,34 +162,6 @@ def read_json_lines(path):
 def loadavg():
     with open("/proc/loadavg", encoding="ascii") as f:
         return " ".join(f.read().split()[:3])
-
-
-def machine():
-    cpu = "unknown"
-    with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as f:
-        for line in f:
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    mem = ""
-    with open("/proc/meminfo", encoding="ascii") as f:
-        for line in f:
-            if line.startswith("MemTotal"):
-                mem = f"{int(line.split()[1]) / 1024 / 1024:.1f} GiB"
-    try:
-        commit = subprocess.run(["git", "-C", ROOT, "describe", "--always", "--dirty"],
-                                capture_output=True, text=True, check=False).stdout.strip()
-    except OSError:
-        commit = "unknown"
-    return {
-        "nproc": os.cpu_count(),
-        "kernel": os.uname().release,
-        "cpu": cpu,
-        "mem": mem,
-        "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
-        "commit": commit or "unknown",
-        "python": sys.version.split()[0],
-    }
 
 
 def fmt_ratio(r):
@@ -1793,7 +1765,7 @@ def main():
     args = ap.parse_args()
     b = Bench(args)
     started = time.monotonic()
-    b.machine = machine()
+    b.machine = machine.describe()
     b.mark_load("start")
     parts = {"1": b.part_fastpath, "2": b.part_recovery, "3": b.part_herd, "4": b.part_timing,
              "5": b.part_size, "6": b.part_scale, "7": b.part_shared}
