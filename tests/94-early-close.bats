@@ -4,6 +4,9 @@
 # destination.  A program that has sent nothing is connected again with
 # backoff; one that has sent gets the end as without the library, and the next
 # connect to that destination, from any process of the user, waits (damping).
+# These are the fronts of a backend that is down, so every close here is taken
+# for a front's refusal (BACKOFF_EARLY_CLOSE=refusal); what the default takes
+# for a server's answer is in 94-early-close-answer.bats.
 # shellcheck disable=SC2154 # status, output, stderr: set by bats run
 
 load helper
@@ -11,7 +14,7 @@ load helper
 setup() {
 	require_build
 	SHARED=(BACKOFF_SHARED="$T/state" BACKOFF_LOG=info BACKOFF_LOG_FORMAT=json
-		BACKOFF_LOG_FILE="$T/log.json")
+		BACKOFF_LOG_FILE="$T/log.json" BACKOFF_EARLY_CLOSE=refusal)
 }
 
 @test "a server-first client whose connections end before a byte is connected again: python (blocking), FIN and RST" {

@@ -17,7 +17,7 @@ load helper
 setup() {
 	require_build
 	LOGGED=(BACKOFF_SHARED="$T/state" BACKOFF_LOG=info BACKOFF_LOG_FORMAT=json
-		BACKOFF_LOG_FILE="$T/log.json")
+		BACKOFF_LOG_FILE="$T/log.json" BACKOFF_EARLY_CLOSE=refusal)
 }
 
 # A python client: connects, waits for the socket to be readable (select on a

@@ -153,3 +153,123 @@ check_reuse() {
 	reuse dup2-back poll yes
 	check_reuse
 }
+
+# reconnected_then_reused WAY: a python program (run preloaded, every close
+# before a byte taken for a refusal, each new connection's time 100 ms) whose
+# non-blocking socket A meets an early close; the library connects A again and
+# the new connection is answered with "x".  A's life then ends by WAY (close,
+# shutdown then close, close_range, dup2 of another socket over it, another
+# thread's close, or a close past every hook, the raw system call); after the
+# new connection's time is over, socket B gets A's number and connects to a
+# healthy server that sends "hello".  Prints "ok hello" when B reads it, else
+# what went wrong.  The servers run without the library.
+reconnected_then_reused() {
+	local prog='
+import ctypes, errno, os, select, socket, subprocess, sys, threading, time
+way = sys.argv[1]
+SERVER = r"""
+import socket, sys, threading
+def serve(ls, first):
+    n = 0
+    while True:
+        c, _ = ls.accept()
+        n += 1
+        if first and n == 1:
+            c.close()
+            continue
+        c.sendall(b"x" if first else b"hello")
+        threading.Timer(20, c.close).start()
+ls1, ls2 = socket.socket(), socket.socket()
+for ls in ls1, ls2:
+    ls.bind(("127.0.0.1", 0))
+    ls.listen(16)
+threading.Thread(target=serve, args=(ls1, True), daemon=True).start()
+threading.Thread(target=serve, args=(ls2, False), daemon=True).start()
+print(ls1.getsockname()[1], ls2.getsockname()[1], flush=True)
+sys.stdin.read()
+"""
+env = {k: v for k, v in os.environ.items() if k != "LD_PRELOAD"}
+srv = subprocess.Popen([sys.executable, "-c", SERVER], stdin=subprocess.PIPE,
+                       stdout=subprocess.PIPE, env=env, text=True)
+p1, p2 = map(int, srv.stdout.readline().split())
+def wait(s, ev, secs):
+    p = select.poll()
+    p.register(s, ev)
+    return p.poll(int(secs * 1000))
+def connect(port):
+    s = socket.socket()
+    s.setblocking(False)
+    s.connect_ex(("127.0.0.1", port))
+    if not wait(s, select.POLLOUT, 5) or s.getsockopt(socket.SOL_SOCKET, socket.SO_ERROR):
+        sys.exit("no connection to %d" % port)
+    return s
+def read(s, secs):
+    end = time.monotonic() + secs
+    while time.monotonic() < end:
+        wait(s, select.POLLIN, end - time.monotonic())
+        try:
+            return s.recv(64)
+        except BlockingIOError:
+            pass
+    return None
+a = connect(p1)
+fd = a.fileno()
+time.sleep(0.05)  # the server has closed before the first read
+got = read(a, 5)
+if got != b"x":
+    sys.exit("A read %r, not the new connection'"'"'s x" % got)
+if way == "close":
+    a.close()
+elif way == "shutdown":
+    a.shutdown(socket.SHUT_RDWR)
+    a.close()
+elif way == "close_range":
+    a.detach()
+    os.closerange(fd, fd + 1)
+elif way == "dup2":
+    other = socket.socket()
+    os.dup2(other.fileno(), fd)
+    other.close()
+    a.detach()
+    os.close(fd)
+elif way == "thread":
+    t = threading.Thread(target=a.close)
+    t.start()
+    t.join()
+elif way == "raw":
+    a.detach()
+    ctypes.CDLL(None, use_errno=True).syscall(3, fd)  # SYS_close on x86_64, past the hooks
+time.sleep(0.4)  # the new connection'"'"'s time is over
+b = connect(p2)
+if b.fileno() != fd:
+    sys.exit("B has fd %d, not %d" % (b.fileno(), fd))
+data = read(b, 3)
+print("ok hello" if data == b"hello" else "B read %r" % data)
+srv.stdin.close()
+srv.wait(5)
+'
+	run --separate-stderr timeout 30 env LD_PRELOAD="$LIB" BACKOFF_SHARED="$T/state" \
+		BACKOFF_LOG=info BACKOFF_LOG_FORMAT=json BACKOFF_LOG_FILE="$T/log.json" \
+		BACKOFF_EARLY_CLOSE=refusal BACKOFF_BASE=10ms BACKOFF_ATTEMPT_TIMEOUT=100ms \
+		"$PYTHON" -c "$prog" "$1"
+	assert_eq "$output" "ok hello" "$1: $stderr"
+	# The library did connect A again (the test tested something) and ended nothing of B's.
+	assert_eq "$(json_events "$T/log.json" early attempt reason)" "1 reconnect" "$1: the early close"
+	assert_eq "$(json_events "$T/log.json" early-end)" "" "$1: no end of a new connection"
+}
+
+@test "an fd whose early close the library connected again, then closed: a later socket on its number keeps its connection (close, shutdown then close, another thread)" {
+	local way
+	for way in close shutdown thread; do
+		rm -f "$T/log.json" "$T/state"
+		reconnected_then_reused "$way"
+	done
+}
+
+@test "an fd whose early close the library connected again, then ended by close_range, dup2 over it or a close past the hooks: a later socket on its number keeps its connection" {
+	local way
+	for way in close_range dup2 raw; do
+		rm -f "$T/log.json" "$T/state"
+		reconnected_then_reused "$way"
+	done
+}

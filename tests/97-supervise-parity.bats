@@ -180,7 +180,8 @@ for _ in range(2):
 		esac
 		# A preloaded client's connection ends before a byte: new connects wait 1 s.
 		run --separate-stderr client reads timeout 20 env LD_PRELOAD="$LIB" "${damp[@]}" \
-			BACKOFF_LOG_FILE="$T/early-$client.json" BACKOFF_RETRIES=0
+			BACKOFF_LOG_FILE="$T/early-$client.json" BACKOFF_RETRIES=0 \
+			BACKOFF_EARLY_CLOSE=refusal
 		assert_eq "$output" "b''" "the early close before $client: $stderr"
 		assert_eq "$(json_events "$T/early-$client.json" early attempt delay_ms)" "1 1000" \
 			"the early close before $client"

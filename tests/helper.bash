@@ -490,9 +490,10 @@ print while <$s>;
 
 # start_front NAME MODE COUNT [THEN]: a TCP server on 127.0.0.1 (sets PORT)
 # whose first COUNT connections are ended before a byte: MODE fin (closed at
-# once), rst (reset at once), rst1 (the first reset, the others closed) or read
-# (closed after reading what the client sent); every later one gets "hello" and
-# is closed.  COUNT -1: every connection is ended; a list (1,2,4): those
+# once), rst (reset at once), rst1 (the first reset, the others closed), read
+# (closed after reading what the client sent) or half (its side shut at once,
+# then what the client sends read until the client's end); every later one
+# gets "hello" and is closed.  COUNT -1: every connection is ended; a list (1,2,4): those
 # connections are ended, the others greeted.  THEN, after the COUNT-th: greet
 # (the default, as said), keep (keeps listening but accepts no more: a new
 # connection waits in its queue) or exit (stops listening before it ends the
@@ -523,6 +524,17 @@ while True:
             c.settimeout(2)
             try:
                 got = c.recv(4096)
+            except OSError:
+                pass
+        elif mode == "half":
+            c.shutdown(socket.SHUT_WR)
+            c.settimeout(5)
+            try:
+                while True:
+                    more = c.recv(4096)
+                    if not more:
+                        break
+                    got += more
             except OSError:
                 pass
         elif mode == "rst" or (mode == "rst1" and n == 1):

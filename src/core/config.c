@@ -669,6 +669,17 @@ STARTUP_CODE static int set_engine(const struct setting *s)
 	return 0;
 }
 
+STARTUP_CODE static int set_early_close(const struct setting *s)
+{
+	static const char *const kinds[] = { "auto", "refusal", "answer" };
+	int choice;
+
+	if (parse_choice(s->value, kinds, N(kinds), &choice) != 0)
+		return -1;
+	s->cfg->early_close = (enum config_early)choice;
+	return 0;
+}
+
 STARTUP_CODE static int set_local_probe(const struct setting *s)
 {
 	bool on;
@@ -728,6 +739,7 @@ struct variable {
 	X(BACKOFF_LOCAL_PROBE, set_local_probe, 0,                                                \
 	  "expected off or a duration from 1ms to 1s such as 10ms")                               \
 	X(BACKOFF_REPLAY, set_bool, FIELD(replay), "expected on or off")                          \
+	X(BACKOFF_EARLY_CLOSE, set_early_close, 0, "expected auto, refusal or answer")            \
 	X(BACKOFF_PROTOCOLS, set_protocols, 0, NULL)
 
 #define AS_NAME(name, set, field, message) #name,

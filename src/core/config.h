@@ -40,6 +40,16 @@ enum config_engine {
 	CONFIG_ENGINE_SUPERVISE,
 };
 
+/*
+ * BACKOFF_EARLY_CLOSE: what a close before the first byte is, when the
+ * program has sent nothing (core/engine.h, engine_early_answer).
+ */
+enum config_early {
+	CONFIG_EARLY_AUTO,    /* a refusal where the server speaks first, else its answer */
+	CONFIG_EARLY_REFUSAL, /* always a refusal: connected again (behind a front) */
+	CONFIG_EARLY_ANSWER,  /* always the server's answer: the program gets its end */
+};
+
 struct config {
 	bool enabled;		 /* BACKOFF */
 	const char *policy_name; /* BACKOFF_POLICY, a static string */
@@ -55,6 +65,7 @@ struct config {
 	struct config_errset errors_unix; /* retryable connect errors, AF_UNIX */
 	bool nonblock, send, dns;
 	bool replay; /* BACKOFF_REPLAY: send again what was sent before an early close */
+	enum config_early early_close; /* BACKOFF_EARLY_CLOSE */
 	/* BACKOFF_PROTOCOLS: whose "try later" answers are recognized (enum ready_protocol bits) */
 	unsigned protocols;
 	bool shared; /* BACKOFF_SHARED: a budget per destination, "known down", one prober */

@@ -325,13 +325,21 @@ bool decide_early_close(const struct config *cfg, const struct target_addr *t, c
 		.at_least_ms = at_least_ms,
 		.sent = sent,
 		.replay = replay,
+		.said = answer != NULL,
 		.blocking = blocking,
 		.timed = timed,
+		.port = t->family == AF_UNIX ? 0 : t->port,
 	};
 	struct engine_early_verdict v;
 
 	if (!s)
 		return false; /* no shared state: nothing to count it in */
+	e.greeted = share_greeted(s);
+	/* A close on purpose: the server's answer, no failed attempt, nothing damped. */
+	if (engine_early_answer(cfg, &e)) {
+		events_early_answer(&what);
+		return false;
+	}
 	/*
 	 * Nothing listens there any more (asked of the kernel, for a local
 	 * destination): the server closed on purpose and stopped listening
@@ -361,10 +369,23 @@ bool decide_early_close(const struct config *cfg, const struct target_addr *t, c
 	return true;
 }
 
-void decide_first_byte(const struct config *cfg, const struct target_addr *t)
+void decide_first_byte(const struct config *cfg, const struct target_addr *t, bool greeting)
 {
-	struct share_slot *s = cfg->shared ? share_find(t) : NULL;
+	struct share_slot *s;
 
+	if (!cfg->shared)
+		return;
+	/*
+	 * A greeting, on a port that does not say its server speaks first: kept
+	 * host-wide, so that a later close before one is taken for a refusal.
+	 */
+	if (greeting && t->family != AF_UNIX && !engine_port_speaks_first(t->port)) {
+		s = share_get(cfg, t);
+		if (s)
+			share_note_greeted(s);
+	} else {
+		s = share_find(t);
+	}
 	if (s)
 		share_note_first_byte(s);
 }

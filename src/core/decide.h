@@ -78,8 +78,12 @@ bool decide_early_close(const struct config *cfg, const struct target_addr *t, c
 			uint64_t at_least_ms, bool sent, bool replay, bool blocking, bool timed,
 			uint64_t *until_ms);
 
-/* A connection to @t received its first byte: the streak of early closes ends. */
-void decide_first_byte(const struct config *cfg, const struct target_addr *t);
+/*
+ * A connection to @t received its first byte: the streak of early closes
+ * ends; @greeting: the program had sent nothing, so its server speaks first
+ * (kept host-wide for engine_early_answer).
+ */
+void decide_first_byte(const struct config *cfg, const struct target_addr *t, bool greeting);
 
 /*
  * How often a local destination's listener is looked for in the kernel's

@@ -392,7 +392,10 @@ enum early_action early_seen(const struct config *cfg, int fd, ssize_t rc, int e
 	if (answer == READY_NOT && !sock_first(fd, &f))
 		answer = READY_ANSWERED;
 	if (answer == READY_ANSWERED && f.segs_in != 0) {
-		decide_first_byte(cfg, &t);
+		/* Bytes before any the hooks saw sent: a greeting. */
+		decide_first_byte(cfg, &t,
+				  rc > 0 && !sending && !recorded &&
+					  !(w & (FDS_NOREPLAY | FDS_SHUT)));
 		(void)first_end(s, end); /* answered: the connection is the program's */
 		return EARLY_NONE;
 	}
@@ -426,13 +429,43 @@ enum early_action early_seen(const struct config *cfg, int fd, ssize_t rc, int e
 			return EARLY_END;
 		return EARLY_NONE;
 	}
-	/* What the program gets if the new connections fail, stay silent or end too. */
-	if (atomic_load_explicit(&s->again_end, memory_order_relaxed) == 0)
+	/*
+	 * What the program gets if the new connections fail, stay silent or end
+	 * too; and the first connection's own address, which the program's
+	 * getsockname gives while the library connects again.
+	 */
+	if (atomic_load_explicit(&s->again_end, memory_order_relaxed) == 0) {
+		socklen_t local = sizeof(s->again_local);
+
+		if (real_getsockname(fd, (struct sockaddr *)&s->again_local, &local) != 0 ||
+		    local > sizeof(s->again_local))
+			local = 0;
+		s->again_local_len = local;
 		atomic_store_explicit(&s->again_end, 1 + (rc < 0 ? err : 0), memory_order_relaxed);
+	}
 	atomic_store_explicit(&s->again_until_ms, until, memory_order_relaxed);
 	sock_abort_connect(fd);
 	*flight = fl;
 	return fl ? EARLY_REPLAY : EARLY_RECONNECT;
+}
+
+/*
+ * @fd (slot @s, or NULL) is not connected again: whatever the socket holds
+ * (an attempt under way, a silent connection, an error) is aborted; read-shut,
+ * it reads as ended from now on.  Returns how the first connection ended.
+ */
+static int end_again(int fd, struct fdslot *s)
+{
+	int end = 0;
+
+	sock_abort_connect(fd);
+	(void)real_shutdown(fd, SHUT_RD);
+	if (s) {
+		fdtable_set_first(s, false);
+		atomic_store_explicit(&s->again_until_ms, 0, memory_order_relaxed);
+		(void)first_end(s, &end);
+	}
+	return end;
 }
 
 int early_end(int fd, int err, bool gone)
@@ -440,26 +473,45 @@ int early_end(int fd, int err, bool gone)
 	struct fdslot *s = fdtable_peek(fd);
 	struct events_subject what = { .call = "connect" };
 	struct target_addr t;
-	int saved = errno, end = 0;
+	int saved = errno, end = end_again(fd, s);
 
-	/*
-	 * Whatever the socket holds (an attempt under way, a silent connection,
-	 * an error) is aborted; read-shut, it reads as ended from now on.
-	 */
-	sock_abort_connect(fd);
-	(void)real_shutdown(fd, SHUT_RD);
-	if (s) {
-		fdtable_set_first(s, false);
-		atomic_store_explicit(&s->again_until_ms, 0, memory_order_relaxed);
-		(void)first_end(s, &end);
-		if (target_from_sockaddr((const struct sockaddr *)&s->first_addr, s->first_len,
-					 &t)) {
-			what.target = &t;
-			events_early_end(&what, err, gone);
-		}
+	if (s && target_from_sockaddr((const struct sockaddr *)&s->first_addr, s->first_len, &t)) {
+		what.target = &t;
+		events_early_end(&what, err, gone);
 	}
 	errno = saved;
 	return end;
+}
+
+void early_abandon(int fd)
+{
+	int saved = errno;
+
+	(void)end_again(fd, fdtable_peek(fd));
+	errno = saved;
+}
+
+bool early_name(int fd, bool peer, struct sockaddr *addr, socklen_t *len)
+{
+	struct fdslot *s = fdtable_peek(fd);
+	const void *name;
+	socklen_t n;
+	unsigned state;
+
+	if (!s || !early_again(s) || !addr || !len)
+		return false;
+	/* Connected again (awaiting its first byte): the kernel's answer is the truth. */
+	state = fdtable_state_of(s);
+	if (state != FDS_HIDDEN && state != FDS_CONNECTING)
+		return false;
+	name = peer ? (const void *)&s->first_addr : (const void *)&s->again_local;
+	n = peer ? s->first_len : s->again_local_len;
+	if (n == 0)
+		return false;
+	/* As the kernel: the name cut to the room given, its whole length said. */
+	memcpy(addr, name, *len < n ? *len : n);
+	*len = n;
+	return true;
 }
 
 /* The first bytes of @n sent from @iov, for a look at the protocol. */

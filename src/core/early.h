@@ -109,6 +109,23 @@ void early_shutdown(int fd, int how);
  */
 int early_end(int fd, int err, bool gone);
 
+/*
+ * The program ends its side of @fd (shutdown) while the library connects it
+ * again: that connection is given up, and the socket reads as ended, as the
+ * connection the program believes it has would (its end came).  errno
+ * untouched.
+ */
+void early_abandon(int fd);
+
+/*
+ * getpeername (@peer) or getsockname of @fd while the library connects it
+ * again (its attempt under way or waiting): the first connection's address,
+ * which the program believes it still has, into @addr and *@len as the
+ * kernel writes a name.  False when @fd is not being connected again, or
+ * the name is not known: the kernel answers.
+ */
+bool early_name(int fd, bool peer, struct sockaddr *addr, socklen_t *len);
+
 /* Whether @s's connection is one being made again after an early close, not yet answered. */
 static inline bool early_again(const struct fdslot *s)
 {

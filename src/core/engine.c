@@ -314,6 +314,38 @@ struct engine_action engine_step(const struct config *cfg, const struct config_e
 	}
 }
 
+bool engine_port_speaks_first(uint16_t port)
+{
+	switch (port) {
+	case 21:   /* FTP */
+	case 22:   /* SSH */
+	case 25:   /* SMTP */
+	case 110:  /* POP3 */
+	case 143:  /* IMAP */
+	case 587:  /* SMTP submission */
+	case 3306: /* MySQL, MariaDB */
+	case 4222: /* NATS */
+		return true;
+	default:
+		return false;
+	}
+}
+
+bool engine_early_answer(const struct config *cfg, const struct engine_early *e)
+{
+	if (e->sent || e->said)
+		return false; /* an end before any answer to a request is no answer */
+	switch (cfg->early_close) {
+	case CONFIG_EARLY_REFUSAL:
+		return false;
+	case CONFIG_EARLY_ANSWER:
+		return true;
+	case CONFIG_EARLY_AUTO:
+		break;
+	}
+	return !e->greeted && !engine_port_speaks_first(e->port);
+}
+
 struct engine_early_verdict engine_early_close(const struct config *cfg,
 					       const struct engine_early *e)
 {
@@ -321,6 +353,12 @@ struct engine_early_verdict engine_early_close(const struct config *cfg,
 		.delay_ms = policy_next_delay(&cfg->policy, e->streak, e->prev_delay_ms, e->draw),
 		.until_ms = CONFIG_INFINITE,
 	};
+
+	if (engine_early_answer(cfg, e)) {
+		v.why = "answer";
+		v.delay_ms = 0; /* the server answered: nobody waits */
+		return v;
+	}
 
 	/* The server's own wait, when it asks for one (Retry-After), and never less than the
 	 * policy's. */

@@ -183,18 +183,37 @@ struct engine_early {
 	uint64_t prev_delay_ms; /* the streak's previous delay (decorrelated jitter) */
 	uint64_t draw;		/* a random draw for this delay */
 	uint64_t at_least_ms;	/* the server asked for this wait at least (Retry-After) */
-	bool sent;		/* the program sent something on it */
+	bool sent;		/* the program sent something on it (or ended its side) */
 	bool replay;		/* what it sent is recorded in full, to be sent again */
+	bool said;		/* the server said "try later" (core/ready.h), not a close */
+	bool greeted;		/* the destination's server spoke first before, host-wide */
+	uint16_t port;		/* the destination's TCP port (0: none) */
 	bool blocking;		/* the program's read waits (else an event loop's) */
 	bool timed;		/* the read has a timeout of its own (SO_RCVTIMEO) */
 };
 
+/*
+ * Whether a server on TCP @port speaks first in its well-known protocol
+ * (FTP 21, SSH 22, SMTP 25 and 587, POP3 110, IMAP 143, MySQL 3306, NATS
+ * 4222): a close before its greeting is no answer of its own.
+ */
+bool engine_port_speaks_first(uint16_t port);
+
+/*
+ * Whether the early close @e is the server's answer, not a failed attempt:
+ * the program sent nothing, no "try later" was said, and the close is not
+ * taken for a front's refusal (BACKOFF_EARLY_CLOSE: auto takes it so only
+ * where the server speaks first: it greeted before, or its port says so).
+ * Then the program gets its end at once and the server sees one connection.
+ */
+bool engine_early_answer(const struct config *cfg, const struct engine_early *e);
+
 /* What an early close is to do. */
 struct engine_early_verdict {
 	/*
-	 * NULL: connect the same socket again; else why not ("sent",
-	 * "nonblocking", "own-timeout", "retries", "budget"): the program gets
-	 * the end.
+	 * NULL: connect the same socket again; else why not ("answer": no
+	 * failed attempt at all, engine_early_answer; "sent", "nonblocking",
+	 * "own-timeout", "retries", "budget"): the program gets the end.
 	 */
 	const char *why;
 	uint64_t delay_ms; /* new connects to the destination wait so long (damping) */

@@ -251,6 +251,11 @@ void events_early_end(const struct events_subject *s, int err, bool gone)
 	line(LOG_LEVEL_INFO, "early-end", s, err, 0, LOG_NONE, LOG_NONE, LOG_NONE, why);
 }
 
+void events_early_answer(const struct events_subject *s)
+{
+	line(LOG_LEVEL_INFO, "early-end", s, 0, 0, LOG_NONE, LOG_NONE, LOG_NONE, "answer");
+}
+
 void events_damped(const struct events_subject *s, uint64_t streak, uint64_t wait_ms)
 {
 	count(&stat_waited_ms, wait_ms);

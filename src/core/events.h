@@ -107,6 +107,13 @@ void events_early(const struct events_subject *s, const char *answer, uint64_t s
  */
 void events_early_end(const struct events_subject *s, int err, bool gone);
 
+/*
+ * A close before the first byte, the program having sent nothing, is
+ * s->target's answer (engine_early_answer): said at info, as an
+ * "early-end" whose reason is "answer"; no failed attempt.
+ */
+void events_early_answer(const struct events_subject *s);
+
 /* A connect waits @wait_ms before its attempt: @streak early closes in a row.  At info. */
 void events_damped(const struct events_subject *s, uint64_t streak, uint64_t wait_ms);
 

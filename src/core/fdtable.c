@@ -237,6 +237,24 @@ static void fdtable_count(unsigned old_state, unsigned new_state)
 					  memory_order_relaxed);
 }
 
+/*
+ * What @s holds of one life of its fd outside the word: a connection made
+ * again after an early close (its time, the end the first one met).  Ended
+ * where the life ends (a close, a fork's child) and where a new one begins
+ * (a socket made on the number, which may have been closed behind the
+ * hooks): a later socket of the number never meets it.  Two loads when
+ * there is nothing to end.
+ */
+static void life_end(struct fdslot *s)
+{
+	if (__builtin_expect(atomic_load_explicit(&s->again_until_ms, memory_order_relaxed) != 0 ||
+				     atomic_load_explicit(&s->again_end, memory_order_relaxed) != 0,
+			     0)) {
+		atomic_store_explicit(&s->again_until_ms, 0, memory_order_relaxed);
+		atomic_store_explicit(&s->again_end, 0, memory_order_relaxed);
+	}
+}
+
 unsigned fdtable_release(struct fdslot *s, unsigned state)
 {
 	uint32_t w = atomic_load_explicit(&s->word, memory_order_relaxed), next;
@@ -247,6 +265,7 @@ unsigned fdtable_release(struct fdslot *s, unsigned state)
 		if (w & FDS_CLOSED) {
 			next = w & FDS_EPOLL; /* closed meanwhile: nothing survives */
 			atomic_store_explicit(&s->nreg, 0, memory_order_relaxed);
+			life_end(s);
 		} else {
 			next = (w & ~(FDS_CLAIMED | FDS_STATE)) | state;
 		}
@@ -271,12 +290,10 @@ void fdtable_forget(int fd)
 
 	if (!s)
 		return;
-	/* A connection made again for the socket closed is no other socket's. */
-	if (__builtin_expect(atomic_load_explicit(&s->again_end, memory_order_relaxed) != 0, 0)) {
-		atomic_store_explicit(&s->again_until_ms, 0, memory_order_relaxed);
-		atomic_store_explicit(&s->again_end, 0, memory_order_relaxed);
-	}
 	w = atomic_load_explicit(&s->word, memory_order_relaxed);
+	/* Claimed: the claimer ends it at release (it may be writing it now). */
+	if (!(w & FDS_CLAIMED))
+		life_end(s);
 	if (w == 0)
 		return;
 	if (w & FDS_EPOLL)
@@ -303,6 +320,7 @@ void fdtable_forget(int fd)
 	} while (!atomic_compare_exchange_weak_explicit(&s->word, &w, next, memory_order_acq_rel,
 							memory_order_relaxed));
 	if (!(w & FDS_CLAIMED)) {
+		life_end(s);
 		if (w & FDS_FLIGHT)
 			fdtable_flight_free(atomic_exchange(&s->flight, NULL));
 		/* A socket whose mode alone is known (most) was never counted. */
@@ -457,8 +475,7 @@ void fdtable_after_fork(void)
 		atomic_store_explicit(&s->word, w & (FDS_EPOLL | FDS_REGS | FDS_UNKNOWN),
 				      memory_order_relaxed);
 		atomic_store_explicit(&s->claimed_ns, 0, memory_order_relaxed);
-		atomic_store_explicit(&s->again_until_ms, 0, memory_order_relaxed);
-		atomic_store_explicit(&s->again_end, 0, memory_order_relaxed);
+		life_end(s);
 	}
 	atomic_store_explicit(&fdtable_managed, 0, memory_order_relaxed);
 	atomic_store_explicit(&fdtable_first, 0, memory_order_relaxed);
@@ -479,6 +496,7 @@ void fdtable_mode_made(int fd, unsigned epoch, unsigned bits)
 	if (!s && !(s = fdtable_get(fd)))
 		return;
 	fdtable_cover(fd);
+	life_end(s); /* a new socket: nothing of the number's last one is its own */
 	w = atomic_load_explicit(&s->word, memory_order_relaxed);
 	while (!atomic_compare_exchange_weak_explicit(
 		&s->word, &w, (w & ~(FDS_MODE | ~0U << FDS_EPOCH_SHIFT)) | mode,

@@ -115,10 +115,15 @@ struct fdslot {
 	 * again).  again_end: 0, the connection is the program's own; else the
 	 * library made it again, and the first one ended with again_end - 1
 	 * (0: end of file, else its errno), which the program gets if the
-	 * library's connections fail, stay silent or end too.
+	 * library's connections fail, stay silent or end too.  Both end with
+	 * the fd's life (fdtable.c: a close of any kind, a socket made on the
+	 * number, a fork's child).
 	 */
 	_Atomic uint64_t again_until_ms;
 	_Atomic int again_end;
+	/* While made again: the first connection's own address, for getsockname (0: none). */
+	struct sockaddr_in6 again_local;
+	socklen_t again_local_len;
 };
 
 /* Managed connects in the process (those hidden: fdtable_attention): the fast paths read it. */

@@ -737,6 +737,27 @@ bool pending_epoll_ctl(int epfd, int op, int fd, uint32_t events, uint64_t data,
 	return true;
 }
 
+bool pending_again_shut(int fd)
+{
+	struct fdslot *s = managed_slot(fd);
+	unsigned state;
+	bool again;
+
+	if (!s || !early_again(s) || !fdtable_claim(s, true))
+		return false;
+	state = fdtable_state_of(s);
+	again = early_again(s) && (state == FDS_HIDDEN || state == FDS_CONNECTING) &&
+		same_socket(s, fd);
+	if (again) {
+		early_abandon(fd);
+		if (state == FDS_HIDDEN)
+			epollreg_replay(s, fd);
+		state = FDS_FREE;
+	}
+	fdtable_release(s, state);
+	return again;
+}
+
 void pending_closing(const struct config *cfg, int fd)
 {
 	struct fdslot *s = managed_slot(fd);

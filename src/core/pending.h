@@ -104,6 +104,15 @@ bool pending_event(const struct config *cfg, int fd, bool maybe_failed, bool *ex
 bool pending_epoll_ctl(int epfd, int op, int fd, uint32_t events, uint64_t data, int *rc, int *err);
 
 /*
+ * The program ends its side of @fd (shutdown) while the library connects it
+ * again after an early close: the new connection is given up
+ * (early_abandon), the fd shown again to its epoll sets and no longer
+ * managed.  Whether it was; then the program's shutdown answers as on the
+ * connection it believes it has (0).  errno untouched.
+ */
+bool pending_again_shut(int fd);
+
+/*
  * The program closes @fd: if its connect is being retried, the program ended
  * the call (decide_loop_closed).  Async-signal-safe; errno untouched.
  */

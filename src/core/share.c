@@ -507,6 +507,7 @@ static struct share_slot *lookup(struct share_head *h, uint64_t key, const struc
 				atomic_store_explicit(&s->early, 0, memory_order_relaxed);
 				atomic_store_explicit(&s->damp_ns, 0, memory_order_relaxed);
 				atomic_store_explicit(&s->early_ns, 0, memory_order_relaxed);
+				atomic_store_explicit(&s->dest.greeted, 0, memory_order_relaxed);
 				for (unsigned i = 0; i < SHARE_LOOPS; i++)
 					atomic_store_explicit(&s->loops[i], 0,
 							      memory_order_relaxed);
@@ -734,6 +735,17 @@ void share_note_first_byte(struct share_slot *s)
 	atomic_store_explicit(&s->early, 0, memory_order_relaxed);
 	atomic_store_explicit(&s->damp_ns, 0, memory_order_relaxed);
 	atomic_store_explicit(&s->early_ns, 0, memory_order_relaxed);
+}
+
+void share_note_greeted(struct share_slot *s)
+{
+	if (atomic_load_explicit(&s->dest.greeted, memory_order_relaxed) == 0)
+		atomic_store_explicit(&s->dest.greeted, 1, memory_order_relaxed);
+}
+
+bool share_greeted(struct share_slot *s)
+{
+	return atomic_load_explicit(&s->dest.greeted, memory_order_relaxed) != 0;
 }
 
 void share_note_looked(struct share_slot *s, uint64_t now_ns)

@@ -31,7 +31,12 @@ struct share_dest {
 	_Atomic uint16_t port;	  /* host byte order; 0 for AF_UNIX */
 	_Atomic uint16_t len;	  /* AF_UNIX: bytes of the path or abstract name */
 	_Atomic uint8_t abstract; /* AF_UNIX: an abstract name */
-	uint8_t spare;
+	/*
+	 * Not hashed: its server spoke first, a connection's first bytes came
+	 * before the program sent any (a greeting).  A close before them is then
+	 * no answer of the server's.
+	 */
+	_Atomic uint8_t greeted;
 	_Atomic uint64_t bytes[14]; /* the address (4 or 16 bytes) or the path */
 };
 
@@ -265,6 +270,12 @@ bool share_loop_wait(struct share_slot *s, int delta, uint64_t until_ns);
 
 /* A connection to @s received its first byte: its streak of early closes ends. */
 void share_note_first_byte(struct share_slot *s);
+
+/* @s's server greeted (share_slot.greeted); a load, and a store the first time. */
+void share_note_greeted(struct share_slot *s);
+
+/* Whether @s's server greeted once. */
+bool share_greeted(struct share_slot *s);
 
 /* The thread id of @s's prober (0: none), a hint for the log. */
 int share_prober(struct share_slot *s);

@@ -383,8 +383,20 @@ EXPORT ssize_t writev(int fd, const struct iovec *iov, int n)
 	return writev_watched(fd, iov, n);
 }
 
+/*
+ * A connection the library is making again after an early close is given
+ * up: the program ends the one it believes it has, whose shutdown succeeds
+ * (the socket, aborted, takes @how and reads as ended).
+ */
 EXPORT int shutdown(int fd, int how)
 {
+	if (__builtin_expect(pending_any(), 0) && pending_again_shut(fd)) {
+		int saved = errno;
+
+		(void)real_shutdown(fd, how);
+		errno = saved;
+		return 0;
+	}
 	if (__builtin_expect(early_any(), 0))
 		early_shutdown(fd, how);
 	return real_shutdown(fd, how);

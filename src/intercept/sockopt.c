@@ -2,12 +2,14 @@
  * getsockopt(SO_ERROR): a hidden connect is still in progress; an emulated
  * failure is handed over.  setsockopt(SO_SNDTIMEO): the program's own send
  * timeout, followed.  Both give a socket its own send timeout back first,
- * if a siglongjmp left a connect's bound on it.
+ * if a siglongjmp left a connect's bound on it.  getpeername/getsockname: the
+ * names of a connection being made again after an early close.
  */
 #include <errno.h>
 #include <sys/socket.h>
 #include <sys/time.h>
 
+#include "core/early.h"
 #include "core/fdtable.h"
 #include "core/pending.h"
 #include "init.h"
@@ -34,6 +36,34 @@ EXPORT int getsockopt(int fd, int level, int name, void *value, socklen_t *len)
 			return real_so_error_mine(fd, value, len);
 	}
 	return real_getsockopt(fd, level, name, value, len);
+}
+
+/*
+ * getpeername(2), getsockname(2): while the library connects @fd again after
+ * an early close, the names of the connection the program believes it has
+ * (early_name); else the kernel's.
+ */
+EXPORT int getpeername(int fd, COMPAT_SOCKADDR_ARG addr, socklen_t *len)
+{
+	int rc = real_getpeername(fd, COMPAT_SOCKADDR(addr), len);
+
+	if (__builtin_expect(rc != 0 && pending_any(), 0)) {
+		int saved = errno;
+
+		if (early_name(fd, true, COMPAT_SOCKADDR(addr), len))
+			return 0;
+		errno = saved;
+	}
+	return rc;
+}
+
+EXPORT int getsockname(int fd, COMPAT_SOCKADDR_ARG addr, socklen_t *len)
+{
+	int rc = real_getsockname(fd, COMPAT_SOCKADDR(addr), len);
+
+	if (__builtin_expect(rc == 0 && pending_any(), 0))
+		(void)early_name(fd, false, COMPAT_SOCKADDR(addr), len);
+	return rc;
 }
 
 /* setsockopt(2) of a send timeout (SO_SNDTIMEO or its 64-bit time twin), followed. */

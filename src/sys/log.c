@@ -328,6 +328,10 @@ static void format_text(struct text *t, const struct log_event *ev)
 		if (ev->err) {
 			text_str(t, err_text(ev));
 			text_str(t, " on connecting again");
+		} else if (ev->reason && strcmp(ev->reason, "answer") == 0) {
+			text_str(t, "closed by the peer before its first byte, nothing sent: "
+				    "taken for its answer (BACKOFF_EARLY_CLOSE=refusal connects "
+				    "again)");
 		} else if (ev->reason && strcmp(ev->reason, "gone") == 0) {
 			text_str(t, "closed by the peer before its first byte, and nothing listens "
 				    "there "

@@ -248,6 +248,10 @@ STUB(int, socket, (int domain, int type, int protocol), (domain, type, protocol)
 STUB(int, setsockopt, (int fd, int level, int name, const void *v, socklen_t l),
      (fd, level, name, v, l), syscall(SYS_setsockopt, fd, level, name, v, l))
 STUB(int, shutdown, (int fd, int how), (fd, how), syscall(SYS_shutdown, fd, how))
+STUB(int, getpeername, (int fd, struct sockaddr *a, socklen_t *l), (fd, a, l),
+     syscall(SYS_getpeername, fd, a, l))
+STUB(int, getsockname, (int fd, struct sockaddr *a, socklen_t *l), (fd, a, l),
+     syscall(SYS_getsockname, fd, a, l))
 STUB(int, execve, (const char *path, char *const argv[], char *const envp[]), (path, argv, envp),
      syscall(SYS_execve, path, argv, envp))
 STUB(int, execvpe, (const char *file, char *const argv[], char *const envp[]), (file, argv, envp),

@@ -67,6 +67,8 @@ extern int (*_Atomic real_ptr_dup)(int);
 extern int (*_Atomic real_ptr_socket)(int, int, int);
 extern int (*_Atomic real_ptr_setsockopt)(int, int, int, const void *, socklen_t);
 extern int (*_Atomic real_ptr_shutdown)(int, int);
+extern int (*_Atomic real_ptr_getpeername)(int, struct sockaddr *, socklen_t *);
+extern int (*_Atomic real_ptr_getsockname)(int, struct sockaddr *, socklen_t *);
 /* The variadic three: their last argument passed on as the word it was given as. */
 extern int (*_Atomic real_ptr_fcntl)(int, int, ...);
 extern int (*_Atomic real_ptr_fcntl64)(int, int, ...);
@@ -127,6 +129,8 @@ extern int (*_Atomic real_ptr_posix_spawnp)(pid_t *, const char *,
 #define real_socket REAL_LOAD(real_ptr_socket)
 #define real_setsockopt REAL_LOAD(real_ptr_setsockopt)
 #define real_shutdown REAL_LOAD(real_ptr_shutdown)
+#define real_getpeername REAL_LOAD(real_ptr_getpeername)
+#define real_getsockname REAL_LOAD(real_ptr_getsockname)
 #define real_fcntl REAL_LOAD(real_ptr_fcntl)
 #define real_fcntl64 REAL_LOAD(real_ptr_fcntl64)
 #define real_ioctl REAL_LOAD(real_ptr_ioctl)

@@ -56,6 +56,7 @@ static const char *const all_vars[] = { "BACKOFF",
 					"BACKOFF_SHARED",
 					"BACKOFF_LOCAL_PROBE",
 					"BACKOFF_REPLAY",
+					"BACKOFF_EARLY_CLOSE",
 					"BACKOFF_PROTOCOLS",
 					NULL };
 
@@ -80,6 +81,7 @@ static const struct option_var {
 	{ "nonblock", "BACKOFF_NONBLOCK" },
 	{ "send", "BACKOFF_SEND" },
 	{ "replay", "BACKOFF_REPLAY" },
+	{ "early-close", "BACKOFF_EARLY_CLOSE" },
 	{ "protocols", "BACKOFF_PROTOCOLS" },
 	{ "dns", "BACKOFF_DNS" },
 	{ "engine", "BACKOFF_ENGINE" },

@@ -409,6 +409,27 @@ static void test_booleans_levels_and_seed(void)
 	CHECK(cfg.enabled && cfg.log_level == LOG_LEVEL_WARN && !cfg.log_json && !cfg.seeded);
 }
 
+/* BACKOFF_EARLY_CLOSE: each value, the default, and a case that is no value. */
+static void test_early_close(void)
+{
+	const char *unset[] = { NULL }, *refusal[] = { "BACKOFF_EARLY_CLOSE=refusal", NULL },
+		   *answer[] = { "BACKOFF_EARLY_CLOSE=answer", NULL },
+		   *autos[] = { "BACKOFF_EARLY_CLOSE=auto", NULL },
+		   *upper[] = { "BACKOFF_EARLY_CLOSE=Refusal", NULL };
+	struct config cfg;
+
+	CHECK_U64(parse(&cfg, unset), 0);
+	CHECK(cfg.early_close == CONFIG_EARLY_AUTO);
+	CHECK_U64(parse(&cfg, refusal), 0);
+	CHECK(cfg.early_close == CONFIG_EARLY_REFUSAL);
+	CHECK_U64(parse(&cfg, answer), 0);
+	CHECK(cfg.early_close == CONFIG_EARLY_ANSWER);
+	CHECK_U64(parse(&cfg, autos), 0);
+	CHECK(cfg.early_close == CONFIG_EARLY_AUTO);
+	CHECK_U64(parse(&cfg, upper), 1);
+	CHECK(cfg.early_close == CONFIG_EARLY_AUTO);
+}
+
 static void test_problem_messages(void)
 {
 	char huge[10240 + 32], line[512];
@@ -558,6 +579,7 @@ static void test_each_variable_says_what_it_takes(void)
 		{ "BACKOFF_LOCAL_PROBE", "2s",
 		  "expected off or a duration from 1ms to 1s such as 10ms" },
 		{ "BACKOFF_REPLAY", "maybe", "expected on or off" },
+		{ "BACKOFF_EARLY_CLOSE", "sometimes", "expected auto, refusal or answer" },
 		{ "BACKOFF_PROTOCOLS", "gopher",
 		  "expected protocol names (postgresql, mysql, redis, memcached, nats, smtp, ftp, "
 		  "mqtt, http), as a list or as +NAME/-NAME edits, or none" },
@@ -750,6 +772,7 @@ int main(void)
 	test_errors();
 	test_protocols();
 	test_booleans_levels_and_seed();
+	test_early_close();
 	test_problem_messages();
 	test_binary_bytes_are_escaped();
 	test_every_rejection();
