@@ -5,14 +5,18 @@
 # library makes again after an early close has one attempt's time to answer;
 # a listener that is gone, or refuses it, served its one connection; and when
 # the library gives up, the program's read gets the end the first connection
-# met, never an errno of the library's own connections.
+# met, never an errno of the library's own connections.  A local listener that
+# leaves the new connection in its queue for 100 ms served its one connection
+# too.  Every close here is taken for a refusal (BACKOFF_EARLY_CLOSE=refusal),
+# so that the new connection's rules are met; by default an ordinary port's
+# close with nothing sent is the server's answer (94-early-close-answer.bats).
 # shellcheck disable=SC2154 # status, output, stderr, lines: set by bats run
 
 load helper
 
 # The servers: start_front (helper.bash), whose first connection is ended
-# before a byte, then keeps listening without accepting (keep), or stops
-# listening and exits (exit).
+# before a byte, then keeps listening without accepting (keep), accepts and
+# says nothing (silent), or stops listening and exits (exit).
 
 setup() {
 	require_build
@@ -70,15 +74,42 @@ within() {
 	fi
 }
 
-@test "a server that accepts once and keeps listening: nc -d gets its end of file within the attempt's time, as without the library, preloaded and under the launcher" {
+@test "a server that accepts once and keeps listening: nc -d and a python client get their end of file once the new connection sat 100 ms in the listener's queue, as without the library" {
 	require_command nc
-	local start elapsed
+	local start elapsed mode
 	start_front plain fin 1 keep
 	start=$(now_ms)
 	run --separate-stderr timeout 20 nc -d 127.0.0.1 "$PORT"
 	assert_eq "$status/$output" "0/" "without the library: $stderr"
 	assert_between "$(($(now_ms) - start))" 0 "$(within 1000)" "ms without the library"
 	start_front lib fin 1 keep
+	start=$(now_ms)
+	run --separate-stderr timeout 20 env LD_PRELOAD="$LIB" "${LOGGED[@]}" nc -d 127.0.0.1 "$PORT"
+	elapsed=$(($(now_ms) - start))
+	assert_eq "$status/$output" "0/" "with the library: $stderr"
+	assert_between "$elapsed" 100 "$(within 900)" "ms with the library"
+	assert_eq "$(json_events "$T/log.json" early-end reason)" "unaccepted" "the new connection's end"
+	for mode in blocking select epoll; do
+		rm -f "$T/log.json" "$T/state"
+		start_front "py-$mode" fin 1 keep
+		run --separate-stderr timeout 20 env LD_PRELOAD="$LIB" "${LOGGED[@]}" \
+			"$PYTHON" -c "$CLIENT" "$PORT" "$mode"
+		assert_match "$output" "^b'' [0-9]+$" "$mode: $stderr"
+		assert_between "${output#* }" 100 "$(within 900)" "ms ($mode)"
+		assert_eq "$(json_events "$T/log.json" early-end reason)" "unaccepted" \
+			"the new connection's end ($mode)"
+	done
+}
+
+@test "a server that accepts once, then accepts and says nothing: nc -d gets its end of file within the attempt's time, as without the library, preloaded and under the launcher" {
+	require_command nc
+	local start elapsed
+	start_front plain fin 1 silent
+	start=$(now_ms)
+	run --separate-stderr timeout 20 nc -d 127.0.0.1 "$PORT"
+	assert_eq "$status/$output" "0/" "without the library: $stderr"
+	assert_between "$(($(now_ms) - start))" 0 "$(within 1000)" "ms without the library"
+	start_front lib fin 1 silent
 	start=$(now_ms)
 	run --separate-stderr timeout 20 env LD_PRELOAD="$LIB" "${LOGGED[@]}" BACKOFF_ATTEMPT_TIMEOUT=1s \
 		nc -d 127.0.0.1 "$PORT"
@@ -87,7 +118,7 @@ within() {
 	assert_between "$elapsed" 1000 "$(within 1300)" "ms with the library (one attempt's time)"
 	assert_eq "$(json_events "$T/log.json" early-end reason)" "silent" "the new connection's end"
 	rm -f "$T/log.json"
-	start_front launched fin 1 keep
+	start_front launched fin 1 silent
 	start=$(now_ms)
 	run --separate-stderr timeout 20 env "${LOGGED[@]}" "$LAUNCHER" --attempt-timeout 1s -- \
 		nc -d 127.0.0.1 "$PORT"
@@ -100,7 +131,7 @@ within() {
 @test "the default attempt time (5 s) bounds the wait for a silent new connection: nc -d" {
 	require_command nc
 	local start elapsed
-	start_front front fin 1 keep
+	start_front front fin 1 silent
 	start=$(now_ms)
 	run --separate-stderr timeout 30 env LD_PRELOAD="$LIB" "${LOGGED[@]}" nc -d 127.0.0.1 "$PORT"
 	elapsed=$(($(now_ms) - start))
@@ -108,14 +139,14 @@ within() {
 	assert_between "$elapsed" 5000 "$(within 5400)" "ms"
 }
 
-@test "a server that accepts once and keeps listening: a python select + recv client gets b'' within the attempt's time, blocking and non-blocking (select, poll, epoll, a wait to write), preloaded and under the launcher" {
+@test "a server that accepts once, then accepts and says nothing: a python select + recv client gets b'' within the attempt's time, blocking and non-blocking (select, poll, epoll, a wait to write), preloaded and under the launcher" {
 	local mode how
 	for mode in blocking select poll epoll pollout; do
-		start_front "plain-$mode" fin 1 keep
+		start_front "plain-$mode" fin 1 silent
 		run --separate-stderr timeout 20 "$PYTHON" -c "$CLIENT" "$PORT" "$mode"
 		assert_match "$output" "^b'' [0-9]+$" "without the library ($mode): $stderr"
 		for how in preload launcher; do
-			start_front "$how-$mode" fin 1 keep
+			start_front "$how-$mode" fin 1 silent
 			if [[ $how == preload ]]; then
 				run --separate-stderr timeout 20 env LD_PRELOAD="$LIB" "${LOGGED[@]}" \
 					BACKOFF_ATTEMPT_TIMEOUT=1s "$PYTHON" -c "$CLIENT" "$PORT" "$mode"
@@ -133,7 +164,7 @@ within() {
 }
 
 @test "a signal during the wait for a silent new connection: its handler runs at once, and the read gets the end it met" {
-	start_front front fin 1 keep
+	start_front front fin 1 silent
 	run --separate-stderr client alarmed timeout 20 env LD_PRELOAD="$LIB" "${LOGGED[@]}" BACKOFF_BASE=1ms
 	local got handler total
 	read -r got handler total <<<"$output"
@@ -199,7 +230,7 @@ within() {
 
 @test "BACKOFF_REPLAY=on: a replayed request whose new connection stays silent gets the end it met within the attempt's time" {
 	local start elapsed
-	start_front front read 1 keep
+	start_front front read 1 silent
 	start=$(now_ms)
 	run --separate-stderr client sends timeout 20 env LD_PRELOAD="$LIB" "${LOGGED[@]}" \
 		BACKOFF_REPLAY=on BACKOFF_ATTEMPT_TIMEOUT=1s

@@ -496,7 +496,8 @@ print while <$s>;
 # gets "hello" and is closed.  COUNT -1: every connection is ended; a list (1,2,4): those
 # connections are ended, the others greeted.  THEN, after the COUNT-th: greet
 # (the default, as said), keep (keeps listening but accepts no more: a new
-# connection waits in its queue) or exit (stops listening before it ends the
+# connection waits in its queue), silent (accepts every later connection and
+# holds it without a byte) or exit (stops listening before it ends the
 # COUNT-th connection, then exits).
 # It appends "conn N bytes=B" for each connection to $T/NAME.out, B the bytes
 # the client had sent when it was ended or greeted.
@@ -555,6 +556,13 @@ while True:
         sys.exit(0)
     if last and then == "keep":
         time.sleep(3600)
+    if last and then == "silent":
+        held = []
+        while True:
+            c, _ = srv.accept()
+            n += 1
+            held.append(c)
+            print(f"conn {n} bytes=0", flush=True)
 ' "$T/$1.port" "$2" "$3" "${4:-greet}"
 	wait_for_file "$T/$1.port" 5 || return
 	PORT=$(<"$T/$1.port")

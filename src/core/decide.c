@@ -347,7 +347,7 @@ bool decide_early_close(const struct config *cfg, const struct target_addr *t, c
 	 * attempt: the end is the program's, at once.
 	 */
 	if (decide_listener_gone(cfg, t)) {
-		events_early_end(&what, 0, true);
+		events_early_end(&what, 0, EVENTS_END_GONE);
 		return false;
 	}
 	/* A streak whose last early close is further back than two of the longest delays is over.

@@ -11,6 +11,7 @@
 #include "core/ready.h"
 #include "core/target.h"
 #include "sys/clock.h"
+#include "sys/listen.h"
 #include "sys/real.h"
 #include "sys/sock.h"
 #include "sys/text.h"
@@ -468,7 +469,7 @@ static int end_again(int fd, struct fdslot *s)
 	return end;
 }
 
-int early_end(int fd, int err, bool gone)
+int early_end(int fd, int err, enum events_end why)
 {
 	struct fdslot *s = fdtable_peek(fd);
 	struct events_subject what = { .call = "connect" };
@@ -477,10 +478,20 @@ int early_end(int fd, int err, bool gone)
 
 	if (s && target_from_sockaddr((const struct sockaddr *)&s->first_addr, s->first_len, &t)) {
 		what.target = &t;
-		events_early_end(&what, err, gone);
+		events_early_end(&what, err, why);
 	}
 	errno = saved;
 	return end;
+}
+
+bool early_unaccepted(const struct config *cfg, int fd)
+{
+	struct fdslot *s = fdtable_peek(fd);
+	struct target_addr t;
+
+	return s &&
+	       target_from_sockaddr((const struct sockaddr *)&s->first_addr, s->first_len, &t) &&
+	       decide_look_ms(cfg, &t) != 0 && listen_accepted(fd) == 0;
 }
 
 void early_abandon(int fd)

@@ -8,6 +8,7 @@
 #include <sys/uio.h>
 
 #include "core/config.h"
+#include "core/events.h"
 #include "core/fdtable.h"
 
 /*
@@ -100,14 +101,22 @@ void early_shutdown(int fd, int how);
 
 /*
  * The new connection of @fd's early close failed with @err, or (@err 0)
- * its listener is gone (@gone) or it sent nothing by its time
- * (events_early_end says which): the program gets the end the first
- * connection met.  The socket is
- * aborted and left reading as ended (0) from now on, its watch and its
- * reconnect over.  Returns how the first connection ended (0: end of
- * file, else its errno: a reset).  errno untouched.
+ * is given up as @why says (events_early_end): the program gets the end
+ * the first connection met.  The socket is aborted and left reading as
+ * ended (0) from now on, its watch and its reconnect over.  Returns how the
+ * first connection ended (0: end of file, else its errno: a reset).  errno
+ * untouched.
  */
-int early_end(int fd, int err, bool gone);
+int early_end(int fd, int err, enum events_end why);
+
+/*
+ * The new connection of @fd's early close, made and not answered by
+ * ENGINE_ACCEPT_MS, waits in its local listener's accept queue: a listener
+ * that keeps listening but accepts no more served its one connection.
+ * False for a destination that is not local, or when the kernel cannot
+ * tell.  errno untouched.
+ */
+bool early_unaccepted(const struct config *cfg, int fd);
 
 /*
  * The program ends its side of @fd (shutdown) while the library connects it

@@ -208,6 +208,13 @@ bool engine_port_speaks_first(uint16_t port);
  */
 bool engine_early_answer(const struct config *cfg, const struct engine_early *e);
 
+/*
+ * A local listener accepts a new connection within this or has served its
+ * one (it keeps listening, accepts no more): the new connection of an early
+ * close still in its accept queue then is no answer to wait for.
+ */
+#define ENGINE_ACCEPT_MS 100
+
 /* What an early close is to do. */
 struct engine_early_verdict {
 	/*

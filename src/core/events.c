@@ -242,13 +242,14 @@ void events_early(const struct events_subject *s, const char *answer, uint64_t s
 		    LOG_NONE, LOG_NONE, what, answer);
 }
 
-void events_early_end(const struct events_subject *s, int err, bool gone)
+void events_early_end(const struct events_subject *s, int err, enum events_end why)
 {
-	const char *why = err == ECONNREFUSED || (err == 0 && gone) ? "gone"
-			  : err					    ? "failed"
-								    : "silent";
+	const char *reason = err == ECONNREFUSED || (err == 0 && why == EVENTS_END_GONE) ? "gone"
+			     : err							 ? "failed"
+			     : why == EVENTS_END_UNACCEPTED ? "unaccepted"
+							    : "silent";
 
-	line(LOG_LEVEL_INFO, "early-end", s, err, 0, LOG_NONE, LOG_NONE, LOG_NONE, why);
+	line(LOG_LEVEL_INFO, "early-end", s, err, 0, LOG_NONE, LOG_NONE, LOG_NONE, reason);
 }
 
 void events_early_answer(const struct events_subject *s)

@@ -98,14 +98,21 @@ void events_no_look(void);
 void events_early(const struct events_subject *s, const char *answer, uint64_t streak,
 		  uint64_t delay_ms, const char *what);
 
+/* Why the new connection of an early close is given up, when it did not fail. */
+enum events_end {
+	EVENTS_END_SILENT,     /* it sent nothing within its attempt's time */
+	EVENTS_END_GONE,       /* nothing listens there any more */
+	EVENTS_END_UNACCEPTED, /* its local listener did not accept it in time */
+};
+
 /*
  * The new connection of an early close to s->target is given up: it failed
- * with @err, or (@err 0) its listener is gone (@gone) or it sent nothing
- * within its attempt's time.  Said at info with why: "gone" (refused, or
- * nothing listens: the listener served its one connection), "failed" or
- * "silent".  The program gets the end the first connection met.
+ * with @err, or (@err 0) as @why says.  Said at info with why: "gone"
+ * (refused, or nothing listens), "unaccepted" (both: the listener served
+ * its one connection), "failed" or "silent".  The program gets the end the
+ * first connection met.
  */
-void events_early_end(const struct events_subject *s, int err, bool gone);
+void events_early_end(const struct events_subject *s, int err, enum events_end why);
 
 /*
  * A close before the first byte, the program having sent nothing, is

@@ -92,6 +92,30 @@ static void release_waiters(const struct dest *d)
 }
 
 /*
+ * When @s's new connection, made at @now, is next looked at: at its time,
+ * and after ENGINE_ACCEPT_MS first when its destination is local
+ * (early_unaccepted).  await_first: it awaits its first byte until then;
+ * returns its state, awaited.
+ */
+static uint64_t again_look_at(const struct config *cfg, const struct fdslot *s, uint64_t now)
+{
+	uint64_t until = atomic_load_explicit(&s->again_until_ms, memory_order_relaxed);
+
+	if (now + ENGINE_ACCEPT_MS < until && decide_look_ms(cfg, &s->conn.target))
+		until = now + ENGINE_ACCEPT_MS;
+	return until;
+}
+
+static unsigned await_first(const struct config *cfg, struct fdslot *s, uint64_t now)
+{
+	uint64_t until = again_look_at(cfg, s, now);
+
+	atomic_store_explicit(&s->conn.due_ms, until, memory_order_relaxed);
+	due_lower(until);
+	return FDS_AWAIT;
+}
+
+/*
  * The connect of @s (@fd, claimed) succeeded at @now; its destination is
  * up.  Returns the new state: free, or, for a connection made again after
  * an early close, visible and awaited until its time (FDS_AWAIT).
@@ -112,21 +136,19 @@ static unsigned succeeded(const struct config *cfg, struct fdslot *s, int fd, ui
 		atomic_store_explicit(&s->again_until_ms, 0, memory_order_relaxed);
 		return FDS_FREE;
 	}
-	atomic_store_explicit(&s->conn.due_ms, until, memory_order_relaxed);
-	due_lower(until);
-	return FDS_AWAIT;
+	return await_first(cfg, s, now);
 }
 
 /*
  * The new connection of an early close on @s (@fd, claimed) failed with
- * @err, or (0) its listener is gone (@gone) or it stayed silent: the
- * program gets the end the first one met, a reset as the error held for
- * it.  @hidden: out of its epoll sets, which get it back.
+ * @err, or (0) is given up as @why says: the program gets the end the first
+ * one met, a reset as the error held for it.  @hidden: out of its epoll
+ * sets, which get it back.
  */
-static unsigned again_over(struct fdslot *s, int fd, int err, bool gone, bool hidden)
+static unsigned again_over(struct fdslot *s, int fd, int err, enum events_end why, bool hidden)
 {
 	int cancel = fdtable_nocancel(); /* a log line is a cancellation point */
-	int end = early_end(fd, err, gone);
+	int end = early_end(fd, err, why);
 
 	fdtable_cancel_restore(cancel);
 	if (hidden)
@@ -138,17 +160,29 @@ static unsigned again_over(struct fdslot *s, int fd, int err, bool gone, bool hi
 }
 
 /*
- * The time of @s's new connection (@fd, claimed) is up: answered (a byte
- * came), it is the program's alone; else it is over (again_over).
+ * A time of @s's new connection (@fd, claimed) is up at @now: answered (a
+ * byte came), it is the program's alone; left in its local listener's
+ * queue, or silent or unanswered at its time, it is over (again_over).
  */
-static unsigned again_due(struct fdslot *s, int fd)
+static unsigned again_due(const struct config *cfg, struct fdslot *s, int fd, uint64_t now)
 {
+	uint64_t until = atomic_load_explicit(&s->again_until_ms, memory_order_relaxed);
+
 	if (!(atomic_load_explicit(&s->word, memory_order_relaxed) & FDS_FIRST)) {
 		atomic_store_explicit(&s->again_until_ms, 0, memory_order_relaxed);
 		return FDS_FREE;
 	}
+	if (now < until) {
+		if (early_unaccepted(cfg, fd))
+			return again_over(s, fd, 0, EVENTS_END_UNACCEPTED, false);
+		/* Accepted, still connecting, or the kernel cannot tell: until its time. */
+		atomic_store_explicit(&s->conn.due_ms, until, memory_order_relaxed);
+		due_lower(until);
+		return fdtable_state_of(s);
+	}
 	/* Its connect unanswered, else the connection silent. */
-	return again_over(s, fd, sock_tcp_state(fd) == TCP_SYN_SENT ? ETIMEDOUT : 0, false, false);
+	return again_over(s, fd, sock_tcp_state(fd) == TCP_SYN_SENT ? ETIMEDOUT : 0,
+			  EVENTS_END_SILENT, false);
 }
 
 /*
@@ -170,9 +204,8 @@ static unsigned again_look(const struct config *cfg, struct fdslot *s, uint64_t 
 /* When the attempt of @s made at @now must end: a new connection's of an early close, its time. */
 static uint64_t attempt_until(const struct config *cfg, const struct fdslot *s, uint64_t now)
 {
-	uint64_t until = atomic_load_explicit(&s->again_until_ms, memory_order_relaxed);
-
-	return until ? until : decide_loop_attempt_deadline(cfg, &s->conn, now);
+	return early_again(s) ? again_look_at(cfg, s, now)
+			      : decide_loop_attempt_deadline(cfg, &s->conn, now);
 }
 
 /* A managed slot of @fd, its state settled (no other thread changing it), or NULL. */
@@ -225,7 +258,7 @@ static unsigned attempt_deadline(const struct config *cfg, struct fdslot *s, int
 	if (!still_ours(s, fd))
 		return FDS_FREE; /* replaced behind the hooks, or made blocking */
 	if (early_again(s))
-		return again_due(s, fd);
+		return again_due(cfg, s, fd, now);
 	if (sock_tcp_state(fd) != TCP_SYN_SENT) {
 		atomic_store_explicit(&s->conn.due_ms, CONFIG_INFINITE, memory_order_relaxed);
 		return FDS_CONNECTING;
@@ -381,7 +414,7 @@ static unsigned attempt_failed_claimed(const struct config *cfg, struct fdslot *
 		/* Made and ended since: its end is for the program's read to meet. */
 		if (err == 0)
 			return succeeded(cfg, s, fd, now);
-		return again_over(s, fd, err, false, false);
+		return again_over(s, fd, err, EVENTS_END_SILENT, false);
 	}
 	if (decide_loop_final(cfg, &s->conn, fd, now))
 		return FDS_FINAL;
@@ -431,7 +464,7 @@ static unsigned attempt_again(const struct config *cfg, struct fdslot *s, int fd
 	if (early_again(s)) {
 		/* Its listener gone, it served its one connection: no attempt. */
 		if (decide_listener_gone(cfg, &s->conn.target))
-			return again_over(s, fd, 0, true, true);
+			return again_over(s, fd, 0, EVENTS_END_GONE, true);
 		if (now_ms < s->conn.progress.planned_ms)
 			return again_look(cfg, s, now_ms);
 	}
@@ -463,7 +496,7 @@ static unsigned attempt_again(const struct config *cfg, struct fdslot *s, int fd
 	}
 	/* A new connection of an early close has one attempt (refused: the listener is gone). */
 	if (early_again(s))
-		return again_over(s, fd, err, false, true);
+		return again_over(s, fd, err, EVENTS_END_SILENT, true);
 	if (decide_loop_failed(cfg, &s->conn, fd, err, now_ms, &due))
 		return hide(s, fd, due);
 	atomic_store_explicit(&s->conn.err, err, memory_order_relaxed);
@@ -545,7 +578,7 @@ static unsigned run_one(const struct config *cfg, struct fdslot *s, int fd, uint
 	case FDS_CONNECTING:
 		return attempt_deadline(cfg, s, fd, now_ms);
 	default:
-		return same_socket(s, fd) ? again_due(s, fd) : FDS_FREE;
+		return same_socket(s, fd) ? again_due(cfg, s, fd, now_ms) : FDS_FREE;
 	}
 }
 

@@ -13,6 +13,7 @@
 
 #include "core/before.h"
 #include "core/early.h"
+#include "core/engine.h"
 #include "core/pending.h"
 #include "core/ready.h"
 #include "init.h"
@@ -97,6 +98,28 @@ static int readable_by(int fd, uint64_t until_ms)
 	}
 }
 
+/*
+ * readable_by for the first byte of @fd's new connection: a local listener
+ * that has not accepted it by ENGINE_ACCEPT_MS served its one connection
+ * (-1, *why EVENTS_END_UNACCEPTED).
+ */
+static int answered_by(const struct config *cfg, int fd, uint64_t until_ms, enum events_end *why)
+{
+	uint64_t look = clock_now_ms() + ENGINE_ACCEPT_MS;
+	int err;
+
+	if (look < until_ms) {
+		err = readable_by(fd, look);
+		if (err != -1)
+			return err;
+		if (early_unaccepted(cfg, fd)) {
+			*why = EVENTS_END_UNACCEPTED;
+			return -1;
+		}
+	}
+	return readable_by(fd, until_ms);
+}
+
 /* The server's one-byte answer on @fd (readable) is @want: 0, else an errno. */
 static int answered(int fd, unsigned char want)
 {
@@ -133,8 +156,9 @@ static int send_flight(int fd, const struct flight *fl, uint64_t until_ms)
  * delay, one attempt, @fl (if any) sent again, and its answer awaited, all
  * by the time early_seen gave it.  Whether it answered (a byte or an end:
  * the read is made again).  If not, the socket is left ended as the first
- * connection was, and *end says how (early_end): a listener that refuses
- * served its one connection, and the program has its end at once.
+ * connection was, and *end says how (early_end): a listener that refuses,
+ * or that leaves the new connection in its queue, served its one
+ * connection, and the program has its end at once.
  */
 static bool again_here(int fd, const struct sockaddr_storage *addr, socklen_t len,
 		       struct flight *fl, int *end)
@@ -144,7 +168,8 @@ static bool again_here(int fd, const struct sockaddr_storage *addr, socklen_t le
 	uint64_t until = s ? atomic_load_explicit(&s->again_until_ms, memory_order_relaxed) : 0,
 		 later = 0;
 	int flags = fcntl(fd, F_GETFL), err;
-	bool nonblocking = flags >= 0 && (flags & O_NONBLOCK), gone = false;
+	bool nonblocking = flags >= 0 && (flags & O_NONBLOCK);
+	enum events_end why = EVENTS_END_SILENT;
 	struct target_addr t;
 
 	if (until == 0)
@@ -159,13 +184,13 @@ static bool again_here(int fd, const struct sockaddr_storage *addr, socklen_t le
 		      ? before_damp(cfg, fd, &t, &later, true)
 		      : 0;
 	if (err == ECONNREFUSED) {
-		gone = true;
+		why = EVENTS_END_GONE;
 	} else if (err == 0) {
 		err = early_connect_once(cfg, fd, (const struct sockaddr *)addr, len, until);
 		if (err == 0 && fl)
 			err = send_flight(fd, fl, until);
 		if (err == 0)
-			err = readable_by(fd, until);
+			err = answered_by(cfg, fd, until, &why);
 	}
 	if (nonblocking)
 		(void)fcntl(fd, F_SETFL, flags);
@@ -176,8 +201,11 @@ static bool again_here(int fd, const struct sockaddr_storage *addr, socklen_t le
 			atomic_store_explicit(&s->again_until_ms, 0, memory_order_relaxed);
 		return true;
 	}
-	/* -1: silent until its time; ECONNREFUSED from the delay: its listener went away. */
-	*end = early_end(fd, err == -1 || gone ? 0 : err, gone);
+	/*
+	 * -1: silent until its time, or left in its listener's queue;
+	 * ECONNREFUSED from the delay: its listener went away.
+	 */
+	*end = early_end(fd, err == -1 || why == EVENTS_END_GONE ? 0 : err, why);
 	return false;
 }
 
@@ -219,7 +247,7 @@ static __attribute__((noinline)) bool read_again(int fd, ssize_t *rc, struct iov
 			*rc = -1;
 			return false;
 		}
-		end = early_end(fd, errno, false);
+		end = early_end(fd, errno, EVENTS_END_SILENT);
 		break;
 	case EARLY_END:
 		break;

@@ -336,6 +336,72 @@ static int probe_tcp(const struct target_addr *t)
 	return f == FOUND_LISTEN ? 1 : f == FOUND_NONE ? 0 : -1;
 }
 
+/*
+ * The other end of a connection: accepted (FOUND_LISTEN: it has a file, so
+ * an inode), or still in the accept queue (FOUND_OTHER).  An exact lookup
+ * that finds no connection falls back to the listener: not an answer.
+ */
+static enum found child_match(const struct nlmsghdr *h, const void *key)
+{
+	const struct inet_diag_msg *m = NLMSG_DATA(h);
+
+	(void)key;
+	if (h->nlmsg_len < NLMSG_LENGTH(sizeof(*m)) || m->idiag_state == TCP_LISTEN)
+		return FOUND_UNKNOWN;
+	return m->idiag_inode != 0 ? FOUND_LISTEN : FOUND_OTHER;
+}
+
+struct exact_req {
+	struct nlmsghdr h;
+	struct inet_diag_req_v2 r;
+};
+
+int listen_accepted(int fd)
+{
+	struct sockaddr_storage local, peer;
+	socklen_t local_len = sizeof(local), peer_len = sizeof(peer);
+	struct exact_req q;
+	int saved = errno;
+	enum found f;
+
+	/* System calls: libbackoff hooks both names. */
+	if (syscall(SYS_getsockname, fd, &local, &local_len) != 0 ||
+	    syscall(SYS_getpeername, fd, &peer, &peer_len) != 0 ||
+	    local.ss_family != peer.ss_family ||
+	    (local.ss_family != AF_INET && local.ss_family != AF_INET6)) {
+		errno = saved;
+		return -1;
+	}
+	memset(&q, 0, sizeof(q));
+	q.h.nlmsg_len = sizeof(q);
+	q.h.nlmsg_type = SOCK_DIAG_BY_FAMILY;
+	q.h.nlmsg_flags = NLM_F_REQUEST;
+	q.h.nlmsg_seq = SEQ;
+	q.r.sdiag_family = (uint8_t)local.ss_family;
+	q.r.sdiag_protocol = IPPROTO_TCP;
+	q.r.idiag_states = ~0U;
+	/* The listener's side: from the peer's address to ours. */
+	if (local.ss_family == AF_INET) {
+		const struct sockaddr_in *l = (const void *)&local, *p = (const void *)&peer;
+
+		q.r.id.idiag_sport = p->sin_port;
+		q.r.id.idiag_dport = l->sin_port;
+		memcpy(q.r.id.idiag_src, &p->sin_addr, 4);
+		memcpy(q.r.id.idiag_dst, &l->sin_addr, 4);
+	} else {
+		const struct sockaddr_in6 *l = (const void *)&local, *p = (const void *)&peer;
+
+		q.r.id.idiag_sport = p->sin6_port;
+		q.r.id.idiag_dport = l->sin6_port;
+		memcpy(q.r.id.idiag_src, &p->sin6_addr, 16);
+		memcpy(q.r.id.idiag_dst, &l->sin6_addr, 16);
+	}
+	q.r.id.idiag_cookie[0] = q.r.id.idiag_cookie[1] = INET_DIAG_NOCOOKIE;
+	f = query(&q, sizeof(q), child_match, NULL);
+	errno = saved;
+	return f == FOUND_LISTEN ? 1 : f == FOUND_OTHER ? 0 : -1;
+}
+
 struct unix_req {
 	struct nlmsghdr h;
 	struct unix_diag_req r;

@@ -21,4 +21,14 @@
  */
 int listen_probe(const struct target_addr *t);
 
+/*
+ * Whether the listener at the other end of TCP socket @fd's connection has
+ * accepted it: 1 yes, 0 not yet (it waits in the accept queue), -1 cannot
+ * tell (not TCP, not connected, its other end not in this network namespace,
+ * netlink refused).  One exact query of the kernel's socket table: an
+ * accepted socket has an inode, one in the queue has none.  errno untouched.
+ * Async-signal-safe, no allocation, no locks.
+ */
+int listen_accepted(int fd);
+
 #endif

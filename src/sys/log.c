@@ -332,6 +332,9 @@ static void format_text(struct text *t, const struct log_event *ev)
 			text_str(t, "closed by the peer before its first byte, nothing sent: "
 				    "taken for its answer (BACKOFF_EARLY_CLOSE=refusal connects "
 				    "again)");
+		} else if (ev->reason && strcmp(ev->reason, "unaccepted") == 0) {
+			text_str(t, "closed by the peer before its first byte, and its listener "
+				    "did not accept the new connection");
 		} else if (ev->reason && strcmp(ev->reason, "gone") == 0) {
 			text_str(t, "closed by the peer before its first byte, and nothing listens "
 				    "there "
@@ -339,7 +342,8 @@ static void format_text(struct text *t, const struct log_event *ev)
 		} else {
 			text_str(t, "the new connection sent nothing in its attempt's time");
 		}
-		if (ev->reason && strcmp(ev->reason, "gone") == 0)
+		if (ev->reason &&
+		    (strcmp(ev->reason, "gone") == 0 || strcmp(ev->reason, "unaccepted") == 0))
 			text_str(t, ": the listener served its one connection");
 		text_str(t, "; the program gets the end it met");
 	} else if (strcmp(ev->event, "damped") == 0) {

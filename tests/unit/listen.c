@@ -404,6 +404,29 @@ static void test_fds_and_cost(void)
 	close(bound);
 }
 
+/* A connection waits in its listener's accept queue (0) until accepted (1); -1 unconnected. */
+static void test_accepted(int family, const char *ip)
+{
+	struct sockaddr_storage ss;
+	socklen_t len = sizeof(ss);
+	uint16_t port;
+	int l = tcp_socket(family, ip, -1, 16, &port), c = socket(family, SOCK_STREAM, 0), a;
+
+	CHECK(l >= 0 && c >= 0);
+	CHECK_U64((uint64_t)(listen_accepted(c) + 1), 0); /* not connected: cannot tell */
+	CHECK(getsockname(l, (struct sockaddr *)&ss, &len) == 0);
+	CHECK(connect(c, (struct sockaddr *)&ss, len) == 0);
+	CHECK_U64((uint64_t)listen_accepted(c), 0);
+	errno = 12345;
+	a = accept(l, NULL, NULL);
+	CHECK(a >= 0);
+	CHECK_U64((uint64_t)listen_accepted(c), 1);
+	CHECK_U64((uint64_t)errno, 12345);
+	close(a);
+	close(c);
+	close(l);
+}
+
 int main(void)
 {
 	char dir[] = "/tmp/libbackoff-listen-XXXXXX";
@@ -411,6 +434,8 @@ int main(void)
 
 	test_tcp4();
 	test_tcp6();
+	test_accepted(AF_INET, "127.0.0.1");
+	test_accepted(AF_INET6, "::1");
 	test_unix_abstract();
 	made = mkdtemp(dir);
 	CHECK(made != NULL);
