@@ -159,7 +159,8 @@ check_reuse() {
 # non-blocking socket A meets an early close; the library connects A again and
 # the new connection is answered with "x".  A's life then ends by WAY (close,
 # shutdown then close, close_range, dup2 of another socket over it, another
-# thread's close, or a close past every hook, the raw system call); after the
+# thread's close, closefrom, dup3, or a close past every hook, the raw system
+# call); after the
 # new connection's time is over, socket B gets A's number and connects to a
 # healthy server that sends "hello".  Prints "ok hello" when B reads it, else
 # what went wrong.  The servers run without the library.
@@ -168,7 +169,7 @@ reconnected_then_reused() {
 import ctypes, errno, os, select, socket, subprocess, sys, threading, time
 way = sys.argv[1]
 SERVER = r"""
-import socket, sys, threading
+import os, socket, sys, threading
 def serve(ls, first):
     n = 0
     while True:
@@ -185,13 +186,23 @@ for ls in ls1, ls2:
     ls.listen(16)
 threading.Thread(target=serve, args=(ls1, True), daemon=True).start()
 threading.Thread(target=serve, args=(ls2, False), daemon=True).start()
-print(ls1.getsockname()[1], ls2.getsockname()[1], flush=True)
-sys.stdin.read()
+with open(sys.argv[1] + ".tmp", "w") as f:
+    f.write("%d %d\n" % (ls1.getsockname()[1], ls2.getsockname()[1]))
+os.rename(sys.argv[1] + ".tmp", sys.argv[1])
+threading.Event().wait(60)
 """
+# No pipe to the servers: closefrom must find none of the program'"'"'s own above A.
 env = {k: v for k, v in os.environ.items() if k != "LD_PRELOAD"}
-srv = subprocess.Popen([sys.executable, "-c", SERVER], stdin=subprocess.PIPE,
-                       stdout=subprocess.PIPE, env=env, text=True)
-p1, p2 = map(int, srv.stdout.readline().split())
+ports = sys.argv[2]
+srv = subprocess.Popen([sys.executable, "-c", SERVER, ports],
+                       stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, env=env)
+end = time.monotonic() + 10
+while not os.path.exists(ports):
+    if time.monotonic() > end:
+        sys.exit("the servers never listened")
+    time.sleep(0.01)
+with open(ports) as f:
+    p1, p2 = map(int, f.read().split())
 def wait(s, ev, secs):
     p = select.poll()
     p.register(s, ev)
@@ -236,6 +247,15 @@ elif way == "thread":
     t = threading.Thread(target=a.close)
     t.start()
     t.join()
+elif way == "dup3":
+    other = socket.socket()
+    os.dup2(other.fileno(), fd, inheritable=False)  # dup3(2) with O_CLOEXEC
+    other.close()
+    a.detach()
+    os.close(fd)
+elif way == "closefrom":
+    a.detach()
+    ctypes.CDLL(None).closefrom(fd)  # the preloaded closefrom first
 elif way == "raw":
     a.detach()
     ctypes.CDLL(None, use_errno=True).syscall(3, fd)  # SYS_close on x86_64, past the hooks
@@ -245,13 +265,13 @@ if b.fileno() != fd:
     sys.exit("B has fd %d, not %d" % (b.fileno(), fd))
 data = read(b, 3)
 print("ok hello" if data == b"hello" else "B read %r" % data)
-srv.stdin.close()
+srv.kill()
 srv.wait(5)
 '
 	run --separate-stderr timeout 30 env LD_PRELOAD="$LIB" BACKOFF_SHARED="$T/state" \
 		BACKOFF_LOG=info BACKOFF_LOG_FORMAT=json BACKOFF_LOG_FILE="$T/log.json" \
 		BACKOFF_EARLY_CLOSE=refusal BACKOFF_BASE=10ms BACKOFF_ATTEMPT_TIMEOUT=100ms \
-		"$PYTHON" -c "$prog" "$1"
+		"$PYTHON" -c "$prog" "$1" "$T/ports-$1"
 	assert_eq "$output" "ok hello" "$1: $stderr"
 	# The library did connect A again (the test tested something) and ended nothing of B's.
 	assert_eq "$(json_events "$T/log.json" early attempt reason)" "1 reconnect" "$1: the early close"
@@ -266,9 +286,9 @@ srv.wait(5)
 	done
 }
 
-@test "an fd whose early close the library connected again, then ended by close_range, dup2 over it or a close past the hooks: a later socket on its number keeps its connection" {
+@test "an fd whose early close the library connected again, then ended by close_range, closefrom, dup2 or dup3 over it or a close past the hooks: a later socket on its number keeps its connection" {
 	local way
-	for way in close_range dup2 raw; do
+	for way in close_range closefrom dup2 dup3 raw; do
 		rm -f "$T/log.json" "$T/state"
 		reconnected_then_reused "$way"
 	done

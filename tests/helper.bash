@@ -383,8 +383,10 @@ if len(sys.argv) < 3:
     time.sleep(120)
     sys.exit(0)
 time.sleep(int(sys.argv[2]) / 1000)
+# The time is read first: a client may connect before the print once there is room.
+room = time.monotonic_ns() // 1000000
 srv.accept()
-print("room mono_ms=%d" % (time.monotonic_ns() // 1000000), flush=True)
+print("room mono_ms=%d" % room, flush=True)
 while True:
     c, _ = srv.accept()
     c.send(b"hello")
