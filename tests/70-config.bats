@@ -41,6 +41,8 @@ BACKOFF_STRICT        0     1    1   1    1
 BACKOFF_SHARED        0     1    1   1    1
 BACKOFF_LOCAL_PROBE   0     1    1   1    1
 BACKOFF_REPLAY        0     1    1   1    1
+BACKOFF_EARLY_CLOSE   0     1    1   1    1
+BACKOFF_PROTOCOLS     0     1    1   1    1
 '
 
 # run_program VAR=VALUE...: a shell printing "out" and exiting 3 under the
@@ -132,6 +134,18 @@ check_launcher_usage() {
 
 @test "the launcher rejects a malformed duration with status 2" {
 	check_launcher_usage 10x --cap 10x
+}
+
+@test "a duration without its unit (0 aside) gets one line saying so, from the library and the launcher alike" {
+	local want='BACKOFF_TIMEOUT="30": a duration needs its unit, such as 30s, 250ms or 2m (0 alone needs none)'
+	run_program BACKOFF_TIMEOUT=30
+	assert_eq "$prog_status/$prog_out" "3/out" "the program runs on"
+	assert_eq "$prog_err" "backoff: $want" "the library's line"
+	run --separate-stderr timeout 20 "$LAUNCHER" --timeout 30 -- sh -c 'echo ran'
+	assert_eq "$status/$output" "2/" "launcher status and stdout"
+	assert_eq "$(head -n 1 <<<"$stderr")" "backoff: $want" "the launcher's line"
+	run_program BACKOFF_TIMEOUT=0 BACKOFF_BASE=250ms
+	assert_eq "$prog_status/$prog_out/$prog_err" "3/out/" "0 and a duration with its unit"
 }
 
 @test "a bad value in the environment ends the launcher with one line naming it, and no usage line: the command line was right" {

@@ -264,7 +264,9 @@ int config_parse_duration(const char *s, uint64_t min_ms, uint64_t max_ms, uint6
 			/* milli <= 8.64e10 and ms <= 3.6e6: the product stays below 2^59. */
 			uint64_t ms = milli * units[i].ms / 1000;
 
-			if (milli * units[i].ms % 1000 != 0 || ms < min_ms || ms > max_ms)
+			/* A bare number but 0 has no unit to say what it means: refused. */
+			if (milli * units[i].ms % 1000 != 0 || ms < min_ms || ms > max_ms ||
+			    (units[i].suffix[0] == '\0' && ms != 0))
 				return -1;
 			*out = ms;
 			return 0;
@@ -691,6 +693,26 @@ STARTUP_CODE static int set_local_probe(const struct setting *s)
 	return config_parse_duration(s->value, 1, SEC, &s->cfg->local_probe_ms);
 }
 
+/* What a duration variable given a bare number is told. */
+#define BARE_DURATION "a duration needs its unit, such as 30s, 250ms or 2m (0 alone needs none)"
+
+/* Whether @value is a bare number other than 0 given to a variable whose @message wants a duration.
+ */
+STARTUP_CODE static bool is_bare_duration(const char *value, const char *message)
+{
+	bool nonzero = false;
+	const char *p;
+
+	if (!strstr(message, "duration") || !is_digit(*value))
+		return false;
+	for (p = value; *p; p++) {
+		if (!is_digit(*p) && *p != '.')
+			return false;
+		nonzero |= *p >= '1' && *p <= '9';
+	}
+	return nonzero;
+}
+
 /* A row of the table below: how one variable's value is taken. */
 struct variable {
 	int (*set)(const struct setting *s); /* NULL: BACKOFF_POLICY, taken first */
@@ -816,7 +838,9 @@ STARTUP_CODE void config_parse(config_lookup_fn *lookup, void *ctx, struct confi
 			taken[i] = s.value;
 		else /* rejected: the preset's value stands, and the line is written */
 			add_problem(problems, config_variables[i], s.value,
-				    var->message ? var->message : why);
+				    !var->message			      ? why
+				    : is_bare_duration(s.value, var->message) ? BARE_DURATION
+									      : var->message);
 	}
 
 	/* Cross-check: the cap is the largest delay, so it cannot be below the base. */

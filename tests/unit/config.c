@@ -77,8 +77,10 @@ static void test_durations(void)
 		const char *value;
 		uint64_t ms;
 	} good[] = { { "250ms", 250 }, { "2s", 2000 },	 { "1m", 60000 },    { "1h", 3600000 },
-		     { "750", 750 },   { "1.5s", 1500 }, { "0.25m", 15000 }, { "24h", 86400000 } };
+		     { "750ms", 750 }, { "1.5s", 1500 }, { "0.25m", 15000 }, { "24h", 86400000 } };
 	const char *bad[] = { "",
+			      "750", /* a bare number: which unit? */
+			      "1.5",
 			      "10x",
 			      "-5",
 			      "s",
@@ -266,7 +268,7 @@ static void test_cap_below_base(void)
 /* Each variable gets one line, however many things are wrong with it (found by fuzzing). */
 static void test_cap_rejected_with_base_above_default_cap(void)
 {
-	const char *empty_cap[] = { "BACKOFF_BASE=21953", "BACKOFF_CAP=", NULL };
+	const char *empty_cap[] = { "BACKOFF_BASE=21953ms", "BACKOFF_CAP=", NULL };
 	const char *bad_cap[] = { "BACKOFF_BASE=20s", "BACKOFF_CAP=10x", NULL };
 	const char *both_taken[] = { "BACKOFF_BASE=20s", "BACKOFF_CAP=15s", NULL };
 	const char *google_low_cap[] = { "BACKOFF_POLICY=google", "BACKOFF_BASE=x",
@@ -410,6 +412,32 @@ static void test_booleans_levels_and_seed(void)
 }
 
 /* BACKOFF_EARLY_CLOSE: each value, the default, and a case that is no value. */
+/* A bare number is a duration in no unit: refused with one line that says so, 0 aside. */
+static void test_bare_durations(void)
+{
+	const char *thirty[] = { "BACKOFF_TIMEOUT=30", NULL },
+		   *zero[] = { "BACKOFF_TIMEOUT=0", NULL }, *base[] = { "BACKOFF_BASE=250", NULL },
+		   *word[] = { "BACKOFF_CAP=ten", NULL };
+	struct config_problems problems;
+	struct config cfg;
+
+	config_parse(lookup, (void *)thirty, &cfg, &problems);
+	CHECK_U64(problems.count, 1);
+	CHECK_STR(problems.item[0].message,
+		  "a duration needs its unit, such as 30s, 250ms or 2m (0 alone needs none)");
+	CHECK_U64(cfg.timeout_ms, 60000);
+	config_parse(lookup, (void *)zero, &cfg, &problems);
+	CHECK_U64(problems.count, 0);
+	CHECK_U64(cfg.timeout_ms, 0);
+	config_parse(lookup, (void *)base, &cfg, &problems);
+	CHECK_U64(problems.count, 1);
+	CHECK_U64(cfg.policy.base_ms, 100);
+	config_parse(lookup, (void *)word, &cfg, &problems);
+	CHECK_U64(problems.count, 1);
+	CHECK_STR(problems.item[0].message,
+		  "expected a duration from 1ms to 24h, such as 250ms, 2s, 1m");
+}
+
 static void test_early_close(void)
 {
 	const char *unset[] = { NULL }, *refusal[] = { "BACKOFF_EARLY_CLOSE=refusal", NULL },
@@ -773,6 +801,7 @@ int main(void)
 	test_protocols();
 	test_booleans_levels_and_seed();
 	test_early_close();
+	test_bare_durations();
 	test_problem_messages();
 	test_binary_bytes_are_escaped();
 	test_every_rejection();
