@@ -132,6 +132,14 @@ check_launcher_usage() {
 	check_launcher_usage --bogus --bogus
 }
 
+@test "the launcher's unknown option names the option it most likely misspells, and none when nothing is near" {
+	check_launcher_usage "unknown option --timout (did you mean --timeout?)" --timout 5s
+	check_launcher_usage "unknown option --replya=on (did you mean --replay?)" --replya=on
+	check_launcher_usage "unknown option --stat (did you mean --stats?)" --stat
+	check_launcher_usage --zzzzzz --zzzzzz
+	[[ $stderr != *"did you mean"* ]] || fail "a suggestion for --zzzzzz: $stderr"
+}
+
 @test "the launcher rejects a malformed duration with status 2" {
 	check_launcher_usage 10x --cap 10x
 }

@@ -919,6 +919,27 @@ static size_t edit_distance(const char *a, size_t la, const char *b, size_t lb)
 	return prev[lb];
 }
 
+const char *config_nearest(const char *word, size_t len, const char *const *names)
+{
+	const char *best = NULL;
+	size_t best_d = SIZE_MAX, i;
+
+	if (len > SUFFIX_CMP_MAX)
+		return NULL;
+	for (i = 0; names[i]; i++) {
+		size_t lk = strlen(names[i]), longer = lk > len ? lk : len, d;
+
+		if (lk > SUFFIX_CMP_MAX)
+			continue;
+		d = edit_distance(word, len, names[i], lk);
+		if (d <= (longer + 2) / 3 && d <= 3 && d < best_d) {
+			best = names[i];
+			best_d = d;
+		}
+	}
+	return best;
+}
+
 /*
  * The known name that @suffix (after BACKOFF_) most likely misspells: the
  * nearest within a third of its length (at most 3 edits), else the longest
@@ -926,27 +947,18 @@ static size_t edit_distance(const char *a, size_t la, const char *b, size_t lb)
  */
 static const char *closest_name(const char *suffix, size_t len)
 {
-	const char *best = NULL, *k;
-	size_t best_d = SIZE_MAX, best_len = 0, i;
+	const char *suffixes[N(config_variables) + N(other_names)], *best, *k;
+	size_t best_len = 0, i, n = 0;
 
+	for (i = 0; (k = known_name(i)) != NULL; i++)
+		if (strncmp(k, PREFIX, PREFIX_LEN) == 0) /* BACKOFF itself: no suffix */
+			suffixes[n++] = k + PREFIX_LEN;
+	suffixes[n] = NULL;
+	best = config_nearest(suffix, len, suffixes);
+	if (best)
+		return best - PREFIX_LEN;
 	if (len > SUFFIX_CMP_MAX)
 		return NULL;
-	for (i = 0; (k = known_name(i)) != NULL; i++) {
-		size_t lk, longer, d;
-
-		if (strncmp(k, PREFIX, PREFIX_LEN) != 0)
-			continue; /* BACKOFF itself: no suffix to compare */
-		k += PREFIX_LEN;
-		lk = strlen(k);
-		longer = lk > len ? lk : len;
-		d = edit_distance(suffix, len, k, lk);
-		if (d <= (longer + 2) / 3 && d <= 3 && d < best_d) {
-			best = k - PREFIX_LEN;
-			best_d = d;
-		}
-	}
-	if (best)
-		return best;
 	for (i = 0; (k = known_name(i)) != NULL; i++) {
 		size_t lk = strlen(k);
 

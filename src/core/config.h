@@ -132,6 +132,14 @@ static inline const char *config_getenv(const char *name, void *ctx)
 }
 
 /*
+ * The name of the NULL-ended @names that @word (@len bytes) most likely
+ * misspells: the nearest within a third of the longer's length and 3 edits
+ * (insertion, deletion, substitution, neighbours swapped; case ignored), or
+ * NULL.  Pure.
+ */
+const char *config_nearest(const char *word, size_t len, const char *const *names);
+
+/*
  * A duration as the BACKOFF_* variables take it ("250ms", "2s", "1.5m",
  * "1h", or a bare number of milliseconds) into *out, within [@min_ms,
  * @max_ms]: 0, else -1.  Pure.

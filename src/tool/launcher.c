@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "core/config.h"
 #include "supervise/launch.h"
 #include "supervise/run.h"
 
@@ -127,6 +128,25 @@ static _Noreturn void usage_error(const char *format, ...)
 	fputc('\n', stderr);
 	fputs(usage_line, stderr);
 	exit(2);
+}
+
+#define N(a) (sizeof(a) / sizeof((a)[0]))
+
+/* "unknown option A", with the option it most likely misspells; exit 2. */
+static _Noreturn void unknown_option(const char *a)
+{
+	const char *names[N(valued) + N(flags) + 1], *eq = strchr(a, '='), *near;
+	size_t i, n = 0, len = eq ? (size_t)(eq - a) : strlen(a);
+
+	for (i = 0; i < N(valued); i++)
+		names[n++] = valued[i].name;
+	for (i = 0; i < N(flags); i++)
+		names[n++] = flags[i];
+	names[n] = NULL;
+	near = a[0] == '-' && a[1] == '-' ? config_nearest(a + 2, len - 2, names) : NULL;
+	if (near)
+		usage_error("unknown option %s (did you mean --%s?)", a, near);
+	usage_error("unknown option %s", a);
 }
 
 /* Set and export @var, and remember it for --print-env and the check of values. */
@@ -249,7 +269,7 @@ static int parse_options(struct options *o, int argc, char **argv)
 			}
 			if (is_flag(a + 2, (size_t)(eq - a - 2)))
 				usage_error("option %.*s takes no value", (int)(eq - a), a);
-			usage_error("unknown option %s", a);
+			unknown_option(a);
 		}
 		if (a[1] == '-' && (opt = find_valued(a + 2, strlen(a + 2))) != NULL) {
 			if (i + 1 >= argc)
@@ -282,7 +302,7 @@ static int parse_options(struct options *o, int argc, char **argv)
 			printf("backoff (libbackoff) %s\n", BACKOFF_VERSION);
 			exit(0);
 		} else {
-			usage_error("unknown option %s", a);
+			unknown_option(a);
 		}
 	}
 	return i;
