@@ -8,6 +8,7 @@
 #include <sys/prctl.h>
 #include <unistd.h>
 
+#include "core/engine.h"
 #include "core/pending.h"
 #include "core/events.h"
 #include "core/fdtable.h"
@@ -154,6 +155,7 @@ STARTUP_CODE static void init_run(void)
 			init_supervisor = env_supervisor;
 	}
 	config_parse(lookup_env, NULL, &init_config, &problems);
+	engine_derive(&init_config);
 	log_configure(init_config.log_level, init_config.log_json, config_log_file(&init_config));
 	for (i = 0; i < problems.count; i++)
 		log_config_problem(problems.item[i].variable, problems.item[i].value,

@@ -132,6 +132,12 @@ static inline const char *config_getenv(const char *name, void *ctx)
 }
 
 /*
+ * A printable excerpt of @value into @out (@size bytes): control and
+ * non-ASCII bytes as \xNN, a long value cut and marked.  Pure.
+ */
+void config_excerpt(char *out, size_t size, const char *value);
+
+/*
  * The name of the NULL-ended @names that @word (@len bytes) most likely
  * misspells: the nearest within a third of the longer's length and 3 edits
  * (insertion, deletion, substitution, neighbours swapped; case ignored), or

@@ -99,6 +99,11 @@ uint64_t engine_first_attempt_ms(const struct config *cfg)
 			    : CONFIG_INFINITE;
 }
 
+void engine_derive(struct config *cfg)
+{
+	cfg->first_attempt_ms = engine_first_attempt_ms(cfg);
+}
+
 int engine_outcome(const struct retry_progress *p, int err)
 {
 	return err == ETIMEDOUT && p->answered ? p->answered : err;
@@ -335,14 +340,9 @@ bool engine_early_answer(const struct config *cfg, const struct engine_early *e)
 {
 	if (e->sent || e->said)
 		return false; /* an end before any answer to a request is no answer */
-	switch (cfg->early_close) {
-	case CONFIG_EARLY_REFUSAL:
-		return false;
-	case CONFIG_EARLY_ANSWER:
-		return true;
-	case CONFIG_EARLY_AUTO:
-		break;
-	}
+	/* Asked for: refusal (never an answer) or answer (always). */
+	if (cfg->early_close != CONFIG_EARLY_AUTO)
+		return cfg->early_close == CONFIG_EARLY_ANSWER;
 	return !e->greeted && !engine_port_speaks_first(e->port);
 }
 

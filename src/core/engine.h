@@ -141,6 +141,13 @@ uint64_t engine_attempt_deadline(const struct config *cfg, const struct retry_pr
 uint64_t engine_first_attempt_ms(const struct config *cfg);
 
 /*
+ * What the engine derives once from a parsed @cfg (config_parse), for the
+ * connect's fast path: cfg->first_attempt_ms.  Every program whose engine
+ * decides calls it once after config_parse.  Pure.
+ */
+void engine_derive(struct config *cfg);
+
+/*
  * The bound of a call's first attempt to an internet destination: its time
  * (cfg->first_attempt_ms), and for a @loopback one, when a retry can follow,
  * CONFIG_LOCAL_ATTEMPT_MS: a loopback destination answers inside connect()

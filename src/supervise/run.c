@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "core/config.h"
+#include "core/engine.h"
 #include "core/events.h"
 #include "supervise/filter.h"
 #include "supervise/serve.h"
@@ -298,6 +299,7 @@ int supervise_run(const char *preload, const char *path, char **command)
 
 	/* The launcher has reported the problems already; the program's preload reports them. */
 	config_parse(config_getenv, NULL, &cfg, &problems);
+	engine_derive(&cfg);
 	/*
 	 * So are unknown names, but without --preload no preload is there to say
 	 * them (--engine supervise): said here, before the program starts.

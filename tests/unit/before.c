@@ -1,5 +1,6 @@
 /* Unit tests of core/before: the rule before a first attempt, one row per case, no clock. */
 #include "core/before.h"
+#include "core/engine.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -28,6 +29,7 @@ static void parse(struct config *cfg, const char *const *env)
 	struct config_problems problems;
 
 	config_parse(lookup, (void *)env, cfg, &problems);
+	engine_derive(cfg);
 	CHECK_U64(problems.count, 0);
 }
 

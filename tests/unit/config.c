@@ -1,5 +1,6 @@
 /* Unit tests of core/config: every variable, presets, units, cross-checks, messages. */
 #include "core/config.h"
+#include "core/engine.h"
 #include "core/ready.h"
 
 #include <errno.h>
@@ -24,6 +25,7 @@ static unsigned parse(struct config *cfg, const char *const *env)
 	struct config_problems problems;
 
 	config_parse(lookup, (void *)env, cfg, &problems);
+	engine_derive(cfg);
 	return problems.count;
 }
 
