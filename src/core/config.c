@@ -82,75 +82,7 @@ static const struct preset presets[] = {
 	  false },
 };
 
-static const int default_inet_errors[] = { ECONNREFUSED, ETIMEDOUT, ENETUNREACH, EHOSTUNREACH };
-static const int default_unix_errors[] = { ENOENT, ECONNREFUSED, EAGAIN };
-
-/* Errors that say the call must not be repeated as it was (see DESIGN section 2). */
-static const int never_retried[] = { EINTR,	   EINPROGRESS, EALREADY,   EISCONN,   EACCES,
-				     EPERM,	   EINVAL,	EBADF,	    ENOTSOCK,  EFAULT,
-				     EAFNOSUPPORT, EPROTOTYPE,	EADDRINUSE, EOPNOTSUPP };
-
 #define N(a) (sizeof(a) / sizeof((a)[0]))
-
-bool config_errset_has(const struct config_errset *set, int err)
-{
-	if (err <= 0 || err >= CONFIG_ERRNO_MAX)
-		return false;
-	return (set->bits[err / 64] >> (err % 64)) & 1;
-}
-
-static void errset_put(struct config_errset *set, int err, bool on)
-{
-	uint64_t bit = 1ULL << (err % 64);
-
-	if (on)
-		set->bits[err / 64] |= bit;
-	else
-		set->bits[err / 64] &= ~bit;
-}
-
-static void errset_from(struct config_errset *set, const int *errs, size_t n)
-{
-	size_t i;
-
-	memset(set, 0, sizeof(*set));
-	for (i = 0; i < n; i++)
-		errset_put(set, errs[i], true);
-}
-
-/*
- * Measured on Linux: a connected AF_UNIX datagram socket whose receiver went
- * away fails once with ECONNREFUSED and is disconnected by it, so that a
- * second send fails with ENOTCONN: only a send that names its destination can
- * be repeated.  A connected UDP socket stays connected: ECONNREFUSED reports
- * the ICMP error of an earlier datagram and this one was not sent.
- */
-void config_send_errors(int family, int type, bool addressed, struct config_errset *out)
-{
-	bool any = family == AF_UNSPEC;
-
-	memset(out, 0, sizeof(*out));
-	errset_put(out, ENOBUFS, true);
-	errset_put(out, ENOMEM, true);
-	if (type != SOCK_DGRAM && !any)
-		return;
-	if (family == AF_INET || family == AF_INET6 || any) {
-		errset_put(out, ECONNREFUSED, true);
-		errset_put(out, ENETUNREACH, true);
-		errset_put(out, EHOSTUNREACH, true);
-		errset_put(out, ENETDOWN, true);
-	}
-	if ((family == AF_UNIX || any) && addressed) {
-		errset_put(out, ENOENT, true);
-		errset_put(out, ECONNREFUSED, true);
-	}
-}
-
-void config_dns_errors(struct config_errset *out)
-{
-	memset(out, 0, sizeof(*out));
-	errset_put(out, CONFIG_DNS_AGAIN, true);
-}
 
 void config_excerpt(char *out, size_t size, const char *value)
 {
@@ -342,16 +274,6 @@ static int errno_by_name(const char *s, size_t n)
 	return 0;
 }
 
-static bool is_never_retried(int err)
-{
-	size_t i;
-
-	for (i = 0; i < N(never_retried); i++)
-		if (never_retried[i] == err)
-			return true;
-	return false;
-}
-
 /*
  * "E1,E2" replaces both default sets; "+E1,-E2" edits them.  On error @why
  * says what was wrong and the sets are left as they were.
@@ -427,12 +349,12 @@ static int errors_item(void *ctx, const char *name, size_t n, int sign, char *wh
 			 "as a list or as +NAME/-NAME edits");
 		return -1;
 	}
-	if (sign >= 0 && is_never_retried(err)) {
+	if (sign >= 0 && config_errno_never_retried(err)) {
 		snprintf(why, why_size, "%s cannot be retried safely", errname(err));
 		return -1;
 	}
-	errset_put(&e->inet, err, sign >= 0);
-	errset_put(&e->unix_set, err, sign >= 0);
+	config_errset_put(&e->inet, err, sign >= 0);
+	config_errset_put(&e->unix_set, err, sign >= 0);
 	return 0;
 }
 
@@ -804,8 +726,7 @@ STARTUP_CODE void config_parse(config_lookup_fn *lookup, void *ctx, struct confi
 	cfg->nonblock = cfg->send = cfg->dns = cfg->shared = true;
 	cfg->local_probe_ms = CONFIG_LOCAL_PROBE_MS;
 	cfg->log_level = LOG_LEVEL_WARN;
-	errset_from(&cfg->errors_inet, default_inet_errors, N(default_inet_errors));
-	errset_from(&cfg->errors_unix, default_unix_errors, N(default_unix_errors));
+	config_errors_default(&cfg->errors_inet, &cfg->errors_unix);
 
 	v = lookup(config_variables[VAR_BACKOFF_POLICY], ctx);
 	if (v) {

@@ -147,8 +147,8 @@ const char *config_nearest(const char *word, size_t len, const char *const *name
 
 /*
  * A duration as the BACKOFF_* variables take it ("250ms", "2s", "1.5m",
- * "1h", or a bare number of milliseconds) into *out, within [@min_ms,
- * @max_ms]: 0, else -1.  Pure.
+ * "1h"; a bare number only if 0) into *out, within [@min_ms, @max_ms]: 0,
+ * else -1.  Pure.
  */
 int config_parse_duration(const char *s, uint64_t min_ms, uint64_t max_ms, uint64_t *out);
 
@@ -157,6 +157,15 @@ size_t config_problem_format(const struct config_problem *p, char *buf, size_t s
 
 /* Whether @err is in @set. */
 bool config_errset_has(const struct config_errset *set, int err);
+
+/* Put @err into @set (@on) or take it out; @err within (0, CONFIG_ERRNO_MAX). */
+void config_errset_put(struct config_errset *set, int err, bool on);
+
+/* The default retryable connect errors: @inet's (TCP) and @unix_set's (AF_UNIX). */
+void config_errors_default(struct config_errset *inet, struct config_errset *unix_set);
+
+/* Whether @err says a call must not be repeated as it was (EINTR, EINVAL, ...): never retried. */
+bool config_errno_never_retried(int err);
 
 /* The errors worth another attempt of a connect to an address of @family. */
 static inline const struct config_errset *config_retryable(const struct config *cfg, int family)

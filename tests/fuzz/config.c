@@ -8,12 +8,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define NVARS 25 /* config_variables, without its NULL */
+#define NVARS 26 /* config_variables, without its NULL: checked at each input */
 #define MAX_VALUE 70000
 
 /*
  * The environment the input describes: records separated by '\n', each a
- * selector byte (variable = (byte - '<') % 25, so that '<' is BACKOFF; 24 is
+ * selector byte (variable = (byte - '<') % 27, so that '<' is BACKOFF; 26 is
  * a name the parser never asks for) and the value; a later record of a
  * variable wins.  As in a real environment a value ends at its first NUL byte.
  */
@@ -112,6 +112,7 @@ static void check_config(const struct config *cfg)
 	REQUIRE(cfg->retries == CONFIG_INFINITE || cfg->retries <= CONFIG_MAX_RETRIES);
 	REQUIRE(cfg->timeout_ms == CONFIG_INFINITE || cfg->timeout_ms <= POLICY_MAX_DELAY_MS);
 	REQUIRE((unsigned)cfg->log_level <= LOG_LEVEL_DEBUG);
+	REQUIRE((unsigned)cfg->early_close <= CONFIG_EARLY_ANSWER);
 	REQUIRE(!cfg->has_log_file || terminated(cfg->log_file, sizeof(cfg->log_file)));
 	REQUIRE(!cfg->has_shared_path || terminated(cfg->shared_path, sizeof(cfg->shared_path)));
 	REQUIRE(cfg->targets.count <= TARGET_PATTERNS_MAX);
@@ -134,6 +135,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct env env;
 	unsigned i, j, set = 0;
 
+	/* A variable added to the table and not here would never be fuzzed. */
+	REQUIRE(config_variables[NVARS - 1] != NULL && config_variables[NVARS] == NULL);
 	env_from(&env, data, size);
 	for (i = 0; i < NVARS; i++)
 		set += env.value[i] != NULL;
