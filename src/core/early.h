@@ -79,11 +79,12 @@ enum early_action early_seen(const struct config *cfg, int fd, ssize_t rc, int e
 			     struct flight **flight, int *end);
 
 /*
- * A send on @fd wrote the first @n bytes of @iov (@iovcnt entries): under
- * BACKOFF_REPLAY, on a watched connection, they are recorded (at most
- * FLIGHT_MAX bytes in all; beyond that, or when they cannot be, the
- * connection is never replayed).  Async-signal-safe; errno
- * untouched.
+ * A send on @fd wrote the first @n bytes of @iov (@iovcnt entries): on a
+ * watched connection they are recorded, under BACKOFF_REPLAY whatever they
+ * are, else only a start-up without effect of a protocol of cfg->protocols
+ * (PostgreSQL's, MQTT's CONNECT, one Redis command, a bodiless HTTP request),
+ * at most FLIGHT_MAX bytes in all; beyond that, or when they cannot be, the
+ * connection is never replayed.  Async-signal-safe; errno untouched.
  */
 void early_record(const struct config *cfg, int fd, const struct iovec *iov, int iovcnt, size_t n);
 

@@ -1,4 +1,4 @@
-/* Shared fate of one call: every rule on what a waiter learns from the others, in one place. */
+/* Shared fate of one call: its place among the destination's waiters, the look and the lease. */
 #include "core/fate.h"
 
 #include <errno.h>

@@ -306,9 +306,9 @@ void fdtable_mode_change(int fd, unsigned bit, bool on);
 void fdtable_mode_forget(int fd);
 
 /*
- * @fd's FDS_MODE bits: FDS_KNOWN with the others when the library knows
- * them, else 0 (ask the kernel).  A few loads, no system call.
- * fdtable_mode_of: the same from @fd's slot (fdtable_peek; NULL: none).
+ * The FDS_MODE bits of the fd whose slot is @s (fdtable_peek; NULL: none):
+ * FDS_KNOWN with the others when the library knows them, else 0 (ask the
+ * kernel).  A few loads, no system call.
  */
 static inline unsigned fdtable_mode_of(const struct fdslot *s)
 {
@@ -320,11 +320,6 @@ static inline unsigned fdtable_mode_of(const struct fdslot *s)
 	if (!(w & FDS_KNOWN) || (w >> FDS_EPOCH_SHIFT) != (fdtable_mode_epoch() & 0xffffU))
 		return 0;
 	return w & FDS_MODE;
-}
-
-static inline unsigned fdtable_mode(int fd)
-{
-	return fdtable_mode_of(fdtable_peek(fd));
 }
 
 /*

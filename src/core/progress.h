@@ -1,4 +1,8 @@
-/* Where one call stands between attempts: plain data, owned by the call, changed by core/engine. */
+/*
+ * Where one call stands between attempts: plain data, owned by the call,
+ * changed by core/engine's steps; a driver sets where a call begins
+ * (start_ms, retry.c) and a first attempt it has not made yet (pending.c).
+ */
 #ifndef BACKOFF_CORE_PROGRESS_H
 #define BACKOFF_CORE_PROGRESS_H
 

@@ -1,4 +1,4 @@
-/* Not ready: PostgreSQL's start-up and its "cannot connect now", and greeting refusals. */
+/* "Try later" answers, byte for byte: PostgreSQL, greeting refusals, MQTT, Redis and HTTP. */
 #include "core/ready.h"
 
 #include <string.h>

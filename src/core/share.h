@@ -130,6 +130,12 @@ extern atomic_int share_tried;
  */
 struct share_head *share_first_look(const struct sockaddr *addr);
 
+/*
+ * The mapped file, mapped (made if missing) at the first call that needs it,
+ * and said once if it cannot be used; NULL then.  For share_get.
+ */
+struct share_head *share_map_made(const struct config *cfg);
+
 /* The rare case of share_probing: a lease is on record; whether it is still running. */
 bool share_probing_until(struct share_head *h, unsigned bucket, uint64_t until);
 

@@ -729,7 +729,7 @@ int main(int argc, char **argv)
 		/* BACKOFF_SHARED=/path, as the library reads it; other values mean the default. */
 		config_parse(config_getenv, NULL, &cfg, &problems);
 		if (cfg.has_shared_path)
-			file = cfg.shared_path;
+			file = config_shared_path(&cfg);
 	}
 	if (file) {
 		snprintf(path, sizeof(path), "%s", file);
