@@ -7,6 +7,7 @@
 #include <sys/epoll.h>
 #include <sys/mman.h>
 
+#include "sys/fdinfo.h"
 #include "sys/real.h"
 
 /*
@@ -318,4 +319,25 @@ int epollreg_lookup(int epfd, uint64_t data)
 			return v - 1;
 	}
 	return -1;
+}
+
+bool epollreg_from_proc(struct fdslot *s, int fd)
+{
+	unsigned top = fdtable_top(), e;
+
+	for (e = 0; e <= top; e++) {
+		struct fdslot *es = fdtable_peek((int)e);
+		uint32_t events;
+		uint64_t data;
+		int rc;
+
+		if (!es || !(atomic_load_explicit(&es->word, memory_order_relaxed) & FDS_EPOLL))
+			continue;
+		rc = fdinfo_read((int)e, fd, &events, &data);
+		if (rc < 0)
+			return false;
+		if (rc == 1 && epollreg_apply(s, fd, (int)e, EPOLL_CTL_ADD, events, data) == ENOMEM)
+			return false;
+	}
+	return true;
 }

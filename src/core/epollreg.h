@@ -36,6 +36,13 @@ void epollreg_replay(struct fdslot *s, int fd);
 bool epollreg_index(const struct fdslot *s, int fd);
 
 /*
+ * Registrations made where the hooks could not record them (a handler on the
+ * claiming thread): looked up in /proc in every epoll set the library knows.
+ * False if that cannot be done; then the fd is not managed.
+ */
+bool epollreg_from_proc(struct fdslot *s, int fd);
+
+/*
  * The managed fd registered in @epfd with @data, or -1.  Lock-free; the
  * answer is a hint, re-checked by whoever acts on it.
  */

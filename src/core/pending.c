@@ -17,7 +17,6 @@
 #include "core/epollreg.h"
 #include "core/events.h"
 #include "sys/clock.h"
-#include "sys/fdinfo.h"
 #include "sys/sock.h"
 #include "sys/real.h"
 
@@ -286,32 +285,6 @@ static unsigned hide(struct fdslot *s, int fd, uint64_t due)
 	return schedule(s, fd, due);
 }
 
-/*
- * Registrations made where the hooks could not record them (a handler on the
- * claiming thread): looked up in /proc in every epoll set the library knows.
- * False if that cannot be done; then the fd is not managed.
- */
-static bool registrations_from_proc(struct fdslot *s, int fd)
-{
-	unsigned top = fdtable_top(), e;
-
-	for (e = 0; e <= top; e++) {
-		struct fdslot *es = fdtable_peek((int)e);
-		uint32_t events;
-		uint64_t data;
-		int rc;
-
-		if (!es || !(atomic_load_explicit(&es->word, memory_order_relaxed) & FDS_EPOLL))
-			continue;
-		rc = fdinfo_read((int)e, fd, &events, &data);
-		if (rc < 0)
-			return false;
-		if (rc == 1 && epollreg_apply(s, fd, (int)e, EPOLL_CTL_ADD, events, data) == ENOMEM)
-			return false;
-	}
-	return true;
-}
-
 /* pending_manage, or with @later_ms (not 0) pending_manage_later. */
 static bool manage(const struct config *cfg, int fd, const struct sockaddr *addr, socklen_t len,
 		   const struct target_addr *t, int sync_err, uint64_t later_ms)
@@ -327,7 +300,7 @@ static bool manage(const struct config *cfg, int fd, const struct sockaddr *addr
 	if (!fdtable_claim(s, true))
 		goto out;
 	if ((atomic_load_explicit(&s->word, memory_order_relaxed) & FDS_UNKNOWN) &&
-	    !registrations_from_proc(s, fd))
+	    !epollreg_from_proc(s, fd))
 		goto out_release;
 	if (!epollreg_index(s, fd)) {
 		events_unmanaged();
