@@ -142,6 +142,21 @@ static inline bool early_again(const struct fdslot *s)
 	return atomic_load_explicit(&s->again_until_ms, memory_order_relaxed) != 0;
 }
 
+/*
+ * The new connection of @fd's early close to @addr (@len bytes), made in
+ * the calling thread and blocking
+ * (a replay's on a non-blocking socket too: the request is the program's
+ * only business on it until the answer comes): after its destination's
+ * delay, one attempt, @fl (if any) sent again, and its answer awaited, all
+ * by the time early_seen gave it.  Whether it answered (a byte or an end:
+ * the read is made again).  If not, the socket is left ended as the first
+ * connection was, and *end says how (early_end): a listener that refuses,
+ * or that leaves the new connection in its queue, served its one
+ * connection, and the program has its end at once.
+ */
+bool early_again_blocking(const struct config *cfg, int fd, const struct sockaddr_storage *addr,
+			  socklen_t len, struct flight *fl, int *end);
+
 /* A send on @fd failed with @err: on a watched connection, maybe an early close.  errno kept. */
 void early_sent(const struct config *cfg, int fd, int err);
 
