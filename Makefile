@@ -120,8 +120,10 @@ $(SUPERVISOR): $(SUPERVISE_SRC:%.c=$(BUILD)/obj/%.o) $(SUPERVISE_CORE)
 # installed copy is linked again at install time with LIBDIR, where it looks last.
 LAUNCHER_OBJ := $(filter-out $(BUILD)/obj/src/supervise/main.o,$(SUPERVISE_SRC:%.c=$(BUILD)/obj/%.o)) \
 	$(SUPERVISE_CORE)
-$(LAUNCHER_BIN): src/tool/launcher.c src/tool/launcher-help.inc $(LAUNCHER_OBJ)
-	$(CC) $(CFLAGS_ALL) $(SUPERVISE_LDFLAGS) -o $@ src/tool/launcher.c $(LAUNCHER_OBJ) $(LIBS)
+# `backoff wait` (src/tool/wait.c) runs in the launcher, on the same core.
+LAUNCHER_SRC := src/tool/launcher.c src/tool/wait.c
+$(LAUNCHER_BIN): $(LAUNCHER_SRC) src/tool/wait.h src/tool/launcher-help.inc $(LAUNCHER_OBJ)
+	$(CC) $(CFLAGS_ALL) $(SUPERVISE_LDFLAGS) -o $@ $(LAUNCHER_SRC) $(LAUNCHER_OBJ) $(LIBS)
 
 all: $(LAUNCHER_BIN)
 
@@ -177,7 +179,7 @@ install: $(LIBRARY) $(TOOL) $(STATUS) $(SUPERVISOR) $(LAUNCHER_OBJ) $(MUSL_INSTA
 		$(MUSL_BUILD)/backoff-schedule $(MUSL_BUILD)/backoff-supervise $(DESTDIR)$(LIBDIR)/musl/)
 	@mkdir -p $(BUILD)/install
 	$(CC) $(CFLAGS_ALL) $(SUPERVISE_LDFLAGS) -DLAUNCHER_LIBDIR='"$(LIBDIR)"' \
-		-o $(BUILD)/install/backoff src/tool/launcher.c $(LAUNCHER_OBJ) $(LIBS)
+		-o $(BUILD)/install/backoff $(LAUNCHER_SRC) $(LAUNCHER_OBJ) $(LIBS)
 	install -m 0755 $(STRIP_FLAG) $(BUILD)/install/backoff $(DESTDIR)$(BINDIR)/backoff
 	install -m 0644 scripts/backoff.1 $(DESTDIR)$(MANDIR)/backoff.1
 

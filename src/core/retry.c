@@ -40,7 +40,7 @@ enum wait_end {
 };
 
 /* Wait until @until_ns, with the destination's fate when the call shares it. */
-static enum wait_end wait_for(const struct retry_call *c, uint64_t until_ns, int *err)
+static enum wait_end wait_until(const struct retry_call *c, uint64_t until_ns, int *err)
 {
 	uint64_t next;
 
@@ -60,6 +60,20 @@ static enum wait_end wait_for(const struct retry_call *c, uint64_t until_ns, int
 		}
 		if (fate_sleep(c->fate, next) != 0)
 			return WAIT_SIGNAL;
+	}
+}
+
+/* wait_until, with a look every c->look_ms meanwhile when the call has one. */
+static enum wait_end wait_for(const struct retry_call *c, uint64_t until_ns, int *err)
+{
+	for (;;) {
+		uint64_t look_ns = c->look ? clock_now_ns() + c->look_ms * 1000000 : UINT64_MAX;
+		enum wait_end wend = wait_until(c, look_ns < until_ns ? look_ns : until_ns, err);
+
+		if (wend != WAIT_DUE || look_ns >= until_ns)
+			return wend;
+		if (c->look(c->ctx, until_ns / 1000000, err))
+			return WAIT_MADE;
 	}
 }
 

@@ -25,6 +25,15 @@ struct retry_call {
 	int (*attempt)(void *ctx, uint64_t deadline_ms);
 	/* NULL, or told that an attempt failed and the next one is planned. */
 	void (*planned)(void *ctx);
+	/*
+	 * NULL, or a look at the destination every @look_ms between planned
+	 * attempts (backoff wait: a local server that answered "not ready" is
+	 * asked again), bounded by @deadline_ms, the planned attempt's time:
+	 * true when the look was an attempt that stands for the planned one
+	 * (its result in *err), false to wait on.
+	 */
+	bool (*look)(void *ctx, uint64_t deadline_ms, int *err);
+	uint64_t look_ms;
 	void *ctx;
 	/*
 	 * Shared fate (retry_blocking only): the call's place in its

@@ -237,15 +237,14 @@ out_none:
  * command-line error).
  * The unknown BACKOFF_* names are said here, once for the launched tree.
  */
-static void validate(void)
+void launch_validate(struct config *cfg)
 {
 	const char *options = getenv(OPTION_VARS_ENV);
 	struct config_problems problems;
-	struct config cfg;
 	bool usage = false;
 	unsigned p;
 
-	config_parse(config_getenv, NULL, &cfg, &problems);
+	config_parse(config_getenv, NULL, cfg, &problems);
 	for (p = 0; p < problems.count; p++) {
 		char line[512];
 
@@ -257,8 +256,8 @@ static void validate(void)
 	if (options)
 		unsetenv(OPTION_VARS_ENV);
 	if (problems.count == 0) {
-		log_configure(cfg.log_level, cfg.log_json, config_log_file(&cfg));
-		if (!(config_unknown_scan(environ, config_say_unknown, NULL) > 0 && cfg.strict)) {
+		log_configure(cfg->log_level, cfg->log_json, config_log_file(cfg));
+		if (!(config_unknown_scan(environ, config_say_unknown, NULL) > 0 && cfg->strict)) {
 			setenv(CONFIG_NAMES_SAID_ENV, "1", 1);
 			return;
 		}
@@ -266,6 +265,13 @@ static void validate(void)
 	if (usage)
 		fputs(launcher_usage, stderr);
 	exit(2);
+}
+
+static void validate(void)
+{
+	struct config cfg;
+
+	launch_validate(&cfg);
 }
 
 /* LD_PRELOAD with @lib in front, or unchanged if it already holds @lib. */

@@ -15,6 +15,16 @@ typedef int launch_supervise_fn(const char *preload, char **command);
  */
 int launch(const char *candidate, char **command, launch_supervise_fn *supervise);
 
+struct config;
+
+/*
+ * The BACKOFF_* variables read into @cfg and checked with the library's own
+ * parser: each problem on a line, then exit 2 (with the launcher's usage
+ * line when a bad value came from an option); the unknown BACKOFF_* names
+ * said once for the tree; the log configured.  For launch() and backoff wait.
+ */
+void launch_validate(struct config *cfg);
+
 /* backoff status ARGS: exec backoff-status next to @candidate with @args, LD_PRELOAD unset. */
 _Noreturn void launch_status(const char *candidate, char **args);
 

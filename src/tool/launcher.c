@@ -12,6 +12,7 @@
 #include "core/config.h"
 #include "supervise/launch.h"
 #include "supervise/run.h"
+#include "tool/wait.h"
 
 #ifndef BACKOFF_VERSION
 #define BACKOFF_VERSION "0.0.0"
@@ -27,6 +28,9 @@
 
 static const char usage_line[] =
 	"usage: backoff [options] [--] command [args...] (backoff --help for more)\n";
+
+/* The usage line a command-line error ends with: backoff wait's once that is the command. */
+static const char *usage = usage_line;
 
 static const char *const help[] = {
 #include "tool/launcher-help.inc"
@@ -104,6 +108,7 @@ struct options {
 	enum mode mode;
 	const char *attempts; /* --attempts, or NULL */
 	bool verbose;	      /* -v seen once: a second means debug */
+	bool wait;	      /* backoff wait: its --help */
 	char set[1024];	      /* names of the variables set, each followed by a space */
 	size_t set_len;
 };
@@ -126,7 +131,7 @@ static _Noreturn void usage_error(const char *format, ...)
 	vfprintf(stderr, format, ap);
 	va_end(ap);
 	fputc('\n', stderr);
-	fputs(usage_line, stderr);
+	fputs(usage, stderr);
 	exit(2);
 }
 
@@ -237,28 +242,33 @@ static bool is_flag(const char *name, size_t n)
 	return false;
 }
 
-static void print_help(void)
+static void print_help(const struct options *o)
 {
 	size_t i;
 
+	if (o->wait) {
+		wait_print_help(stdout);
+		return;
+	}
 	for (i = 0; i < sizeof(help) / sizeof(help[0]); i++)
 		fputs(help[i], stdout);
 }
 
 /*
- * Apply the options of @argv; returns the index of the first word after
- * them (after "--", or the first word that is not an option).
+ * Apply the options of @argv from @i on; returns the index of the first word
+ * after them (after "--", then *dashdash is set, or the first word that is
+ * not an option).
  */
-static int parse_options(struct options *o, int argc, char **argv)
+static int parse_options(struct options *o, int i, int argc, char **argv, bool *dashdash)
 {
-	int i;
-
-	for (i = 1; i < argc; i++) {
+	for (; i < argc; i++) {
 		const char *a = argv[i], *eq;
 		const struct option_var *opt;
 
-		if (strcmp(a, "--") == 0)
+		if (strcmp(a, "--") == 0) {
+			*dashdash = true;
 			return i + 1;
+		}
 		if (a[0] != '-')
 			return i;
 		if (a[1] == '-' && (eq = strchr(a, '=')) != NULL) {
@@ -296,7 +306,7 @@ static int parse_options(struct options *o, int argc, char **argv)
 		} else if (strcmp(a, "--print-env") == 0) {
 			set_mode(o, MODE_PRINT_ENV);
 		} else if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
-			print_help();
+			print_help(o);
 			exit(0);
 		} else if (strcmp(a, "--version") == 0) {
 			printf("backoff (libbackoff) %s\n", BACKOFF_VERSION);
@@ -374,9 +384,41 @@ static int supervise(const char *preload, char **command)
 	return supervise_run(preload, NULL, command);
 }
 
+/*
+ * backoff [options] wait TARGET... [-- command]: the words after "wait" at
+ * @i, options and targets mixed, up to "--" and the command.
+ */
+static int wait_command(struct options *o, int i, int argc, char **argv)
+{
+	char **targets = calloc((size_t)argc, sizeof(*targets));
+	bool dashdash = false;
+	size_t n = 0;
+
+	if (!targets)
+		die("out of memory", NULL);
+	usage = wait_usage_line;
+	o->wait = true;
+	while (i < argc && !dashdash) {
+		i = parse_options(o, i, argc, argv, &dashdash);
+		if (!dashdash && i < argc)
+			targets[n++] = argv[i++];
+	}
+	if (o->mode != MODE_RUN)
+		usage_error("--%s and wait cannot be combined", mode_names[o->mode]);
+	if (o->attempts)
+		usage_error("option --attempts needs --schedule");
+	if (n == 0)
+		usage_error("wait: no target given");
+	/* The variables set from options: a bad value of one is a command-line error. */
+	if (o->set_len > 0 && setenv("LIBBACKOFF_OPTION_VARS", o->set, 1) != 0)
+		die("cannot set LIBBACKOFF_OPTION_VARS", NULL);
+	return wait_run(targets, n, dashdash && i < argc ? argv + i : NULL);
+}
+
 int main(int argc, char **argv)
 {
 	struct options o = { .mode = MODE_RUN };
+	bool dashdash = false;
 	char buf[PATH_MAX];
 	const char *lib;
 	int first;
@@ -384,7 +426,10 @@ int main(int argc, char **argv)
 	/* backoff status ...: the state file's reader, with its own options. */
 	if (argc >= 2 && strcmp(argv[1], "status") == 0)
 		launch_status(find_library(buf), argv + 2);
-	first = parse_options(&o, argc, argv);
+	first = parse_options(&o, 1, argc, argv, &dashdash);
+	/* backoff wait ...: in this process, with the options before it and after it. */
+	if (!dashdash && first < argc && strcmp(argv[first], "wait") == 0)
+		return wait_command(&o, first + 1, argc, argv);
 	if (o.mode == MODE_RUN) {
 		if (first >= argc)
 			usage_error("no command given");
