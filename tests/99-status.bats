@@ -594,3 +594,37 @@ EOF
 	waiters_until "127.0.0.1:$up" 0 0 5 --all
 	[[ -z $made ]] || rm -f "$file"
 }
+
+@test "a give-up, then a first-try success from another process: up at once in every format; a new outage counts from its own first failure" {
+	local pid
+	start_listener back 2500 --count 10
+	probes 1 "127.0.0.1:$PORT" p BACKOFF_TIMEOUT=1s BACKOFF_BASE=50ms BACKOFF_CAP=100ms
+	pid=${PROBES[0]}
+	wait "$pid" || true
+	PROBES=()
+	assert_eq "$(cat "$T/p.1.out")" "ECONNREFUSED" "the first client gives up"
+	status_until '"state":"down"' 5 --json --file "$STATE"
+	wait_for_line "$T/back.out" "^listening " 10
+	# One connect, made at once: a first attempt that succeeds.
+	run --separate-stderr timeout 20 env LD_PRELOAD="$LIB" BACKOFF_SHARED="$STATE" \
+		"$HELPERS/probe" "127.0.0.1:$PORT"
+	assert_eq "$output" "OK" "the second client: $stderr"
+	run --separate-stderr "$LAUNCHER" status --file "$STATE"
+	assert_match "$output" "^no destination waited for or known down" "the text, without --all: $stderr"
+	run --separate-stderr "$LAUNCHER" status --all --json --file "$STATE"
+	assert_match "$output" "\"destination\":\"127.0.0.1:$PORT\",\"state\":\"up\"" "the JSON row"
+	run --separate-stderr "$LAUNCHER" status --all --openmetrics --file "$STATE"
+	assert_no_match "$output" "state=\"down\"" "OpenMetrics"
+	# The server goes away: a new outage, its start its own.
+	stop_bg_all
+	probes 1 "127.0.0.1:$PORT" p2 BACKOFF_TIMEOUT=1s BACKOFF_BASE=50ms BACKOFF_CAP=100ms
+	pid=${PROBES[0]}
+	wait "$pid" || true
+	PROBES=()
+	run --separate-stderr "$LAUNCHER" status --json --file "$STATE"
+	run "$PYTHON" -c '
+import json, sys
+r = json.loads(sys.stdin.readline())
+print(r["state"], r["since_ms_ago"] < 2000)' <<<"$output"
+	assert_eq "$output" "down True" "the second outage's start"
+}

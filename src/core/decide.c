@@ -114,6 +114,18 @@ void decide_connected(const struct config *cfg, const struct target_addr *t, pid
 	/* A destination whose clock runs is up again (rare: one load otherwise). */
 	if (dest_any_clock())
 		dest_succeeded(dest_of(cfg, t, owner));
+	if (cfg->shared && share_any_down())
+		share_note_up(t, clock_now_ns());
+}
+
+void decide_up(const struct config *cfg, const struct sockaddr *addr, socklen_t len)
+{
+	struct target_addr t;
+	int saved = errno;
+
+	if (cfg->enabled && target_from_sockaddr(addr, len, &t) && engine_takes(cfg, &t))
+		decide_connected(cfg, &t, 0);
+	errno = saved;
 }
 
 /* The event loop's connect @c as the log sees it. */
@@ -256,6 +268,8 @@ bool decide_loop_succeeded(const struct config *cfg, struct fdconn *c, int fd, u
 		fate_attempted(&c->fate, 0, clock_now_ns());
 		fate_leave(&c->fate);
 		turn = dest_look_done(c->dest, fd);
+	} else if (cfg->shared && share_any_down()) {
+		share_note_up(&c->target, clock_now_ns()); /* a first attempt: no fate joined */
 	}
 	if (dest_any_clock())
 		dest_succeeded(c->dest ? c->dest : dest_of(cfg, &c->target, 0));

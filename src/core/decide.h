@@ -15,6 +15,7 @@
 #include "core/config.h"
 #include "core/fate.h"
 #include "core/progress.h"
+#include "core/share.h"
 #include "core/target.h"
 
 struct fdconn;
@@ -77,6 +78,19 @@ void decide_connected(const struct config *cfg, const struct target_addr *t, pid
 bool decide_early_close(const struct config *cfg, const struct target_addr *t, const char *answer,
 			uint64_t at_least_ms, bool sent, bool replay, bool blocking, bool timed,
 			uint64_t *until_ms);
+
+/* Whether a success may have news to tell (some destination is down): one or two loads. */
+static inline bool decide_any_down(void)
+{
+	return share_any_down();
+}
+
+/*
+ * A connect to @addr (@len bytes) succeeded at its first attempt: the
+ * destination is up, host-wide, if it was said down (share_note_up).
+ * errno untouched.
+ */
+void decide_up(const struct config *cfg, const struct sockaddr *addr, socklen_t len);
 
 /*
  * A connection to @t received its first byte: the streak of early closes

@@ -262,6 +262,25 @@ static bool stale(struct share_slot *s, uint64_t now)
 	return older_than(last, now, SHARE_IDLE_NS);
 }
 
+/* The file's count of slots down, as a slot's state went from @was to @is. */
+static void count_downs(uint32_t was, uint32_t is)
+{
+	struct share_head *h = atomic_load_explicit(&share_map, memory_order_acquire);
+	uint64_t n;
+
+	if (!h || (was == SHARE_DOWN) == (is == SHARE_DOWN))
+		return;
+	if (is == SHARE_DOWN) {
+		atomic_fetch_add_explicit(&h->downs, 1, memory_order_relaxed);
+		return;
+	}
+	/* Never below 0: a count another library's version left may be short. */
+	n = atomic_load_explicit(&h->downs, memory_order_relaxed);
+	while (n != 0 && !atomic_compare_exchange_weak_explicit(
+				 &h->downs, &n, n - 1, memory_order_relaxed, memory_order_relaxed))
+		;
+}
+
 /* The slot of @key: found, or claimed for @make (NULL: only found). */
 static struct share_slot *lookup(struct share_head *h, uint64_t key, const struct target_addr *make)
 {
@@ -284,8 +303,9 @@ static struct share_slot *lookup(struct share_head *h, uint64_t key, const struc
 		if (atomic_compare_exchange_strong_explicit(
 			    &s->key, &cur, key, memory_order_acq_rel, memory_order_acquire)) {
 			if (cur != 0) {
-				atomic_store_explicit(&s->state, SHARE_UNKNOWN,
-						      memory_order_relaxed);
+				count_downs(atomic_exchange_explicit(&s->state, SHARE_UNKNOWN,
+								     memory_order_relaxed),
+					    SHARE_UNKNOWN);
 				atomic_store_explicit(&s->probed_ns, 0, memory_order_relaxed);
 				atomic_store_explicit(&s->looked_ns, 0, memory_order_relaxed);
 				atomic_store_explicit(&s->prober, 0, memory_order_relaxed);
@@ -384,8 +404,13 @@ static long futex(_Atomic uint32_t *word, int op, uint32_t val, const struct tim
 /* Found down at @now: the outage starts now unless it was already down. */
 static void mark_down(struct share_slot *s, uint64_t now)
 {
-	if (atomic_exchange_explicit(&s->state, SHARE_DOWN, memory_order_relaxed) != SHARE_DOWN)
+	uint32_t was = atomic_exchange_explicit(&s->state, SHARE_DOWN, memory_order_relaxed);
+
+	if (was != SHARE_DOWN) {
+		/* An outage begins at its first failure after a success (or ever). */
 		atomic_store_explicit(&s->since_ns, now, memory_order_relaxed);
+		count_downs(was, SHARE_DOWN);
+	}
 }
 
 void share_note(struct share_slot *s, int err, uint64_t now_ns)
@@ -398,7 +423,7 @@ void share_note(struct share_slot *s, int err, uint64_t now_ns)
 		return;
 	}
 	atomic_store_explicit(&s->probed_ns, now_ns, memory_order_relaxed);
-	atomic_store_explicit(&s->state, SHARE_UP, memory_order_relaxed);
+	count_downs(atomic_exchange_explicit(&s->state, SHARE_UP, memory_order_relaxed), SHARE_UP);
 	atomic_fetch_add_explicit(&s->seq, 1, memory_order_release);
 	if (atomic_load_explicit(&s->waiters, memory_order_relaxed) != 0) {
 		int saved = errno;
@@ -532,6 +557,16 @@ void share_note_greeted(struct share_slot *s)
 bool share_greeted(struct share_slot *s)
 {
 	return atomic_load_explicit(&s->dest.greeted, memory_order_relaxed) != 0;
+}
+
+void share_note_up(const struct target_addr *t, uint64_t now_ns)
+{
+	struct share_slot *s;
+
+	if (!share_any_down() || !(s = share_find(t)) ||
+	    atomic_load_explicit(&s->state, memory_order_relaxed) != SHARE_DOWN)
+		return;
+	share_note(s, 0, now_ns);
 }
 
 void share_note_looked(struct share_slot *s, uint64_t now_ns)

@@ -110,7 +110,13 @@ struct share_head {
 	 * the first connect that finds it over clears it.
 	 */
 	_Atomic uint64_t probing_until[SHARE_BUCKETS];
-	uint64_t spare2[4];
+	/*
+	 * Slots whose state is SHARE_DOWN, a hint kept by each transition: a
+	 * success looks for its destination's slot only when some slot is
+	 * down (a wrong count costs a look, never a wrong state).
+	 */
+	_Atomic uint64_t downs;
+	uint64_t spare2[3];
 };
 
 #define SHARE_FILE_SIZE (sizeof(struct share_head) + SHARE_SLOTS * sizeof(struct share_slot))
@@ -135,6 +141,21 @@ struct share_head *share_first_look(const struct sockaddr *addr);
  * and said once if it cannot be used; NULL then.  For share_get.
  */
 struct share_head *share_map_made(const struct config *cfg);
+
+/* Whether some destination of the file is down: one or two loads, for every successful connect. */
+static inline bool share_any_down(void)
+{
+	struct share_head *h = atomic_load_explicit(&share_map, memory_order_acquire);
+
+	return h && atomic_load_explicit(&h->downs, memory_order_relaxed) != 0;
+}
+
+/*
+ * A connect to @t succeeded (a first attempt's too): a slot that says it is
+ * down says up from now, and its waiters are woken; nothing is written when
+ * none is down or its slot says so already.  No system call but the wake.
+ */
+void share_note_up(const struct target_addr *t, uint64_t now_ns);
 
 /* The rare case of share_probing: a lease is on record; whether it is still running. */
 bool share_probing_until(struct share_head *h, unsigned bucket, uint64_t until);

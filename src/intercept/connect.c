@@ -237,7 +237,8 @@ static __attribute__((noinline)) int connect_slow(int fd, const struct sockaddr 
 	}
 out_connected:
 	/* A destination whose clock runs is up again (rare: one load otherwise). */
-	if (dest_any_clock() && cfg->enabled && target_from_sockaddr(addr, len, &target))
+	if ((dest_any_clock() || decide_any_down()) && cfg->enabled &&
+	    target_from_sockaddr(addr, len, &target))
 		decide_connected(cfg, &target, 0);
 out_ok:
 	if (early_watched(addr, len))
@@ -268,6 +269,8 @@ static __attribute__((noinline)) int connect_bounded(const struct config *cfg, i
 
 	if (err == 0) {
 		early_watch_inet(cfg, fd, slot, addr, len);
+		if (__builtin_expect(decide_any_down(), 0))
+			decide_up(cfg, addr, len);
 		errno = saved;
 		return 0;
 	}
@@ -299,7 +302,10 @@ EXPORT int connect(int fd, COMPAT_CONST_SOCKADDR_ARG arg, socklen_t len)
 		return connect_bounded(cfg, fd, addr, len);
 	saved = errno;
 	/* A connect that succeeds sets no errno (libc's, or the cookie's raw system call). */
-	if (__builtin_expect(real_connect(fd, addr, len) == 0, 1))
+	if (__builtin_expect(real_connect(fd, addr, len) == 0, 1)) {
+		if (__builtin_expect(decide_any_down(), 0))
+			decide_up(cfg, addr, len);
 		return 0;
+	}
 	return connect_slow(fd, addr, len, saved, true, 0);
 }
