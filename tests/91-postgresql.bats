@@ -239,6 +239,32 @@ late_psql() {
 	assert_between "$((done_ms - ready))" 0 1500 "ms from the server's readiness to psql's answer"
 }
 
+@test "psql against a PostgreSQL at max_connections ('too many clients', 53300): 42 once a session ends; without the library its FATAL at once" {
+	local i deadline
+	PG_EXTRA="-c max_connections=3 -c superuser_reserved_connections=0 -c max_wal_senders=0 -c log_connections=on" \
+		pg_start
+	for i in 1 2 3; do
+		start_bg "holder$i" psql -X -h 127.0.0.1 -p "$PG_PORT" -U postgres -At -c 'select pg_sleep(3)'
+	done
+	deadline=$(($(now_ms) + 20000))
+	until (($(grep -c "connection authorized" "$PG_DIR/server.log") >= 3)); do
+		(($(now_ms) < deadline)) || fail "the three sessions never started: $(tail -5 "$PG_DIR/server.log")" || return
+		sleep 0.02
+	done
+	run --separate-stderr timeout 20 psql -X -h 127.0.0.1 -p "$PG_PORT" -U postgres -At -c 'select 42'
+	assert_eq "$status" 2 "psql status without the library: $output"
+	assert_match "$stderr" "too many clients" "psql error without the library"
+	run --separate-stderr timeout 30 env LD_PRELOAD="$LIB" BACKOFF_CAP=500ms BACKOFF_LOG=info \
+		BACKOFF_LOG_FORMAT=json BACKOFF_LOG_FILE="$T/log.json" BACKOFF_SHARED="$T/state" \
+		psql -X -h 127.0.0.1 -p "$PG_PORT" -U postgres -At -c 'select 42'
+	assert_eq "$status $output" "0 42" "psql with the library: $stderr"
+	assert_between "$(json_events "$T/log.json" not-ready | wc -l)" 1 100 "refusals met"
+	assert_eq "$(json_events "$T/log.json" not-ready answer | sort -u)" \
+		"PostgreSQL: SQLSTATE 53300 (too many connections)" "the answer, named"
+	assert_eq "$(json_events "$T/log.json" not-ready reason | sort -u)" "replay" \
+		"each start-up made again"
+}
+
 @test "a wrong password, an unknown database and a pg_hba.conf reject reach psql at once, unchanged, without a retry" {
 	pg_start
 	psql -X -h "$PG_DIR/sock" -p "$PG_PORT" -U postgres -qc "create role alice login password 'right'" ||

@@ -208,10 +208,16 @@ static enum ready_answer startup_answer(const struct config *cfg, int fd, const 
 	if (!fl || fl->len == 0 || !got)
 		return READY_ANSWERED;
 	if ((cfg->protocols & READY_POSTGRESQL) && ready_startup(fl->data, fl->len)) {
-		say_line(said, "PostgreSQL: SQLSTATE 57P03", NULL, 0);
 		/* One byte read alone ('N' to an SSLRequest) is the answer as it is. */
 		k = first_bytes(fd, got, n, n == 1 ? 1 : STARTUP_ENOUGH, head, sizeof(head));
-		return ready_answer(head, k, fl->data, fl->len);
+		a = ready_answer(head, k, fl->data, fl->len);
+		if (a == READY_NOT)
+			say_line(said,
+				 strcmp(ready_startup_refusal(head, k), "53300") == 0
+					 ? "PostgreSQL: SQLSTATE 53300 (too many connections)"
+					 : "PostgreSQL: SQLSTATE 57P03",
+				 NULL, 0);
+		return a;
 	}
 	if ((cfg->protocols & READY_MQTT) && ready_mqtt_connect(fl->data, fl->len)) {
 		k = first_bytes(fd, got, n, STARTUP_ENOUGH, head, sizeof(head));

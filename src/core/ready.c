@@ -47,13 +47,18 @@ uint32_t ready_pause(const void *fl, uint32_t fl_len)
 	return opens_negotiation(fl, fl_len) ? 8 : 0;
 }
 
-/* Whether the ErrorResponse @p (@n bytes, its type byte first) has SQLSTATE 57P03. */
-static bool cannot_connect_now(const unsigned char *p, size_t n)
+/*
+ * The SQLSTATE of the ErrorResponse @p (@n bytes, its type byte first) when
+ * it refuses a start-up for now: 57P03 (cannot connect now: starting up, in
+ * recovery, shutting down) or 53300 (too many connections: PostgreSQL's and
+ * pgbouncer's limits, said before any authentication); else NULL.
+ */
+static const char *refused_for_now(const unsigned char *p, size_t n)
 {
 	size_t at = 5, end;
 
-	if (n < 5 || be32(p + 1) < 4)
-		return false;
+	if (n < 5 || p[0] != 'E' || be32(p + 1) < 4)
+		return NULL;
 	end = (size_t)be32(p + 1) + 1;
 	if (end > n)
 		end = n; /* what the read brought: the code field comes early */
@@ -63,12 +68,22 @@ static bool cannot_connect_now(const unsigned char *p, size_t n)
 		const unsigned char *nul = memchr(v, 0, end - at - 1);
 
 		if (!nul)
-			return false;
-		if (p[at] == 'C')
-			return nul - v == 5 && memcmp(v, "57P03", 5) == 0;
+			return NULL;
+		if (p[at] == 'C') {
+			if (nul - v != 5)
+				return NULL;
+			return memcmp(v, "57P03", 5) == 0   ? "57P03"
+			       : memcmp(v, "53300", 5) == 0 ? "53300"
+							    : NULL;
+		}
 		at = (size_t)(nul - p) + 1;
 	}
-	return false;
+	return NULL;
+}
+
+const char *ready_startup_refusal(const void *buf, size_t n)
+{
+	return buf ? refused_for_now(buf, n) : NULL;
 }
 
 enum ready_answer ready_answer(const void *buf, size_t n, const void *fl, uint32_t fl_len)
@@ -80,7 +95,7 @@ enum ready_answer ready_answer(const void *buf, size_t n, const void *fl, uint32
 	/* The answer to an SSLRequest or GSSENCRequest alone is one byte. */
 	if (fl_len == 8 && opens_negotiation(fl, fl_len))
 		return n == 1 && p[0] == READY_GO_ON ? READY_GOES_ON : READY_ANSWERED;
-	return p[0] == 'E' && cannot_connect_now(p, n) ? READY_NOT : READY_ANSWERED;
+	return refused_for_now(p, n) ? READY_NOT : READY_ANSWERED;
 }
 
 const char *const ready_protocol_names[] = {

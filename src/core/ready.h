@@ -5,7 +5,8 @@
  * SSLRequest, GSSENCRequest and StartupMessage change nothing on the server,
  * and it answers them with SQLSTATE 57P03 ("the database system is starting
  * up", "... in recovery mode", "... not yet accepting connections") until it
- * accepts sessions.  Pure functions of bytes.
+ * accepts sessions, or 53300 ("sorry, too many clients already", pgbouncer's
+ * "no more connections allowed") while it is full.  Pure functions of bytes.
  */
 #ifndef BACKOFF_CORE_READY_H
 #define BACKOFF_CORE_READY_H
@@ -32,7 +33,7 @@ bool ready_may_open(const unsigned char head[8], size_t n);
 enum ready_answer {
 	READY_ANSWERED, /* an answer: the start-up is the program's from here */
 	READY_GOES_ON,	/* 'N' to an SSLRequest or a GSSENCRequest: it goes on in the clear */
-	READY_NOT,	/* an ErrorResponse with SQLSTATE 57P03: not ready, try again */
+	READY_NOT,	/* a refusal for now (SQLSTATE 57P03, 53300...): not ready, try again */
 };
 
 /*
@@ -40,6 +41,12 @@ enum ready_answer {
  * the start-up @fl having been sent.
  */
 enum ready_answer ready_answer(const void *buf, size_t n, const void *fl, uint32_t fl_len);
+
+/*
+ * The SQLSTATE ("57P03", "53300") of the start-up's refusal for now that the
+ * @n bytes at @buf begin with, for the log; NULL if they are none.
+ */
+const char *ready_startup_refusal(const void *buf, size_t n);
 
 /*
  * MQTT: a client's CONNECT asks for a session, and a broker that refuses it

@@ -14,6 +14,11 @@ static const unsigned char startup[23] = { 0, 0,   0,	23, 0, 3, 0, 0, 'u', 's', 
 static const unsigned char not_ready[] = "E\0\0\0\x5fSFATAL\0VFATAL\0C57P03\0"
 					 "Mthe database system is starting up\0"
 					 "Fpostmaster.c\0L2400\0RProcessStartupPacket\0";
+/* A server at max_connections, as PostgreSQL 15 sends it (its head). */
+static const unsigned char too_many[] = "E\0\0\0\x5bSFATAL\0VFATAL\0C53300\0"
+					"Msorry, too many clients already\0";
+/* An error whose code field is not five bytes: no refusal for now. */
+static const unsigned char odd_code[] = "E\0\0\0\x14SFATAL\0C5330\0Mx\0";
 /* pg_hba.conf rejects: an error too, another code. */
 static const unsigned char rejected[] = "E\0\0\0\x30SFATAL\0C28000\0Mpg_hba.conf rejects it\0";
 /* AuthenticationOk. */
@@ -59,6 +64,14 @@ static void test_answers(void)
 	CHECK_U64(ready_answer(not_ready, 26, startup, 23), READY_NOT);	     /* read to its code */
 	CHECK_U64(ready_answer(not_ready, 25, startup, 23), READY_ANSWERED); /* code cut */
 	CHECK_U64(ready_answer(rejected, sizeof(rejected) - 1, both, 31), READY_ANSWERED);
+	/* 53300, too many connections: a refusal for now too; the log names each. */
+	CHECK_U64(ready_answer(too_many, sizeof(too_many) - 1, startup, 23), READY_NOT);
+	CHECK_STR(ready_startup_refusal(too_many, sizeof(too_many) - 1), "53300");
+	CHECK_STR(ready_startup_refusal(not_ready, sizeof(not_ready) - 1), "57P03");
+	CHECK(ready_startup_refusal(rejected, sizeof(rejected) - 1) == NULL);
+	CHECK(ready_startup_refusal(odd_code, sizeof(odd_code) - 1) == NULL);
+	CHECK(ready_startup_refusal(auth_ok, sizeof(auth_ok)) == NULL);
+	CHECK(ready_startup_refusal(NULL, 0) == NULL);
 	CHECK_U64(ready_answer(auth_ok, sizeof(auth_ok), both, 31), READY_ANSWERED);
 	CHECK_U64(ready_answer("N", 1, both, 31), READY_ANSWERED);
 	CHECK_U64(ready_answer(NULL, 0, both, 31), READY_ANSWERED);
