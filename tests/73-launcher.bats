@@ -30,6 +30,24 @@ export BACKOFF_LOG_FORMAT='json'" "the export lines"
 	assert_eq "$output" "/tmp/it's.log|debug" "the values read back"
 }
 
+@test "--print-env --off undoes --print-env in a shell: libbackoff out of LD_PRELOAD, the program's own entries kept, every variable unset" {
+	# shellcheck disable=SC2016 # expanded by the inner shell
+	run --separate-stderr env LD_PRELOAD=/opt/own.so LAUNCHER="$LAUNCHER" sh -c '
+eval "$("$LAUNCHER" --cap 5s --print-env)" || exit 9
+case $LD_PRELOAD in *libbackoff.so*) ;; *) echo "not preloaded: $LD_PRELOAD"; exit 9 ;; esac
+eval "$("$LAUNCHER" --print-env --off)" || exit 9
+printf "%s|%s|%s\n" "${LD_PRELOAD-unset}" "${BACKOFF_CAP-unset}" "${LIBBACKOFF_SUPERVISOR-unset}"
+eval "$("$LAUNCHER" --print-env --off)" || exit 9
+printf "%s\n" "${LD_PRELOAD-unset}"
+LD_PRELOAD=$PWD/build/libbackoff.so
+eval "$("$LAUNCHER" --print-env --off)" || exit 9
+printf "%s\n" "${LD_PRELOAD-unset}"'
+	assert_eq "$status" 0 "status: $stderr"
+	assert_eq "$output" "/opt/own.so|unset|unset
+/opt/own.so
+unset" "LD_PRELOAD and the variables after each undo"
+}
+
 @test "a relative --log-file and --shared file are made absolute; a --shared switch is not" {
 	mkdir "$T/here"
 	cd "$T/here"

@@ -471,6 +471,50 @@ int launch_print_env(const char *candidate, const char *const *names)
 	return fflush(stdout) == 0 ? 0 : 1;
 }
 
+/* Whether the LD_PRELOAD entry @p (@n bytes) is a libbackoff library, a build's or an install's. */
+static bool is_ours(const char *p, size_t n)
+{
+	static const char name[] = "libbackoff.so";
+	size_t k = sizeof(name) - 1;
+
+	return n >= k && memcmp(p + n - k, name, k) == 0 && (n == k || p[n - k - 1] == '/');
+}
+
+int launch_print_off(const char *const *names)
+{
+	const char *current = getenv("LD_PRELOAD"), *p = current;
+	char kept[PATH_MAX * 4];
+	size_t len = 0;
+
+	/* LD_PRELOAD without libbackoff's entries, the program's others kept in order. */
+	while (p && *p) {
+		size_t w = strcspn(p, ": ");
+
+		if (w > 0 && !is_ours(p, w)) {
+			if (len + w + 2 > sizeof(kept))
+				die("LD_PRELOAD too long", NULL, NULL, NULL);
+			if (len > 0)
+				kept[len++] = ':';
+			memcpy(kept + len, p, w);
+			len += w;
+		}
+		p += w + (p[w] != '\0');
+	}
+	kept[len] = '\0';
+	if (len > 0) {
+		fputs("export LD_PRELOAD=", stdout);
+		print_quoted(kept);
+		putchar('\n');
+	} else {
+		puts("unset LD_PRELOAD");
+	}
+	fputs("unset " SUPERVISOR_PATH_ENV, stdout);
+	for (; *names; names++)
+		printf(" %s", *names);
+	putchar('\n');
+	return fflush(stdout) == 0 ? 0 : 1;
+}
+
 int launch(const char *candidate, char **command, launch_supervise_fn *supervise)
 {
 	char real[PATH_MAX], buf[PATH_MAX * 2];

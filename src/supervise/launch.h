@@ -42,4 +42,12 @@ _Noreturn void launch_schedule(const char *candidate, const char *attempts);
  */
 int launch_print_env(const char *candidate, const char *const *names);
 
+/*
+ * --print-env --off: the shell lines that undo --print-env's: LD_PRELOAD
+ * without libbackoff's entries (unset when none is left), and @names (the
+ * BACKOFF_* variables, NULL-ended) and the supervisor's path unset.  0, or 1
+ * if stdout could not be written.
+ */
+int launch_print_off(const char *const *names);
+
 #endif

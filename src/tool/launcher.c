@@ -108,6 +108,7 @@ struct options {
 	enum mode mode;
 	const char *attempts; /* --attempts, or NULL */
 	bool verbose;	      /* -v seen once: a second means debug */
+	bool off;	      /* --off: BACKOFF=off, or with --print-env the lines that undo it */
 	bool wait;	      /* backoff wait: its --help */
 	char set[1024];	      /* names of the variables set, each followed by a space */
 	size_t set_len;
@@ -293,6 +294,7 @@ static int parse_options(struct options *o, int i, int argc, char **argv, bool *
 			mark_set(o, "BACKOFF_STRICT", "1");
 		} else if (strcmp(a, "--off") == 0) {
 			mark_set(o, "BACKOFF", "off");
+			o->off = true;
 		} else if (strcmp(a, "-v") == 0) {
 			/* -v -v means -vv. */
 			mark_set(o, "BACKOFF_LOG", o->verbose ? "debug" : "info");
@@ -449,6 +451,6 @@ int main(int argc, char **argv)
 	if (o.mode == MODE_SCHEDULE)
 		launch_schedule(lib, o.attempts);
 	if (o.mode == MODE_PRINT_ENV)
-		return launch_print_env(lib, all_vars);
+		return o.off ? launch_print_off(all_vars) : launch_print_env(lib, all_vars);
 	return launch(lib, argv + first, supervise);
 }
