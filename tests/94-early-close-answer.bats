@@ -153,8 +153,10 @@ while True:
 '
 	# shellcheck disable=SC2016 # expanded by the inner shell
 	local run='ip link set lo up || exit 1
+fronts=
 for port in 3306 3307; do
-	"$PYTHON" -c "$PROG" "$port" >"$T/front-$port.out" &
+	"$PYTHON" -c "$PROG" "$port" >"$T/front-$port.out" 3>&- &
+	fronts="$fronts $!"
 	i=0
 	until grep -q listening "$T/front-$port.out" 2>/dev/null; do
 		i=$((i + 1)); [ "$i" -lt 500 ] || exit 1; sleep 0.01
@@ -165,7 +167,7 @@ s = socket.create_connection((\"127.0.0.1\", $port))
 print($port, repr(s.recv(100)))
 "
 done
-kill $(jobs -p) 2>/dev/null
+kill $fronts 2>/dev/null
 wait 2>/dev/null'
 	run --separate-stderr timeout 30 env PYTHON="$PYTHON" PROG="$prog" LIB="$LIB" T="$T" \
 		"${UNSHARE[@]}" sh -c "$run"

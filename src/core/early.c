@@ -700,10 +700,10 @@ static int readable_by(int fd, uint64_t until_ms)
 static int answered_by(const struct config *cfg, int fd, uint64_t until_ms, enum events_end *why)
 {
 	uint64_t look = clock_now_ms() + ENGINE_ACCEPT_MS;
-	int err;
 
 	if (look < until_ms) {
-		err = readable_by(fd, look);
+		int err = readable_by(fd, look);
+
 		if (err != -1)
 			return err;
 		if (early_unaccepted(cfg, fd)) {

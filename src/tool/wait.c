@@ -286,7 +286,7 @@ static void first_line(char *out, size_t size, const char *lead, const unsigned 
 
 	snprintf(out, size, "%s", lead);
 	for (i = 0; i < n && p[i] != '\r' && p[i] != '\n' && k + 1 < size; i++)
-		out[k++] = p[i] >= 0x20 && p[i] < 0x7F ? (char)p[i] : '?';
+		out[k++] = (char)(p[i] >= 0x20 && p[i] < 0x7F ? p[i] : '?');
 	out[k < size ? k : size - 1] = '\0';
 }
 
@@ -544,7 +544,7 @@ static bool resolve(const struct config *cfg, struct wait_target *w)
 		err = retry_blocking(cfg, &c, err);
 	}
 	if (err != CONFIG_DNS_OK) {
-		snprintf(w->last, sizeof(w->last), "cannot resolve %s: %s", w->host,
+		snprintf(w->last, sizeof(w->last), "cannot resolve %.100s: %s", w->host,
 			 gai_strerror(w->dns_rc));
 		return false;
 	}
