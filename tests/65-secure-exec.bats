@@ -80,7 +80,7 @@ as_daemon() {
 @test "a set-user-ID program ignores every BACKOFF_* variable and the log file path" {
 	setup_secure_probe
 	start_listener server 500
-	rm -f /dev/shm/libbackoff-65534.v6 /tmp/libbackoff-65534.v6
+	rm -f /dev/shm/libbackoff-65534.v7 /tmp/libbackoff-65534.v7
 	run --separate-stderr as_daemon "$SECURE_DIR/setuid-probe" "127.0.0.1:$PORT"
 	# The defaults apply: retried until the server listens, in spite of
 	# BACKOFF=off and BACKOFF_RETRIES=0; nothing logged (warn level), no
@@ -90,6 +90,6 @@ as_daemon() {
 	assert_eq "$stderr" "" "messages"
 	[[ ! -e $SECURE_DIR/out/log ]] || fail "the log file was created: $(cat "$SECURE_DIR/out/log")"
 	# Nor does it share: no state file of its owner's is made.
-	[[ ! -e /dev/shm/libbackoff-65534.v6 && ! -e /tmp/libbackoff-65534.v6 ]] ||
+	[[ ! -e /dev/shm/libbackoff-65534.v7 && ! -e /tmp/libbackoff-65534.v7 ]] ||
 		fail "a set-user-ID program made its owner's state file"
 }

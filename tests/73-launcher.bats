@@ -16,18 +16,21 @@ setup() {
 	[[ -z ${TEST_PRELOAD_FIRST:-} ]] || skip "not under make sanitize: the launcher's library is the default build's"
 	local lib
 	lib=$(cd "$BUILD" && pwd -P)/libbackoff.so
-	run --separate-stderr "$LAUNCHER" --cap 5s --log-file "/tmp/it's.log" -v -v --json --print-env
+	run --separate-stderr env BACKOFF_RUN=job-7 "$LAUNCHER" --cap 5s --log-file "/tmp/it's.log" -v -v --json --print-env
 	assert_eq "$status" 0 "status: $stderr"
 	assert_eq "$output" "export LD_PRELOAD='$lib'
 export LIBBACKOFF_SUPERVISOR='$(dirname "$lib")/backoff-supervise'
 export BACKOFF_CAP='5s'
 export BACKOFF_LOG='debug'
 export BACKOFF_LOG_FILE='/tmp/it'\\''s.log'
-export BACKOFF_LOG_FORMAT='json'" "the export lines"
+export BACKOFF_LOG_FORMAT='json'" "the export lines (the run named in the environment stays)"
 	# What a shell makes of them: the values as given.
 	# shellcheck disable=SC2016 # expanded by the inner shell
 	run sh -c 'eval "$1"; printf "%s|%s\n" "$BACKOFF_LOG_FILE" "$BACKOFF_LOG"' sh "$output"
 	assert_eq "$output" "/tmp/it's.log|debug" "the values read back"
+	# Without one, a run of the shell's own is named.
+	run --separate-stderr "$LAUNCHER" --print-env
+	assert_match "$output" "export BACKOFF_RUN='run-[0-9]+-[0-9]+'" "the run's line"
 }
 
 @test "--print-env --off undoes --print-env in a shell: libbackoff out of LD_PRELOAD, the program's own entries kept, every variable unset" {

@@ -161,9 +161,9 @@ EOF
 	run --separate-stderr timeout 10 setpriv --reuid=nobody --regid=nogroup --clear-groups \
 		env LD_PRELOAD="$LIB" BACKOFF_STATS=on "$HELPERS/probe" "127.0.0.1:$PORT"
 	assert_eq "$output" "OK" "outcome as nobody"
-	[[ -e /dev/shm/libbackoff-65534.v6 || -e /tmp/libbackoff-65534.v6 ]] ||
+	[[ -e /dev/shm/libbackoff-65534.v7 || -e /tmp/libbackoff-65534.v7 ]] ||
 		fail "no state file of nobody's own"
-	assert_eq "$(stat -c %U /dev/shm/libbackoff-65534.v6 2>/dev/null || stat -c %U /tmp/libbackoff-65534.v6)" \
+	assert_eq "$(stat -c %U /dev/shm/libbackoff-65534.v7 2>/dev/null || stat -c %U /tmp/libbackoff-65534.v7)" \
 		nobody "owner of nobody's file"
 }
 
@@ -262,9 +262,9 @@ print('py ok')" "$PORT" >"$T/py.$i" 2>&1 3>&- &
 import os, struct, sys, time
 path = sys.argv[1]
 old = time.monotonic_ns() - 120 * 10**9
-head = struct.pack("<QIIII", 0x316572616873626C, 6, 1024, 320, 0).ljust(576, b"\0")
+head = struct.pack("<QIIII", 0x316572616873626C, 7, 1024, 384, 0).ljust(576, b"\0")
 slots = b"".join(struct.pack("<QQQIIiIIiQQ", 0x1000 + i, old, 0, 0, 1, 0, 111, 0, 0, old, 0)
-                 .ljust(320, b"\0") for i in range(1024))
+                 .ljust(384, b"\0") for i in range(1024))
 fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
 os.write(fd, head + slots)
 os.close(fd)

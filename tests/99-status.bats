@@ -95,7 +95,7 @@ ago = f.pop("mono_ago_ms", None)
 for k in ("since_ns", "probed_ns", "looked_ns"):
     if ago is not None and k not in f:
         f[k] = now - ago * 1000000
-head = struct.pack("<QIIII", 0x316572616873626C, 6, 1024, 320, 0).ljust(576, b"\0")
+head = struct.pack("<QIIII", 0x316572616873626C, 7, 1024, 384, 0).ljust(576, b"\0")
 slot = struct.pack("<QQQIIiIIiQQQQQiI32xQHHHBx",
     f.get("key", 0), f.get("probed_ns", 0), f.get("lease_ns", 0), 0, f.get("state", 0),
     f.get("prober", 0), f.get("err", 0), f.get("waiters", 0), 0, f.get("looked_ns", 0), 0,
@@ -104,9 +104,10 @@ slot = struct.pack("<QQQIIiIIiQQQQQiI32xQHHHBx",
     f.get("dest_len", 0), f.get("dest_abstract", 0))
 slot += bytes.fromhex(fields.get("dest_hex", "")).ljust(112, b"\0")
 slot += struct.pack("<8Q", *loops)
-assert len(slot) == 320, len(slot)
+slot += b"\0" * 64  # the run's record
+assert len(slot) == 384, len(slot)
 fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-os.write(fd, head + slot + b"\0" * 320 * 1023)
+os.write(fd, head + slot + b"\0" * 384 * 1023)
 os.close(fd)
 PY
 }
@@ -388,8 +389,8 @@ print(r["destination"], r["state"], r["last_error"], r["prober_pid"], r["waiters
 	for kind in random truncated empty symlink mode fifo directory version; do
 		rm -rf "$STATE"
 		case $kind in
-		random) head -c 328256 /dev/urandom >"$STATE" ;;
-		truncated) make_state "$T/whole" && head -c 328000 "$T/whole" >"$STATE" ;;
+		random) head -c 393792 /dev/urandom >"$STATE" ;;
+		truncated) make_state "$T/whole" && head -c 393000 "$T/whole" >"$STATE" ;;
 		empty) : >"$STATE" ;;
 		symlink) make_state "$T/real" && ln -s "$T/real" "$STATE" ;;
 		mode) make_state "$STATE" && chmod 640 "$STATE" ;;
@@ -512,7 +513,7 @@ print(r["destination"], r["state"], r["last_error"], r["prober_pid"], r["waiters
 @test "root's view is every user's: a USER column, JSON and OpenMetrics name whose each row is; a file root cannot use is said and left out" {
 	[[ $EUID -eq 0 ]] || skip "needs root to run a client as another user"
 	require_program setpriv util-linux
-	local file=/dev/shm/libbackoff-65534.v6 mine=/dev/shm/libbackoff-0.v6 made= made_mine=
+	local file=/dev/shm/libbackoff-65534.v7 mine=/dev/shm/libbackoff-0.v7 made= made_mine=
 	[[ -e $file ]] || made=1
 	[[ -e $mine ]] || made_mine=1
 	closed_port dead
@@ -544,7 +545,7 @@ print(r["destination"], r["state"], r["last_error"], r["prober_pid"], r["waiters
 	assert_no_match "$output" "root" "as nobody, no other user's row"
 	stop_probes
 	# A file of another user that root cannot use: said on stderr, left out, status 0.
-	OTHER_FILE=/dev/shm/libbackoff-3999998.v6
+	OTHER_FILE=/dev/shm/libbackoff-3999998.v7
 	rm -f "$OTHER_FILE"
 	make_state "$OTHER_FILE" key=0x5678 state=1 mono_ago_ms=10
 	chown 3999998 "$OTHER_FILE"
@@ -564,7 +565,7 @@ print(r["destination"], r["state"], r["last_error"], r["prober_pid"], r["waiters
 @test "root's view while nginx, its workers running as nobody, waits for a late upstream: the destination, nobody's, with its waiters" {
 	[[ $EUID -eq 0 ]] || skip "needs root to run nginx's workers as nobody"
 	require_command nginx curl
-	local file=/dev/shm/libbackoff-65534.v6 made= d=$T/nginx front up
+	local file=/dev/shm/libbackoff-65534.v7 made= d=$T/nginx front up
 	[[ -e $file ]] || made=1
 	# The upstream: bound at once (refused), serving once $T/go exists.
 	start_go_server up http

@@ -602,6 +602,37 @@ STARTUP_CODE static int set_early_close(const struct setting *s)
 	return 0;
 }
 
+/* The longest BACKOFF_RUN: a name, not a document. */
+#define RUN_NAME_MAX 128
+
+/* FNV-1a: its multiplications wrap by design (the fuzzers' integer checks are told so). */
+#if defined(__clang__)
+#define WRAPS __attribute__((no_sanitize("unsigned-integer-overflow")))
+#else
+#define WRAPS
+#endif
+
+WRAPS static uint64_t fnv_step(uint64_t h, unsigned char c)
+{
+	return (h ^ c) * 0x100000001b3ULL;
+}
+
+STARTUP_CODE static int set_run(const struct setting *s)
+{
+	uint64_t h = 0xcbf29ce484222325ULL; /* FNV-1a */
+	const unsigned char *p;
+
+	for (p = (const unsigned char *)s->value; *p; p++) {
+		if (*p <= ' ' || *p > '~' || p - (const unsigned char *)s->value >= RUN_NAME_MAX)
+			return -1;
+		h = fnv_step(h, *p);
+	}
+	if (p == (const unsigned char *)s->value)
+		return -1;
+	s->cfg->run_id = h | 1;
+	return 0;
+}
+
 STARTUP_CODE static int set_local_probe(const struct setting *s)
 {
 	bool on;
@@ -679,6 +710,7 @@ struct variable {
 	  "expected off or a duration from 1ms to 1s such as 10ms")                               \
 	X(BACKOFF_REPLAY, set_bool, FIELD(replay), "expected on or off")                          \
 	X(BACKOFF_EARLY_CLOSE, set_early_close, 0, "expected auto, refusal or answer")            \
+	X(BACKOFF_RUN, set_run, 0, "expected a name of 1 to 128 printable characters, no spaces") \
 	X(BACKOFF_PROTOCOLS, set_protocols, 0, NULL)
 
 #define AS_NAME(name, set, field, message) #name,

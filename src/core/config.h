@@ -66,6 +66,11 @@ struct config {
 	bool nonblock, send, dns;
 	bool replay; /* BACKOFF_REPLAY: send again what was sent before an early close */
 	enum config_early early_close; /* BACKOFF_EARLY_CLOSE */
+	/*
+	 * BACKOFF_RUN, hashed (never 0): the processes of one run share a
+	 * destination's spent budget; 0: unset, each process is its own run.
+	 */
+	uint64_t run_id;
 	/* BACKOFF_PROTOCOLS: whose "try later" answers are recognized (enum ready_protocol bits) */
 	unsigned protocols;
 	bool shared; /* BACKOFF_SHARED: a budget per destination, "known down", one prober */

@@ -41,6 +41,35 @@ static const char *why_not(const struct config *cfg, const struct decide_connect
 	return engine_why_not(cfg, c->target, type, *blocking);
 }
 
+/*
+ * Whether @t is known down to this call: its budget spent in this process
+ * (@d), or by the call's run (BACKOFF_RUN), host-wide, and its open time
+ * still running.
+ */
+static bool known_down(const struct config *cfg, const struct dest *d, const struct target_addr *t)
+{
+	return dest_down(d) ||
+	       (cfg->run_id && cfg->shared && share_run_spent(t, cfg->run_id, clock_now_ns()));
+}
+
+/*
+ * A call to @t (@d) gave up at @now_ms: if its budget is spent, @t is known
+ * down in this process, and for the call's run until its open time is over.
+ */
+static void gave_up(const struct config *cfg, struct dest *d, const struct target_addr *t,
+		    uint64_t now_ms)
+{
+	struct share_slot *s;
+
+	if (!dest_gave_up(cfg, d, t, now_ms) || !cfg->run_id || !cfg->shared ||
+	    !(s = share_find(t)))
+		return;
+	share_note_run_open(
+		s, clock_now_ns() + engine_run_open_ms(cfg, share_note_run_giveup(s, cfg->run_id),
+						       rng_next()) *
+					    1000000);
+}
+
 /* Whether a program that tries several addresses moves on from @t, at @now_ms. */
 static bool more_addresses(const struct target_addr *t, uint64_t now_ms)
 {
@@ -60,7 +89,7 @@ static enum decide_verdict retry_here(const struct config *cfg, struct decide_co
 		.planned = c->planned,
 		.ctx = c->ctx,
 		.first_waited = c->waited,
-		.known_down = dest_down(d),
+		.known_down = known_down(cfg, d, c->target),
 		.more_addresses = more_addresses(c->target, now),
 		.budget_ms = CONFIG_INFINITE,
 	};
@@ -88,7 +117,7 @@ static enum decide_verdict retry_here(const struct config *cfg, struct decide_co
 	if (c->err == 0)
 		dest_succeeded(d);
 	else if (c->err != ECANCELED) /* the supervisor's program went away: no verdict */
-		dest_gave_up(cfg, d, c->target, clock_now_ms());
+		gave_up(cfg, d, c->target, clock_now_ms());
 	return DECIDE_DONE;
 }
 
@@ -157,7 +186,7 @@ static struct engine_event loop_event(const struct config *cfg, struct fdconn *c
 	/* Only a failure asks the destination's facts: a success pays for none of them. */
 	if (kind != ENGINE_FAILED && kind != ENGINE_HELD)
 		return ev;
-	ev.known_down = dest_down(c->dest);
+	ev.known_down = known_down(cfg, c->dest, &c->target);
 	ev.more_addresses = c->progress.attempt == 1 && more_addresses(&c->target, now);
 	if (engine_passes(&c->progress, &ev))
 		return ev;
@@ -201,7 +230,7 @@ void decide_loop_gave_up(const struct config *cfg, struct fdconn *c, int fd, uin
 		fate_leave(&c->fate);
 		dest_look_done(c->dest, fd);
 	}
-	dest_gave_up(cfg, c->dest, &c->target, now_ms);
+	gave_up(cfg, c->dest, &c->target, now_ms);
 }
 
 void decide_loop_closed(const struct config *cfg, struct fdconn *c, int fd, bool hidden,
@@ -255,7 +284,8 @@ uint64_t decide_loop_attempt_deadline(const struct config *cfg, const struct fdc
 			       ? engine_first_bound_ms(cfg, target_is_loopback(&c->target))
 			       : CONFIG_INFINITE;
 
-	return engine_attempt_deadline(cfg, &c->progress, cap, dest_down(c->dest), now_ms);
+	return engine_attempt_deadline(cfg, &c->progress, cap, known_down(cfg, c->dest, &c->target),
+				       now_ms);
 }
 
 bool decide_loop_succeeded(const struct config *cfg, struct fdconn *c, int fd, uint64_t now_ms)

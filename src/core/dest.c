@@ -108,20 +108,21 @@ uint64_t dest_budget_left(const struct config *cfg, struct dest *d, uint64_t beg
 	return now_ms < end ? end - now_ms : 0;
 }
 
-void dest_gave_up(const struct config *cfg, struct dest *d, const struct target_addr *t,
+bool dest_gave_up(const struct config *cfg, struct dest *d, const struct target_addr *t,
 		  uint64_t now_ms)
 {
 	uint64_t first;
 
 	if (!d || cfg->timeout_ms == CONFIG_INFINITE)
-		return;
+		return false;
 	first = atomic_load_explicit(&d->first_fail_ms, memory_order_relaxed);
 	if (first == 0 || now_ms < first + cfg->timeout_ms)
-		return;
+		return false;
 	if (!atomic_exchange_explicit(&d->down, true, memory_order_relaxed)) {
 		atomic_fetch_add_explicit(&dest_downs, 1, memory_order_relaxed);
 		events_down("connect", t, now_ms - first);
 	}
+	return true;
 }
 
 void dest_succeeded(struct dest *d)

@@ -55,9 +55,9 @@ uint64_t dest_budget_left(const struct config *cfg, struct dest *d, uint64_t beg
 
 /*
  * A call to @d gave up at @now_ms: if its budget is spent, @d is known down
- * from now on (said once at info).
+ * from now on (said once at info), and true is returned.
  */
-void dest_gave_up(const struct config *cfg, struct dest *d, const struct target_addr *t,
+bool dest_gave_up(const struct config *cfg, struct dest *d, const struct target_addr *t,
 		  uint64_t now_ms);
 
 /* A connect to @d succeeded: its clock stops and it is no longer known down. */

@@ -319,6 +319,18 @@ struct engine_action engine_step(const struct config *cfg, const struct config_e
 	}
 }
 
+uint64_t engine_run_open_ms(const struct config *cfg, uint32_t giveups, uint64_t draw)
+{
+	uint64_t open = cfg->timeout_ms == CONFIG_INFINITE ? cfg->policy.cap_ms : cfg->timeout_ms;
+	uint32_t i;
+
+	for (i = 1; i < giveups && open < ENGINE_RUN_OPEN_MAX_MS; i++)
+		open *= 2;
+	if (open > ENGINE_RUN_OPEN_MAX_MS)
+		open = ENGINE_RUN_OPEN_MAX_MS;
+	return open - open / 5 + draw % (open / 5 * 2 + 1);
+}
+
 bool engine_port_speaks_first(uint16_t port)
 {
 	switch (port) {

@@ -222,6 +222,19 @@ bool engine_early_answer(const struct config *cfg, const struct engine_early *e)
  */
 #define ENGINE_ACCEPT_MS 100
 
+/* The longest a run's give-up keeps its later calls to the kernel's answer (5 min). */
+#define ENGINE_RUN_OPEN_MAX_MS (5 * 60 * 1000ULL)
+
+/*
+ * How long, after the @giveups-th give-up in a row of one run at a
+ * destination, that run's later calls there get the kernel's answer at once
+ * (known down) before one of them has a budget again: the budget just spent
+ * (BACKOFF_TIMEOUT; the cap when there is none), doubled with each give-up in
+ * a row, at most ENGINE_RUN_OPEN_MAX_MS, then 0.8 to 1.2 times that by
+ * @draw, so that runs that gave up together do not come back together.
+ */
+uint64_t engine_run_open_ms(const struct config *cfg, uint32_t giveups, uint64_t draw);
+
 /* What an early close is to do. */
 struct engine_early_verdict {
 	/*

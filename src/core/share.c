@@ -319,6 +319,9 @@ static struct share_slot *lookup(struct share_head *h, uint64_t key, const struc
 				atomic_store_explicit(&s->damp_ns, 0, memory_order_relaxed);
 				atomic_store_explicit(&s->early_ns, 0, memory_order_relaxed);
 				atomic_store_explicit(&s->dest.greeted, 0, memory_order_relaxed);
+				atomic_store_explicit(&s->run, 0, memory_order_relaxed);
+				atomic_store_explicit(&s->run_until_ns, 0, memory_order_relaxed);
+				atomic_store_explicit(&s->run_giveups, 0, memory_order_relaxed);
 				for (unsigned i = 0; i < SHARE_LOOPS; i++)
 					atomic_store_explicit(&s->loops[i], 0,
 							      memory_order_relaxed);
@@ -424,6 +427,11 @@ void share_note(struct share_slot *s, int err, uint64_t now_ns)
 	}
 	atomic_store_explicit(&s->probed_ns, now_ns, memory_order_relaxed);
 	count_downs(atomic_exchange_explicit(&s->state, SHARE_UP, memory_order_relaxed), SHARE_UP);
+	/* Up: no run's give-up stands any more. */
+	if (atomic_load_explicit(&s->run_until_ns, memory_order_relaxed) != 0) {
+		atomic_store_explicit(&s->run_until_ns, 0, memory_order_relaxed);
+		atomic_store_explicit(&s->run_giveups, 0, memory_order_relaxed);
+	}
 	atomic_fetch_add_explicit(&s->seq, 1, memory_order_release);
 	if (atomic_load_explicit(&s->waiters, memory_order_relaxed) != 0) {
 		int saved = errno;
@@ -557,6 +565,31 @@ void share_note_greeted(struct share_slot *s)
 bool share_greeted(struct share_slot *s)
 {
 	return atomic_load_explicit(&s->dest.greeted, memory_order_relaxed) != 0;
+}
+
+uint32_t share_note_run_giveup(struct share_slot *s, uint64_t run)
+{
+	uint32_t n = 1;
+
+	if (atomic_exchange_explicit(&s->run, run, memory_order_relaxed) == run)
+		n = atomic_load_explicit(&s->run_giveups, memory_order_relaxed) + 1;
+	if (n == 0 || n > 64)
+		n = 64; /* a hostile count, or one long past mattering */
+	atomic_store_explicit(&s->run_giveups, n, memory_order_relaxed);
+	return n;
+}
+
+void share_note_run_open(struct share_slot *s, uint64_t until_ns)
+{
+	atomic_store_explicit(&s->run_until_ns, until_ns, memory_order_relaxed);
+}
+
+bool share_run_spent(const struct target_addr *t, uint64_t run, uint64_t now_ns)
+{
+	struct share_slot *s = share_find(t);
+
+	return s && run != 0 && atomic_load_explicit(&s->run, memory_order_relaxed) == run &&
+	       now_ns < atomic_load_explicit(&s->run_until_ns, memory_order_relaxed);
 }
 
 void share_note_up(const struct target_addr *t, uint64_t now_ns)
@@ -732,6 +765,7 @@ _Static_assert(sizeof(struct share_head) == 576, "share_head is 576 bytes (9 x 6
 _Static_assert(sizeof(struct share_dest) == 128, "share_dest is 128 bytes");
 _Static_assert(offsetof(struct share_slot, since_ns) == 64,
 	       "what a connect uses stays in the slot's first 64 bytes");
+_Static_assert(offsetof(struct share_slot, run) == 320, "a run's record is the slot's sixth line");
 _Static_assert(offsetof(struct share_slot, loops) == 256,
 	       "the event loops' line is the slot's fifth");
-_Static_assert(sizeof(struct share_slot) == 320, "share_slot is 320 bytes");
+_Static_assert(sizeof(struct share_slot) == 384, "share_slot is 384 bytes");

@@ -15,7 +15,7 @@
 
 #define SHARE_SLOTS 1024
 #define SHARE_MAGIC UINT64_C(0x316572616873626c) /* "lbshare1" */
-#define SHARE_VERSION 6
+#define SHARE_VERSION 7
 
 enum share_state { SHARE_UNKNOWN, SHARE_DOWN, SHARE_UP };
 
@@ -93,6 +93,17 @@ struct share_slot {
 	 * counts nothing (the process died, or exec'd with connects in flight).
 	 */
 	_Atomic uint64_t loops[SHARE_LOOPS];
+	/*
+	 * The last run (BACKOFF_RUN) that spent its budget here: until
+	 * run_until_ns, that run's calls get the kernel's answer at once; any
+	 * success ends it.  run_giveups: its give-ups in a row (the open time
+	 * grows with them).
+	 */
+	_Atomic uint64_t run;
+	_Atomic uint64_t run_until_ns;
+	_Atomic uint32_t run_giveups;
+	uint32_t spare_run;
+	uint64_t spare[5];
 };
 
 /* The connect hook's gate counts probers in buckets: by port, and one for unix paths. */
@@ -294,6 +305,18 @@ uint64_t share_damped_until(struct share_slot *s, uint64_t now_ns, uint64_t max_
  * the process's first.
  */
 bool share_loop_wait(struct share_slot *s, int delta, uint64_t until_ns);
+
+/*
+ * Run @run spent its budget for @s: its give-ups in a row there, this one
+ * included (1 for a run other than the last one recorded), recorded and
+ * returned; share_note_run_open then says until when its calls get the
+ * kernel's answer at once.
+ */
+uint32_t share_note_run_giveup(struct share_slot *s, uint64_t run);
+void share_note_run_open(struct share_slot *s, uint64_t until_ns);
+
+/* Whether run @run spent its budget for @t and its open time still runs at @now_ns. */
+bool share_run_spent(const struct target_addr *t, uint64_t run, uint64_t now_ns);
 
 /* A connection to @s received its first byte: its streak of early closes ends. */
 void share_note_first_byte(struct share_slot *s);

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "core/config.h"
@@ -62,6 +63,7 @@ static const char *const all_vars[] = { "BACKOFF",
 					"BACKOFF_LOCAL_PROBE",
 					"BACKOFF_REPLAY",
 					"BACKOFF_EARLY_CLOSE",
+					"BACKOFF_RUN",
 					"BACKOFF_PROTOCOLS",
 					NULL };
 
@@ -87,6 +89,7 @@ static const struct option_var {
 	{ "send", "BACKOFF_SEND" },
 	{ "replay", "BACKOFF_REPLAY" },
 	{ "early-close", "BACKOFF_EARLY_CLOSE" },
+	{ "run", "BACKOFF_RUN" },
 	{ "protocols", "BACKOFF_PROTOCOLS" },
 	{ "dns", "BACKOFF_DNS" },
 	{ "engine", "BACKOFF_ENGINE" },
@@ -429,6 +432,20 @@ int main(int argc, char **argv)
 	if (argc >= 2 && strcmp(argv[1], "status") == 0)
 		launch_status(find_library(buf), argv + 2);
 	first = parse_options(&o, 1, argc, argv, &dashdash);
+	/*
+	 * A run of its own for the command and everything it starts (or the
+	 * shell that evaluates --print-env's lines), unless one is named: its
+	 * processes share each destination's spent budget.
+	 */
+	if (!getenv("BACKOFF_RUN")) {
+		struct timespec ts;
+		char run[64];
+
+		clock_gettime(CLOCK_REALTIME, &ts);
+		snprintf(run, sizeof(run), "run-%ld-%lld%09ld", (long)getpid(),
+			 (long long)ts.tv_sec, ts.tv_nsec);
+		mark_set(&o, "BACKOFF_RUN", run);
+	}
 	/* backoff wait ...: in this process, with the options before it and after it. */
 	if (!dashdash && first < argc && strcmp(argv[first], "wait") == 0)
 		return wait_command(&o, first + 1, argc, argv);

@@ -8,12 +8,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define NVARS 26 /* config_variables, without its NULL: checked at each input */
+#define NVARS 27 /* config_variables, without its NULL: checked at each input */
 #define MAX_VALUE 70000
 
 /*
  * The environment the input describes: records separated by '\n', each a
- * selector byte (variable = (byte - '<') % 27, so that '<' is BACKOFF; 26 is
+ * selector byte (variable = (byte - '<') % 28, so that '<' is BACKOFF; 27 is
  * a name the parser never asks for) and the value; a later record of a
  * variable wins.  As in a real environment a value ends at its first NUL byte.
  */

@@ -414,6 +414,41 @@ static void test_booleans_levels_and_seed(void)
 }
 
 /* BACKOFF_EARLY_CLOSE: each value, the default, and a case that is no value. */
+/* BACKOFF_RUN: a name, hashed to a run that is never 0; a space, a control byte or 129 bytes are
+ * not. */
+static void test_run(void)
+{
+	char long_name[160], long_env[180];
+	const char *job1[] = { "BACKOFF_RUN=job-1", NULL }, *job2[] = { "BACKOFF_RUN=job-2", NULL },
+		   *none[] = { NULL }, *empty[] = { "BACKOFF_RUN=", NULL },
+		   *space[] = { "BACKOFF_RUN=a b", NULL }, *high[] = { "BACKOFF_RUN=\x80", NULL },
+		   *longest[] = { long_env, NULL };
+	struct config cfg;
+	uint64_t one;
+
+	CHECK_U64(parse(&cfg, job1), 0);
+	one = cfg.run_id;
+	CHECK(one != 0);
+	CHECK_U64(parse(&cfg, job1), 0);
+	CHECK_U64(cfg.run_id, one);
+	CHECK_U64(parse(&cfg, job2), 0);
+	CHECK(cfg.run_id != one && cfg.run_id != 0);
+	CHECK_U64(parse(&cfg, none), 0);
+	CHECK_U64(cfg.run_id, 0);
+	CHECK_U64(parse(&cfg, empty), 1);
+	CHECK_U64(parse(&cfg, space), 1);
+	CHECK_U64(parse(&cfg, high), 1);
+	CHECK_U64(cfg.run_id, 0);
+	memset(long_name, 'r', 128);
+	long_name[128] = '\0';
+	snprintf(long_env, sizeof(long_env), "BACKOFF_RUN=%s", long_name);
+	CHECK_U64(parse(&cfg, longest), 0);
+	long_name[128] = 'r';
+	long_name[129] = '\0';
+	snprintf(long_env, sizeof(long_env), "BACKOFF_RUN=%s", long_name);
+	CHECK_U64(parse(&cfg, longest), 1);
+}
+
 /* A bare number is a duration in no unit: refused with one line that says so, 0 aside. */
 static void test_bare_durations(void)
 {
@@ -610,6 +645,8 @@ static void test_each_variable_says_what_it_takes(void)
 		  "expected off or a duration from 1ms to 1s such as 10ms" },
 		{ "BACKOFF_REPLAY", "maybe", "expected on or off" },
 		{ "BACKOFF_EARLY_CLOSE", "sometimes", "expected auto, refusal or answer" },
+		{ "BACKOFF_RUN", "a b",
+		  "expected a name of 1 to 128 printable characters, no spaces" },
 		{ "BACKOFF_PROTOCOLS", "gopher",
 		  "expected protocol names (postgresql, mysql, redis, memcached, nats, smtp, ftp, "
 		  "mqtt, http), as a list or as +NAME/-NAME edits, or none" },
@@ -804,6 +841,7 @@ int main(void)
 	test_booleans_levels_and_seed();
 	test_early_close();
 	test_bare_durations();
+	test_run();
 	test_problem_messages();
 	test_binary_bytes_are_escaped();
 	test_every_rejection();

@@ -583,6 +583,28 @@ static void test_early_close(void)
 	}
 }
 
+/* A run's open time: the budget, doubled with each give-up in a row, capped, then 0.8 to 1.2 of it.
+ */
+static void test_run_open(void)
+{
+	struct setup set = PLAIN;
+	struct config cfg = configured(&set);
+
+	cfg.timeout_ms = 1000;
+	CHECK_U64(engine_run_open_ms(&cfg, 1, 0), 800);
+	CHECK_U64(engine_run_open_ms(&cfg, 1, 400), 1200);
+	CHECK_U64(engine_run_open_ms(&cfg, 1, 401), 800); /* the draw wraps in the window */
+	CHECK_U64(engine_run_open_ms(&cfg, 3, 0), 3200);
+	CHECK_U64(engine_run_open_ms(&cfg, 64, 0),
+		  ENGINE_RUN_OPEN_MAX_MS - ENGINE_RUN_OPEN_MAX_MS / 5);
+	cfg.timeout_ms = 3600000; /* a budget longer than the cap: the cap */
+	CHECK_U64(engine_run_open_ms(&cfg, 1, 0),
+		  ENGINE_RUN_OPEN_MAX_MS - ENGINE_RUN_OPEN_MAX_MS / 5);
+	cfg.timeout_ms = INF; /* no budget: the delay's cap stands for it */
+	cfg.policy.cap_ms = 2000;
+	CHECK_U64(engine_run_open_ms(&cfg, 1, 0), 1600);
+}
+
 /* Which failed connect is the library's to retry, in both engines. */
 static void test_eligible(void)
 {
@@ -634,6 +656,7 @@ int main(void)
 	test_draws();
 	test_outcome();
 	test_early_close();
+	test_run_open();
 	test_eligible();
 	return unit_report("engine");
 }
