@@ -90,6 +90,7 @@ static const struct option_var {
 	{ "early-close", "BACKOFF_EARLY_CLOSE" },
 	{ "protocols", "BACKOFF_PROTOCOLS" },
 	{ "dns", "BACKOFF_DNS" },
+	{ "names", "BACKOFF_NAMES" },
 	{ "engine", "BACKOFF_ENGINE" },
 	{ "shared", "BACKOFF_SHARED" },
 	{ "local-probe", "BACKOFF_LOCAL_PROBE" },
