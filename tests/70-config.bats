@@ -31,6 +31,7 @@ BACKOFF_TARGETS       0     1    1   1    1
 BACKOFF_NONBLOCK      0     1    1   1    1
 BACKOFF_SEND          0     1    1   1    1
 BACKOFF_DNS           0     1    1   1    1
+BACKOFF_NAMES         0     0    0   0    1
 BACKOFF_LOG           0     1    1   1    1
 BACKOFF_LOG_FILE      0     0    0   0    0
 BACKOFF_LOG_FORMAT    0     1    1   1    1

@@ -16,11 +16,13 @@ setup() {
 	[[ -z ${TEST_PRELOAD_FIRST:-} ]] || skip "not under make sanitize: the launcher's library is the default build's"
 	local lib
 	lib=$(cd "$BUILD" && pwd -P)/libbackoff.so
-	run --separate-stderr env BACKOFF_RUN=job-7 "$LAUNCHER" --cap 5s --log-file "/tmp/it's.log" -v -v --json --print-env
+	run --separate-stderr env BACKOFF_RUN=job-7 "$LAUNCHER" --cap 5s --log-file "/tmp/it's.log" \
+		-v -v --json --names 'db,*.svc.cluster.local' --print-env
 	assert_eq "$status" 0 "status: $stderr"
 	assert_eq "$output" "export LD_PRELOAD='$lib'
 export LIBBACKOFF_SUPERVISOR='$(dirname "$lib")/backoff-supervise'
 export BACKOFF_CAP='5s'
+export BACKOFF_NAMES='db,*.svc.cluster.local'
 export BACKOFF_LOG='debug'
 export BACKOFF_LOG_FILE='/tmp/it'\\''s.log'
 export BACKOFF_LOG_FORMAT='json'" "the export lines (the run named in the environment stays)"
@@ -81,6 +83,7 @@ $USAGE" "stderr of backoff $args" || return
 --print-env true|--print-env runs nothing, but a command was given: true
 --attempts 3 -- true|option --attempts needs --schedule
 --cap 5x -- true|BACKOFF_CAP="5x": expected a duration from 1ms to 24h, such as 250ms, 2s, 1m
+--names db,pg:5432 -- true|BACKOFF_NAMES="db,pg:5432": "pg:5432" is not a name pattern: expected host names with * wildcards, such as db, *.svc.cluster.local, postgres-*
 EOF
 }
 

@@ -135,3 +135,89 @@ check_at_once() {
 	assert_eq "$(json_events "$T/log.json" giveup call target errno reason)" \
 		"getaddrinfo localhost EAI_AGAIN timeout" "give-up event"
 }
+
+# ---- BACKOFF_NAMES: names not yet in the resolver, when a pattern names them ----
+
+@test "python create_connection waits for a name BACKOFF_NAMES expects until it is in /etc/hosts, then connects" {
+	private_hosts
+	start_listener server 0 --send hello
+	add_host_after 3 127.0.0.1 late-db
+	run --separate-stderr timeout 20 "${IN_HOSTS[@]}" env LD_PRELOAD="$LIB" \
+		BACKOFF_NAMES='late-*' BACKOFF_CAP=200ms "${LOG_ENV[@]}" "${PY_CLIENT[@]}" late-db "$PORT"
+	assert_eq "$status" 0 "python status: $stderr"
+	assert_eq "$output" hello "python output"
+	assert_eq "$(json_events "$T/log.json" retry call target errno | sort -u)" \
+		"getaddrinfo late-db EAI_NONAME" "retry events"
+	assert_eq "$(json_events "$T/log.json" success call target)" "getaddrinfo late-db" \
+		"success event"
+	# Found within a capped delay of its appearance (measured: 100-200 ms).
+	local found added
+	found=$(json_events "$T/log.json" success mono_ms)
+	added=$(<"$T/added")
+	assert_between "$((found - added))" 0 1000 "ms from the name's appearance to its lookup"
+	assert_between "$(json_events "$T/log.json" success elapsed_ms)" 2900 5000 "ms waited"
+}
+
+@test "without a pattern naming it, a name the resolver does not know fails at once, as without libbackoff" {
+	private_hosts
+	local names
+	for names in unset other,*.example.com; do
+		local env=(LD_PRELOAD="$LIB" BACKOFF_BASE=2s BACKOFF_JITTER=none BACKOFF_LOG=debug
+			BACKOFF_LOG_FORMAT=json BACKOFF_LOG_FILE="$T/log.json")
+		[[ $names == unset ]] || env+=(BACKOFF_NAMES="$names")
+		rm -f "$T/log.json"
+		run timeout 20 "${IN_HOSTS[@]}" env "${env[@]}" "$HELPERS/resolve" late-db
+		assert_eq "${lines[0]}" EAI_NONAME "result ($names)"
+		assert_between "${lines[1]#elapsed_ms=}" 0 1000 "elapsed ms ($names)"
+		[[ ! -s $T/log.json ]] || fail "log written ($names): $(cat "$T/log.json")"
+	done
+	local start=$EPOCHREALTIME
+	run --separate-stderr timeout 20 "${IN_HOSTS[@]}" env LD_PRELOAD="$LIB" \
+		BACKOFF_NAMES=other "${PY_CLIENT[@]}" late-db 80
+	assert_eq "$status" 1 "python status"
+	assert_match "$stderr" 'gaierror' "python's error"
+	assert_between "$(($(now_ms) - ${start//[!0-9]/} / 1000))" 0 2000 "python ms"
+}
+
+@test "a typo under a pattern gives up when BACKOFF_TIMEOUT is spent, with one line naming the name" {
+	private_hosts
+	local start
+	start=$(now_ms)
+	run --separate-stderr timeout 20 "${IN_HOSTS[@]}" env LD_PRELOAD="$LIB" \
+		BACKOFF_NAMES='late-*' BACKOFF_TIMEOUT=1s BACKOFF_CAP=200ms "${PY_CLIENT[@]}" late-bd 80
+	assert_eq "$status" 1 "python status"
+	assert_between "$(($(now_ms) - start))" 950 4000 "ms until the program's error"
+	local ours
+	ours=$(grep -E '^backoff(\[[0-9]+\])?: ' <<<"$stderr" || true)
+	assert_eq "$(count_lines "$ours")" 1 "backoff lines: $ours"
+	assert_match "$ours" 'getaddrinfo late-bd.*EAI_NONAME' "the give-up line"
+}
+
+@test "a name BACKOFF_NAMES expects is retried on EAI_NONAME and EAI_NODATA, and on HOST_NOT_FOUND and NO_DATA of every gethostbyname form" {
+	SHIM_ENV+=(BACKOFF_NAMES=LocalHost.)
+	local code
+	for code in EAI_NONAME EAI_NODATA; do
+		rm -f "$T/faults" "$T/log.json"
+		run timeout 20 env "${SHIM_ENV[@]}" FAULT_CALL=getaddrinfo FAULT_EAI=$code \
+			FAULT_COUNT=2 "$HELPERS/resolve" localhost
+		assert_eq "${lines[0]}" 127.0.0.1 "getaddrinfo answer after $code"
+		check_two_retries getaddrinfo "$code"
+	done
+	local call
+	for call in gethostbyname gethostbyname2 gethostbyname_r gethostbyname2_r; do
+		for code in HOST_NOT_FOUND NO_DATA; do
+			rm -f "$T/faults" "$T/log.json"
+			run timeout 20 env "${SHIM_ENV[@]}" FAULT_CALL=$call FAULT_HERRNO=$code \
+				FAULT_COUNT=2 "$HELPERS/resolve" --call "$call" localhost
+			assert_eq "${lines[0]}" 127.0.0.1 "$call answer after $code"
+			check_two_retries "$call" "$code"
+		done
+	done
+}
+
+@test "a numeric lookup, and a failure that is not \"no such name\", pass at once even under a pattern" {
+	SHIM_ENV+=(BACKOFF_NAMES='*')
+	check_at_once getaddrinfo EAI_NONAME EAI_NONAME --numeric
+	check_at_once getaddrinfo EAI_FAIL EAI_FAIL
+	check_at_once gethostbyname_r NO_RECOVERY NO_RECOVERY
+}

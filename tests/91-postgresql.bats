@@ -179,6 +179,33 @@ late_psql() {
 	record_matrix "psql -h /socket/dir" "poll + SO_ERROR (ENOENT at connect made in progress)"
 }
 
+@test "psql -h NAME gets 42 once NAME is in /etc/hosts 3 s after it started, with BACKOFF_NAMES; without a pattern its error at once" {
+	private_hosts
+	pg_start
+	local start
+	start=$(now_ms)
+	run --separate-stderr timeout 20 "${IN_HOSTS[@]}" env LD_PRELOAD="$LIB" psql -X -h pg-late \
+		-p "$PG_PORT" -U postgres -At -c 'select 42'
+	assert_eq "$status" 2 "psql status without a pattern"
+	assert_match "$stderr" 'could not translate host name "pg-late" to address' "psql's error"
+	assert_between "$(($(now_ms) - start))" 0 2000 "ms until psql's error"
+
+	add_host_after 3 127.0.0.1 pg-late
+	run --separate-stderr timeout 20 "${IN_HOSTS[@]}" env LD_PRELOAD="$LIB" \
+		BACKOFF_NAMES='pg-*,*.svc.cluster.local' BACKOFF_CAP=500ms BACKOFF_LOG=info \
+		BACKOFF_LOG_FORMAT=json BACKOFF_LOG_FILE="$T/log.json" psql -X -h pg-late -p "$PG_PORT" \
+		-U postgres -At -c 'select 42'
+	assert_eq "$status" 0 "psql status (stderr: $stderr)"
+	assert_eq "$output" 42 "psql output"
+	assert_eq "$(json_events "$T/log.json" retry call target errno | sort -u)" \
+		"getaddrinfo pg-late EAI_NONAME" "retry events"
+	local found added
+	found=$(json_events "$T/log.json" success mono_ms)
+	added=$(<"$T/added")
+	# Within a capped delay (500 ms) of its appearance.
+	assert_between "$((found - added))" 0 1000 "ms from the name's appearance to its lookup"
+}
+
 @test "psql connect_timeout=2 still ends after 2 s while the library retries" {
 	# Without the library, at the same time: a server that never answers
 	# (SYNs dropped), so that psql's own timeout fires.

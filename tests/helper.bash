@@ -16,7 +16,7 @@ T=$BATS_TEST_TMPDIR
 # Every variable the library reads, as listed in the interface contract.
 BACKOFF_VARIABLES=(BACKOFF BACKOFF_POLICY BACKOFF_BASE BACKOFF_MULTIPLIER BACKOFF_CAP
 	BACKOFF_JITTER BACKOFF_RETRIES BACKOFF_TIMEOUT BACKOFF_ATTEMPT_TIMEOUT BACKOFF_ERRORS BACKOFF_TARGETS
-	BACKOFF_NONBLOCK BACKOFF_SEND BACKOFF_DNS BACKOFF_LOG BACKOFF_LOG_FILE
+	BACKOFF_NONBLOCK BACKOFF_SEND BACKOFF_DNS BACKOFF_NAMES BACKOFF_LOG BACKOFF_LOG_FILE
 	BACKOFF_LOG_FORMAT BACKOFF_SEED BACKOFF_STATS BACKOFF_ENGINE BACKOFF_STRICT BACKOFF_SHARED
 	BACKOFF_LOCAL_PROBE BACKOFF_REPLAY BACKOFF_EARLY_CLOSE BACKOFF_PROTOCOLS BACKOFF_RUN)
 
@@ -118,6 +118,36 @@ require_unshare() {
 	else
 		skip "unshare $* needs root or unprivileged user namespaces"
 	fi
+}
+
+# private_hosts: sets IN_HOSTS to a command prefix that runs a command in a
+# private mount namespace whose /etc/hosts is $T/hosts (a copy of this host's)
+# and whose resolver reads that file alone (hosts: files), so that an
+# unknown name is "no such name" whatever DNS this host has.  A line written
+# into $T/hosts from outside is seen by the next lookup: glibc reads the file
+# at each one (measured: 2.36; a second bind mount over it works too).
+private_hosts() {
+	[[ -f /etc/hosts && -f /etc/nsswitch.conf ]] || skip "no /etc/hosts or /etc/nsswitch.conf to mount over"
+	require_unshare -m
+	cp /etc/hosts "$T/hosts"
+	printf 'hosts: files\n' >"$T/nsswitch.conf"
+	# shellcheck disable=SC2016 # expanded by the inner shell
+	IN_HOSTS=("${UNSHARE[@]}" sh -c 'mount --bind "$1" /etc/hosts &&
+		mount --bind "$2" /etc/nsswitch.conf && shift 2 && exec "$@"' sh "$T/hosts" "$T/nsswitch.conf")
+}
+
+# add_host_after SECONDS IP NAME: in the background, NAME appears in $T/hosts
+# SECONDS from now (the scenario's delay, not a synchronisation); the
+# monotonic ms it appeared at is written to $T/added.
+add_host_after() {
+	start_bg adder "$PYTHON" -c '
+import sys, time
+time.sleep(float(sys.argv[1]))
+with open(sys.argv[2], "a") as f:
+    f.write(sys.argv[3] + " " + sys.argv[4] + "\n")
+with open(sys.argv[5], "w") as f:
+    f.write(str(time.monotonic_ns() // 1000000) + "\n")
+' "$1" "$T/hosts" "$2" "$3" "$T/added"
 }
 
 # now_ms: wall-clock milliseconds, for durations measured around a command.

@@ -517,6 +517,11 @@ STARTUP_CODE static int set_targets(const struct setting *s)
 	return 0;
 }
 
+STARTUP_CODE static int set_names(const struct setting *s)
+{
+	return target_parse_names(s->value, &s->cfg->names, s->why, s->why_size);
+}
+
 STARTUP_CODE static int set_log(const struct setting *s)
 {
 	static const char *const levels[] = { "off", "error", "warn", "info", "debug" };
@@ -698,6 +703,7 @@ struct variable {
 	X(BACKOFF_NONBLOCK, set_bool, FIELD(nonblock), "expected on or off")                      \
 	X(BACKOFF_SEND, set_bool, FIELD(send), "expected on or off")                              \
 	X(BACKOFF_DNS, set_bool, FIELD(dns), "expected on or off")                                \
+	X(BACKOFF_NAMES, set_names, 0, NULL)                                                      \
 	X(BACKOFF_LOG, set_log, 0, "expected off, error, warn, info or debug")                    \
 	X(BACKOFF_LOG_FILE, set_log_file, 0, "expected a file path")                              \
 	X(BACKOFF_LOG_FORMAT, set_log_format, 0, "expected text or json")                         \
@@ -753,6 +759,7 @@ STARTUP_CODE void config_parse(config_lookup_fn *lookup, void *ctx, struct confi
 	memset(cfg, 0, offsetof(struct config, targets));
 	cfg->targets.count = 0;
 	cfg->targets.has_include = false;
+	cfg->names.count = 0;
 	problems->count = 0; /* each item is written whole when it is added */
 	cfg->enabled = true;
 	cfg->nonblock = cfg->send = cfg->dns = cfg->shared = true;

@@ -89,6 +89,7 @@ struct config {
 	 * paths through config_shared_path and config_log_file.
 	 */
 	struct target_set targets;
+	struct target_names names;  /* BACKOFF_NAMES */
 	char shared_path[PATH_MAX]; /* BACKOFF_SHARED=PATH */
 	char log_file[PATH_MAX];
 };
@@ -189,17 +190,26 @@ void config_send_errors(int family, int type, bool addressed, struct config_errs
 
 /*
  * What a name lookup's result is to the retry loop: the resolve hooks
- * translate EAI_AGAIN and TRY_AGAIN into CONFIG_DNS_AGAIN, every other
- * failure into CONFIG_DNS_FAILED, which ends the retries at once.
+ * translate EAI_AGAIN and TRY_AGAIN into CONFIG_DNS_AGAIN; the resolver's
+ * "no such name" (EAI_NONAME, HOST_NOT_FOUND) into CONFIG_DNS_NONAME and
+ * "no address for it" (EAI_NODATA, NO_DATA) into CONFIG_DNS_NODATA; every
+ * other failure into CONFIG_DNS_FAILED, which ends the retries at once.
  */
 enum config_dns_result {
 	CONFIG_DNS_OK = 0,
 	CONFIG_DNS_AGAIN = 1,
 	CONFIG_DNS_FAILED = 2,
+	CONFIG_DNS_NONAME = 3,
+	CONFIG_DNS_NODATA = 4,
 };
 
-/* Fill @out with the name lookup results worth another attempt.  Pure. */
-void config_dns_errors(struct config_errset *out);
+/*
+ * Fill @out with the results worth another attempt of a lookup of @name
+ * (NULL: none, as a numeric host or a service alone): temporary failures
+ * always; "no such name" and "no address" only when @name matches a pattern
+ * of BACKOFF_NAMES, so that a typo is not waited for.  Pure.
+ */
+void config_dns_errors(const struct config *cfg, const char *name, struct config_errset *out);
 
 /*
  * Set by the launcher once it has said the unknown BACKOFF_* names of its

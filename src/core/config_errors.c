@@ -70,10 +70,14 @@ void config_send_errors(int family, int type, bool addressed, struct config_errs
 	}
 }
 
-void config_dns_errors(struct config_errset *out)
+void config_dns_errors(const struct config *cfg, const char *name, struct config_errset *out)
 {
+	bool named = target_name_matches(&cfg->names, name);
+
 	memset(out, 0, sizeof(*out));
 	config_errset_put(out, CONFIG_DNS_AGAIN, true);
+	config_errset_put(out, CONFIG_DNS_NONAME, named);
+	config_errset_put(out, CONFIG_DNS_NODATA, named);
 }
 
 void config_errors_default(struct config_errset *inet, struct config_errset *unix_set)

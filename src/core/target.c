@@ -369,3 +369,106 @@ int target_parse_list(const char *text, struct target_set *set, char *why, size_
 		s = end + 1;
 	}
 }
+
+static char lower(char c)
+{
+	if (c >= 'A' && c <= 'Z')
+		return "abcdefghijklmnopqrstuvwxyz"[c - 'A'];
+	return c;
+}
+
+/* Whether the @n bytes at @s, their final dot already dropped, make a name pattern. */
+static bool name_pattern_ok(const char *s, size_t n)
+{
+	size_t i;
+
+	if (n == 0 || n > TARGET_NAME_MAX || s[0] == '.')
+		return false;
+	for (i = 0; i < n; i++) {
+		char c = lower(s[i]);
+
+		if (c == '.' && s[i - 1] == '.')
+			return false;
+		if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' || c == '_' ||
+		      c == '.' || c == '*'))
+			return false;
+	}
+	return true;
+}
+
+/* The reason a pattern is refused, @s quoted, at most 64 of its bytes. */
+static void name_pattern_why(const char *s, size_t n, char *why, size_t why_size)
+{
+	struct text t;
+
+	text_init(&t, why, why_size);
+	text_str(&t, "\"");
+	text_escaped(&t, s, n < 64 ? n : 64);
+	text_str(&t, n > 64 ? "...\"" : "\"");
+	text_str(&t, " is not a name pattern: expected host names with * wildcards, such as "
+		     "db, *.svc.cluster.local, postgres-*");
+}
+
+int target_parse_names(const char *text, struct target_names *set, char *why, size_t why_size)
+{
+	const char *s = text;
+	unsigned count = 0;
+	size_t used = 0;
+
+	set->count = 0;
+	if (*s == '\0')
+		return 0;
+	for (;;) {
+		const char *end = strchr(s, ',');
+		size_t n = end ? (size_t)(end - s) : strlen(s), i;
+
+		while (n > 0 && (*s == ' ' || *s == '\t')) {
+			s++;
+			n--;
+		}
+		while (n > 0 && (s[n - 1] == ' ' || s[n - 1] == '\t'))
+			n--;
+		if (!name_pattern_ok(s, n > 0 && s[n - 1] == '.' ? n - 1 : n)) {
+			name_pattern_why(s, n, why, why_size);
+			return -1;
+		}
+		if (s[n - 1] == '.')
+			n--;
+		if (used + n + 1 > sizeof(set->text)) {
+			snprintf(why, why_size, "the patterns take more than %d bytes",
+				 TARGET_NAMES_TEXT - 1);
+			return -1;
+		}
+		for (i = 0; i < n; i++)
+			set->text[used + i] = lower(s[i]);
+		set->text[used + n] = '\0';
+		used += n + 1;
+		count++;
+		if (!end)
+			break;
+		s = end + 1;
+	}
+	set->count = count;
+	return 0;
+}
+
+bool target_name_matches(const struct target_names *set, const char *name)
+{
+	char low[TARGET_NAME_MAX];
+	const char *p = set->text;
+	size_t n, i;
+
+	if (!name || set->count == 0)
+		return false;
+	n = strnlen(name, TARGET_NAME_MAX + 2);
+	if (n > 0 && name[n - 1] == '.')
+		n--;
+	if (n == 0 || n > TARGET_NAME_MAX)
+		return false;
+	for (i = 0; i < n; i++)
+		low[i] = lower(name[i]);
+	for (i = 0; i < set->count; i++, p += strlen(p) + 1)
+		if (glob_match(p, low, n))
+			return true;
+	return false;
+}

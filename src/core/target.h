@@ -13,6 +13,8 @@
 
 #define TARGET_TEXT_MAX 720 /* "unix:" + a path with every byte escaped */
 #define TARGET_PATTERNS_MAX 32
+#define TARGET_NAME_MAX 253    /* the longest DNS name, its final dot not counted */
+#define TARGET_NAMES_TEXT 2048 /* BACKOFF_NAMES: the patterns' bytes, terminators included */
 
 struct target_pattern {
 	bool exclude;
@@ -29,6 +31,16 @@ struct target_set {
 	unsigned count;	  /* 0: everything matches */
 	bool has_include; /* any pattern without '!' */
 	struct target_pattern pattern[TARGET_PATTERNS_MAX];
+};
+
+/*
+ * BACKOFF_NAMES: the host names that may be missing from the resolver for a
+ * while (a service not yet registered), as patterns with '*' wildcards, in
+ * lower case, without a final dot, each terminated, one after the other.
+ */
+struct target_names {
+	unsigned count; /* 0: no name is retried when the resolver does not know it */
+	char text[TARGET_NAMES_TEXT];
 };
 
 /*
@@ -101,5 +113,20 @@ bool target_is_libc_internal(const struct target_addr *t);
  * has an inclusive pattern.
  */
 bool target_matches(const struct target_set *set, const struct target_addr *t);
+
+/*
+ * Parse a BACKOFF_NAMES list into @set: comma-separated patterns of letters,
+ * digits, '-', '_', '.' and '*' (any run of characters, dots included), no
+ * empty label; "" is the empty list.  Returns 0, or -1 with the reason in
+ * @why (@why_size bytes, terminated, cut to fit; the bad pattern quoted,
+ * escaped) and @set empty.  Pure.
+ */
+int target_parse_names(const char *text, struct target_names *set, char *why, size_t why_size);
+
+/*
+ * Whether host name @name (NULL: none) matches a pattern of @set, case
+ * ignored, a final dot too.  Pure; async-signal-safe.
+ */
+bool target_name_matches(const struct target_names *set, const char *name);
 
 #endif

@@ -1,4 +1,7 @@
-/* Name lookups: temporary failures retried within the budget; getaddrinfo's lists remembered. */
+/*
+ * Name lookups: temporary failures retried within the budget, and names that BACKOFF_NAMES
+ * expects not yet known; getaddrinfo's lists remembered.
+ */
 #include <errno.h>
 #include <netdb.h>
 
@@ -6,6 +9,7 @@
 #include "core/retry.h"
 #include "init.h"
 #include "sys/clock.h"
+#include "sys/compat.h"
 #include "sys/real.h"
 
 /* One lookup, to be made again as it was; the fields its call takes. */
@@ -24,26 +28,64 @@ struct lookup {
 
 static const char *gai_err_name(int err)
 {
-	return err == CONFIG_DNS_AGAIN ? "EAI_AGAIN" : "EAI_FAIL";
+	switch (err) {
+	case CONFIG_DNS_AGAIN:
+		return "EAI_AGAIN";
+	case CONFIG_DNS_NONAME:
+		return "EAI_NONAME";
+	case CONFIG_DNS_NODATA:
+		return "EAI_NODATA";
+	default:
+		return "EAI_FAIL";
+	}
 }
 
 static const char *herr_name(int err)
 {
-	return err == CONFIG_DNS_AGAIN ? "TRY_AGAIN" : "NO_RECOVERY";
+	switch (err) {
+	case CONFIG_DNS_AGAIN:
+		return "TRY_AGAIN";
+	case CONFIG_DNS_NONAME:
+		return "HOST_NOT_FOUND";
+	case CONFIG_DNS_NODATA:
+		return "NO_DATA";
+	default:
+		return "NO_RECOVERY";
+	}
 }
 
 static enum config_dns_result gai_result(int rc)
 {
-	if (rc == 0)
+	switch (rc) {
+	case 0:
 		return CONFIG_DNS_OK;
-	return rc == EAI_AGAIN ? CONFIG_DNS_AGAIN : CONFIG_DNS_FAILED;
+	case EAI_AGAIN:
+		return CONFIG_DNS_AGAIN;
+	case EAI_NONAME:
+		return CONFIG_DNS_NONAME;
+	default:
+		return rc == COMPAT_EAI_NODATA ? CONFIG_DNS_NODATA : CONFIG_DNS_FAILED;
+	}
+}
+
+/* What h_errno, or the _r forms' *herr, says of a failed lookup. */
+static enum config_dns_result herr_result(int herr)
+{
+	switch (herr) {
+	case TRY_AGAIN:
+		return CONFIG_DNS_AGAIN;
+	case HOST_NOT_FOUND:
+		return CONFIG_DNS_NONAME;
+	case NO_DATA:
+		return CONFIG_DNS_NODATA;
+	default:
+		return CONFIG_DNS_FAILED;
+	}
 }
 
 static enum config_dns_result host_result(const struct hostent *found, int herr)
 {
-	if (found)
-		return CONFIG_DNS_OK;
-	return herr == TRY_AGAIN ? CONFIG_DNS_AGAIN : CONFIG_DNS_FAILED;
+	return found ? CONFIG_DNS_OK : herr_result(herr);
 }
 
 /* The _r forms: ERANGE asks the caller for a larger buffer, never for a retry. */
@@ -51,7 +93,7 @@ static enum config_dns_result host_r_result(int rc, const struct lookup *l)
 {
 	if (*l->res)
 		return CONFIG_DNS_OK;
-	return rc != ERANGE && *l->herr == TRY_AGAIN ? CONFIG_DNS_AGAIN : CONFIG_DNS_FAILED;
+	return rc == ERANGE ? CONFIG_DNS_FAILED : herr_result(*l->herr);
 }
 
 static int gai_again(void *ctx, uint64_t deadline_ms)
@@ -100,23 +142,19 @@ static int byname2_r_again(void *ctx, uint64_t deadline_ms)
 }
 
 /*
- * Whether a lookup whose first attempt failed temporarily is retried:
- * asked only after that failure, so a lookup that succeeds pays nothing.
+ * A lookup of @name (NULL: none) by @call failed with @first: retried with
+ * @again until it succeeds, fails otherwise, or the policy or BACKOFF_TIMEOUT
+ * ends it, when BACKOFF_DNS and BACKOFF_NAMES let that failure be retried;
+ * the result is left in @l.  Called only after a failure, so a lookup that
+ * succeeds pays nothing.  errno and h_errno are those of the last real
+ * attempt.
  */
-static bool lookup_retried(const struct config **cfg)
+static void lookup_failed(const char *name, enum config_dns_result first, const char *call,
+			  struct lookup *l, int (*again)(void *, uint64_t),
+			  const char *(*err_name)(int))
 {
-	*cfg = init_config_get();
-	return (*cfg)->enabled && (*cfg)->dns;
-}
-
-/*
- * Retry @l with @again until it succeeds, fails otherwise, or the policy or
- * BACKOFF_TIMEOUT ends it; the result is left in @l.  errno and h_errno are
- * those of the last real attempt.
- */
-static void lookup_retry(const struct config *cfg, const char *call, struct lookup *l,
-			 int (*again)(void *, uint64_t), const char *(*err_name)(int))
-{
+	int saved = errno;
+	const struct config *cfg = init_config_get();
 	struct config_errset retryable;
 	struct retry_call c = {
 		.what = {
@@ -132,8 +170,15 @@ static void lookup_retry(const struct config *cfg, const char *call, struct look
 		.ctx = l,
 	};
 
-	config_dns_errors(&retryable);
-	retry_blocking(cfg, &c, CONFIG_DNS_AGAIN);
+	if (!cfg->enabled || !cfg->dns)
+		goto out_restore_errno;
+	config_dns_errors(cfg, name, &retryable);
+	if (!config_errset_has(&retryable, (int)first))
+		goto out_restore_errno;
+	retry_blocking(cfg, &c, (int)first);
+	return;
+out_restore_errno:
+	errno = saved;
 }
 
 /* Returns what the last real getaddrinfo returned; errno as it left it. */
@@ -141,16 +186,14 @@ EXPORT int getaddrinfo(const char *node, const char *service, const struct addri
 		       struct addrinfo **res)
 {
 	struct lookup l = { .name = node, .service = service, .hints = hints, .ai = res };
-	const struct config *cfg;
+	/* A numeric host is never added to the resolver later: no name to match. */
+	const char *name = hints && (hints->ai_flags & AI_NUMERICHOST) ? NULL : node;
 
 	l.rc = real_getaddrinfo(node, service, hints, res);
-	if (__builtin_expect(l.rc == EAI_AGAIN, 0) && lookup_retried(&cfg))
-		lookup_retry(cfg, "getaddrinfo", &l, gai_again, gai_err_name);
-	if (l.rc == 0 && res && *res && (*res)->ai_next) {
-		cfg = init_config_get();
-		if (cfg->enabled)
-			addrlist_remember(*res, clock_now_ms());
-	}
+	if (__builtin_expect(l.rc != 0, 0))
+		lookup_failed(name, gai_result(l.rc), "getaddrinfo", &l, gai_again, gai_err_name);
+	if (l.rc == 0 && res && *res && (*res)->ai_next && init_config_get()->enabled)
+		addrlist_remember(*res, clock_now_ms());
 	return l.rc;
 }
 
@@ -158,11 +201,11 @@ EXPORT int getaddrinfo(const char *node, const char *service, const struct addri
 EXPORT struct hostent *gethostbyname(const char *name)
 {
 	struct lookup l = { .name = name };
-	const struct config *cfg;
 
 	l.found = real_gethostbyname(name);
-	if (__builtin_expect(!l.found && h_errno == TRY_AGAIN, 0) && lookup_retried(&cfg))
-		lookup_retry(cfg, "gethostbyname", &l, byname_again, herr_name);
+	if (__builtin_expect(!l.found, 0))
+		lookup_failed(name, herr_result(h_errno), "gethostbyname", &l, byname_again,
+			      herr_name);
 	return l.found;
 }
 
@@ -170,11 +213,11 @@ EXPORT struct hostent *gethostbyname(const char *name)
 EXPORT struct hostent *gethostbyname2(const char *name, int af)
 {
 	struct lookup l = { .name = name, .af = af };
-	const struct config *cfg;
 
 	l.found = real_gethostbyname2(name, af);
-	if (__builtin_expect(!l.found && h_errno == TRY_AGAIN, 0) && lookup_retried(&cfg))
-		lookup_retry(cfg, "gethostbyname2", &l, byname2_again, herr_name);
+	if (__builtin_expect(!l.found, 0))
+		lookup_failed(name, herr_result(h_errno), "gethostbyname2", &l, byname2_again,
+			      herr_name);
 	return l.found;
 }
 
@@ -185,12 +228,11 @@ EXPORT int gethostbyname_r(const char *name, struct hostent *h, char *buf, size_
 	struct lookup l = {
 		.name = name, .h = h, .buf = buf, .len = len, .res = res, .herr = herr
 	};
-	const struct config *cfg;
 
 	l.rc = real_gethostbyname_r(name, h, buf, len, res, herr);
-	if (__builtin_expect(host_r_result(l.rc, &l) == CONFIG_DNS_AGAIN, 0) &&
-	    lookup_retried(&cfg))
-		lookup_retry(cfg, "gethostbyname_r", &l, byname_r_again, herr_name);
+	if (__builtin_expect(!*res, 0))
+		lookup_failed(name, host_r_result(l.rc, &l), "gethostbyname_r", &l, byname_r_again,
+			      herr_name);
 	return l.rc;
 }
 
@@ -201,11 +243,10 @@ EXPORT int gethostbyname2_r(const char *name, int af, struct hostent *h, char *b
 	struct lookup l = {
 		.name = name, .af = af, .h = h, .buf = buf, .len = len, .res = res, .herr = herr
 	};
-	const struct config *cfg;
 
 	l.rc = real_gethostbyname2_r(name, af, h, buf, len, res, herr);
-	if (__builtin_expect(host_r_result(l.rc, &l) == CONFIG_DNS_AGAIN, 0) &&
-	    lookup_retried(&cfg))
-		lookup_retry(cfg, "gethostbyname2_r", &l, byname2_r_again, herr_name);
+	if (__builtin_expect(!*res, 0))
+		lookup_failed(name, host_r_result(l.rc, &l), "gethostbyname2_r", &l,
+			      byname2_r_again, herr_name);
 	return l.rc;
 }

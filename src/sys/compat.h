@@ -16,6 +16,13 @@
 #define NETDB_INTERNAL (-1)
 #endif
 
+/* glibc's getaddrinfo answer for a name with no address of the family asked; musl has none. */
+#ifdef EAI_NODATA
+#define COMPAT_EAI_NODATA EAI_NODATA
+#else
+#define COMPAT_EAI_NODATA EAI_NONAME
+#endif
+
 /* SO_SNDTIMEO with a 64-bit time on 32-bit systems (Linux 5.1); never SO_SNDTIMEO's value. */
 #ifdef SO_SNDTIMEO_NEW
 #define COMPAT_SO_SNDTIMEO_NEW SO_SNDTIMEO_NEW

@@ -540,7 +540,8 @@ static bool resolve(const struct config *cfg, struct wait_target *w)
 	int err = lookup(w, CONFIG_INFINITE);
 
 	if (err == CONFIG_DNS_AGAIN && cfg->enabled && cfg->dns) {
-		config_dns_errors(&retryable);
+		/* No name: a name missing from the resolver fails the wait at once. */
+		config_dns_errors(cfg, NULL, &retryable);
 		err = retry_blocking(cfg, &c, err);
 	}
 	if (err != CONFIG_DNS_OK) {

@@ -8,12 +8,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define NVARS 27 /* config_variables, without its NULL: checked at each input */
+#define NVARS 28 /* config_variables, without its NULL: checked at each input */
 #define MAX_VALUE 70000
 
 /*
  * The environment the input describes: records separated by '\n', each a
- * selector byte (variable = (byte - '<') % 28, so that '<' is BACKOFF; 27 is
+ * selector byte (variable = (byte - '<') % 29, so that '<' is BACKOFF; 28 is
  * a name the parser never asks for) and the value; a later record of a
  * variable wins.  As in a real environment a value ends at its first NUL byte.
  */
@@ -99,7 +99,7 @@ static void check_config(const struct config *cfg)
 					       "aws",	  "grpc",   "none" };
 	const struct policy *p = &cfg->policy;
 	uint64_t lo, hi, attempt;
-	size_t i;
+	size_t i, off;
 
 	for (i = 0; i < sizeof(presets) / sizeof(presets[0]); i++)
 		if (cfg->policy_name && strcmp(cfg->policy_name, presets[i]) == 0)
@@ -119,6 +119,13 @@ static void check_config(const struct config *cfg)
 	for (i = 0; i < cfg->targets.count; i++)
 		REQUIRE(terminated(cfg->targets.pattern[i].glob,
 				   sizeof(cfg->targets.pattern[i].glob)));
+	/* Each name pattern is a name's worth of bytes, every one of them within the text. */
+	for (i = 0, off = 0; i < cfg->names.count; i++) {
+		size_t n = strnlen(cfg->names.text + off, sizeof(cfg->names.text) - off);
+
+		REQUIRE(n >= 1 && n <= TARGET_NAME_MAX && off + n < sizeof(cfg->names.text));
+		off += n + 1;
+	}
 	/* Whatever was accepted, the policy it makes stays within its bounds. */
 	for (attempt = 1; attempt < 70; attempt += 23) {
 		uint64_t d = policy_next_delay(p, attempt, p->base_ms, attempt << 40 ^ attempt);

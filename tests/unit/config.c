@@ -45,6 +45,7 @@ static void test_defaults(void)
 	CHECK_U64(cfg.timeout_ms, 60000);
 	CHECK(cfg.log_level == LOG_LEVEL_WARN && !cfg.log_json && config_log_file(&cfg)[0] == '\0');
 	CHECK(!cfg.seeded && !cfg.stats && !cfg.strict);
+	CHECK_U64(cfg.names.count, 0);
 	CHECK(config_errset_has(&cfg.errors_inet, ECONNREFUSED));
 	CHECK(config_errset_has(&cfg.errors_inet, ETIMEDOUT));
 	CHECK(config_errset_has(&cfg.errors_inet, ENETUNREACH));
@@ -632,6 +633,10 @@ static void test_each_variable_says_what_it_takes(void)
 		{ "BACKOFF_NONBLOCK", "maybe", "expected on or off" },
 		{ "BACKOFF_SEND", "maybe", "expected on or off" },
 		{ "BACKOFF_DNS", "maybe", "expected on or off" },
+		{ "BACKOFF_NAMES", "db:5432",
+		  "\"db:5432\" is not a name pattern: expected host names with * wildcards, such "
+		  "as "
+		  "db, *.svc.cluster.local, postgres-*" },
 		{ "BACKOFF_LOG", "trace", "expected off, error, warn, info or debug" },
 		{ "BACKOFF_LOG_FILE", "", "expected a file path" },
 		{ "BACKOFF_LOG_FORMAT", "xml", "expected text or json" },
@@ -681,10 +686,13 @@ static void test_spellings_accepted(void)
 			      "BACKOFF_TARGETS=127.0.0.1:5432, !unix:/run/*.sock",
 			      "BACKOFF_STRICT=off",
 			      "BACKOFF_ENGINE=supervise",
+			      "BACKOFF_NAMES= DB , *.svc.cluster.local.",
 			      NULL };
 	struct config cfg;
 
 	CHECK_U64(parse(&cfg, env), 0);
+	CHECK_U64(cfg.names.count, 2);
+	CHECK(memcmp(cfg.names.text, "db\0*.svc.cluster.local\0", 24) == 0);
 	CHECK_U64(cfg.engine, CONFIG_ENGINE_SUPERVISE);
 	CHECK_U64(cfg.retries, CONFIG_INFINITE);
 	CHECK(config_errset_has(&cfg.errors_inet, ENOENT));

@@ -76,12 +76,39 @@ static void test_any_socket_is_the_union(void)
 
 static void test_dns_retries_only_temporary_failures(void)
 {
+	static struct config cfg;
 	struct config_errset set;
 
-	config_dns_errors(&set);
+	config_dns_errors(&cfg, "db", &set);
 	CHECK(config_errset_has(&set, CONFIG_DNS_AGAIN));
+	CHECK(!config_errset_has(&set, CONFIG_DNS_NONAME));
+	CHECK(!config_errset_has(&set, CONFIG_DNS_NODATA));
 	CHECK(!config_errset_has(&set, CONFIG_DNS_FAILED));
 	CHECK(!config_errset_has(&set, CONFIG_DNS_OK));
+}
+
+/* "No such name" is retried for a name BACKOFF_NAMES expects, never for another. */
+static void test_dns_retries_missing_names_named(void)
+{
+	static struct config cfg;
+	struct config_errset set;
+	char why[200];
+
+	CHECK(target_parse_names("db,*.svc.cluster.local", &cfg.names, why, sizeof(why)) == 0);
+	config_dns_errors(&cfg, "db", &set);
+	CHECK(config_errset_has(&set, CONFIG_DNS_AGAIN));
+	CHECK(config_errset_has(&set, CONFIG_DNS_NONAME));
+	CHECK(config_errset_has(&set, CONFIG_DNS_NODATA));
+	CHECK(!config_errset_has(&set, CONFIG_DNS_FAILED));
+	config_dns_errors(&cfg, "pg.ns.svc.cluster.local", &set);
+	CHECK(config_errset_has(&set, CONFIG_DNS_NONAME));
+	config_dns_errors(&cfg, "dbb", &set);
+	CHECK(config_errset_has(&set, CONFIG_DNS_AGAIN));
+	CHECK(!config_errset_has(&set, CONFIG_DNS_NONAME));
+	CHECK(!config_errset_has(&set, CONFIG_DNS_NODATA));
+	config_dns_errors(&cfg, NULL, &set);
+	CHECK(config_errset_has(&set, CONFIG_DNS_AGAIN));
+	CHECK(!config_errset_has(&set, CONFIG_DNS_NONAME));
 }
 
 int main(void)
@@ -92,5 +119,6 @@ int main(void)
 	test_unix_datagrams_retry_a_missing_receiver_when_addressed();
 	test_any_socket_is_the_union();
 	test_dns_retries_only_temporary_failures();
+	test_dns_retries_missing_names_named();
 	return unit_report("retry_errors");
 }

@@ -217,6 +217,131 @@ static void test_libc_internal(void)
 	CHECK(matches("unix:/run/nscd/*", unix_path("/run/nscd/other", 0)) == 1);
 }
 
+/* Whether @name matches the BACKOFF_NAMES list @list, which must parse. */
+static bool name_matches(const char *list, const char *name)
+{
+	static struct target_names set;
+	char why[200];
+
+	CHECK(target_parse_names(list, &set, why, sizeof(why)) == 0);
+	return target_name_matches(&set, name);
+}
+
+/* A name is retried only when a pattern names it: exactly, or through '*'. */
+static void test_name_patterns(void)
+{
+	CHECK(name_matches("db", "db"));
+	CHECK(!name_matches("db", "db2"));
+	CHECK(!name_matches("db", "d"));
+	CHECK(!name_matches("db", "db.example.com"));
+	CHECK(name_matches("*.svc.cluster.local", "pg.ns.svc.cluster.local"));
+	CHECK(!name_matches("*.svc.cluster.local", "svc.cluster.local"));
+	CHECK(!name_matches("*.svc.cluster.local", "pg.svc.cluster.locals"));
+	CHECK(name_matches("postgres-*", "postgres-"));
+	CHECK(name_matches("postgres-*", "postgres-replica-1"));
+	CHECK(!name_matches("postgres-*", "postgres"));
+	CHECK(name_matches("a*b*c", "a.b.c"));
+	CHECK(!name_matches("a*b*c", "a.c.b"));
+	CHECK(name_matches("*", "anything.at.all"));
+	/* The second pattern of a list is read, and spaces around each are dropped. */
+	CHECK(name_matches("cache, db ,queue", "db"));
+	CHECK(name_matches("cache,db,queue", "queue"));
+	CHECK(name_matches("\tdb_1\t,queue", "DB_1"));
+	CHECK(!name_matches("cache,db,queue", "web"));
+}
+
+/* DNS names are case-insensitive, and a final dot only says the name is absolute. */
+static void test_name_case_and_final_dot(void)
+{
+	CHECK(name_matches("DB.Example.com", "db.example.COM"));
+	CHECK(name_matches("db.example.com.", "db.example.com"));
+	CHECK(name_matches("db.example.com", "DB.example.com."));
+	CHECK(name_matches("Postgres-*", "POSTGRES-1"));
+	CHECK(!name_matches("*", ""));
+	CHECK(!name_matches("*", "."));
+	CHECK(!name_matches("db", NULL));
+	CHECK(!name_matches("", "db"));
+}
+
+/* The longest name DNS allows is matched; a longer one never is. */
+static void test_name_lengths(void)
+{
+	char name[TARGET_NAME_MAX + 3];
+
+	memset(name, 'a', sizeof(name));
+	name[TARGET_NAME_MAX] = '\0';
+	CHECK(name_matches("a*", name));
+	name[TARGET_NAME_MAX] = '.';
+	name[TARGET_NAME_MAX + 1] = '\0';
+	CHECK(name_matches("a*", name));
+	name[TARGET_NAME_MAX] = 'a';
+	CHECK(!name_matches("a*", name));
+	name[TARGET_NAME_MAX + 1] = 'a';
+	name[TARGET_NAME_MAX + 2] = '\0';
+	CHECK(!name_matches("a*", name));
+}
+
+/* A bad pattern is refused with a reason quoting it, and leaves the list empty. */
+static void test_bad_name_patterns(void)
+{
+	static const char *const bad[] = { ",",	      "db,",	    "db,,x",   ".",
+					   "..",      ".db",	    "db..com", "d b",
+					   "db:5432", "10.0.0.0/8", "[::1]",   "db?",
+					   "!db",     "db\n",	    "db~",     "caf\xc3\xa9",
+					   " ",	      "db, \t" };
+	static struct target_names set;
+	char why[200], long_name[TARGET_NAME_MAX + 2];
+	size_t i;
+
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		set.count = 7;
+		CHECK(target_parse_names(bad[i], &set, why, sizeof(why)) == -1);
+		CHECK_U64(set.count, 0);
+		CHECK(strstr(why, "is not a name pattern") != NULL);
+	}
+	target_parse_names("db, d b", &set, why, sizeof(why));
+	CHECK_STR(why, "\"d b\" is not a name pattern: expected host names with * wildcards, "
+		       "such as db, *.svc.cluster.local, postgres-*");
+	target_parse_names("db\x01", &set, why, sizeof(why));
+	CHECK(strncmp(why, "\"db\\x01\" is", 11) == 0);
+	memset(long_name, 'a', sizeof(long_name));
+	long_name[TARGET_NAME_MAX + 1] = '\0';
+	CHECK(target_parse_names(long_name, &set, why, sizeof(why)) == -1);
+	CHECK(strstr(why, "aaa...\" is not") != NULL);
+	/* With its final dot, the longest name is still one. */
+	long_name[TARGET_NAME_MAX] = '.';
+	CHECK(target_parse_names(long_name, &set, why, sizeof(why)) == 0);
+	CHECK_U64(set.count, 1);
+	CHECK(target_parse_names("", &set, why, sizeof(why)) == 0);
+	CHECK_U64(set.count, 0);
+}
+
+/* The patterns' bytes are bounded; a list beyond them is refused, not cut. */
+static void test_too_many_name_patterns(void)
+{
+	static char list[TARGET_NAMES_TEXT + 200];
+	static struct target_names set;
+	char why[200];
+	size_t n = 0;
+
+	/* Names of 99 bytes, each taking 100 of the text with its terminator. */
+	while (n + 100 < TARGET_NAMES_TEXT) {
+		memset(list + n, 'n', 99);
+		list[n + 99] = ',';
+		n += 100;
+	}
+	/* Up to the last byte: accepted. */
+	memset(list + n, 'n', TARGET_NAMES_TEXT - n - 1);
+	list[TARGET_NAMES_TEXT - 1] = '\0';
+	CHECK(target_parse_names(list, &set, why, sizeof(why)) == 0);
+	CHECK_U64(set.count, TARGET_NAMES_TEXT / 100 + 1);
+	list[TARGET_NAMES_TEXT - 1] = 'n';
+	list[TARGET_NAMES_TEXT] = '\0';
+	CHECK(target_parse_names(list, &set, why, sizeof(why)) == -1);
+	CHECK_U64(set.count, 0);
+	CHECK_STR(why, "the patterns take more than 2047 bytes");
+}
+
 int main(void)
 {
 	test_format();
@@ -227,5 +352,10 @@ int main(void)
 	test_too_many_patterns();
 	test_same_address();
 	test_libc_internal();
+	test_name_patterns();
+	test_name_case_and_final_dot();
+	test_name_lengths();
+	test_bad_name_patterns();
+	test_too_many_name_patterns();
 	return unit_report("target");
 }
