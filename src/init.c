@@ -132,11 +132,44 @@ static unsigned warn_unknown_names(void)
 	return config_unknown_scan(env_seen_all ? env_seen : environ, config_say_unknown, NULL);
 }
 
+/*
+ * The name the program was started by, as the kernel knows it: the base name
+ * of the file execve ran (AT_EXECFN), which is also what it writes into
+ * /proc/self/comm, untruncated and read from the auxiliary vector with no
+ * system call.  "" if the kernel gave none.
+ */
+STARTUP_CODE static const char *program_name(void)
+{
+	const char *path = (const char *)getauxval(AT_EXECFN), *slash;
+
+	if (!path)
+		return "";
+	slash = strrchr(path, '/');
+	return slash ? slash + 1 : path;
+}
+
+/*
+ * A program BACKOFF_PROGRAMS leaves out runs as without the library, as under
+ * BACKOFF=off, and hears nothing of it either: no line, no exit on a bad
+ * value, no supervisor at its exec.
+ */
+STARTUP_CODE static bool program_served(struct config *cfg)
+{
+	if (!cfg->programs || config_program_served(cfg->programs, program_name()))
+		return true;
+	cfg->enabled = false;
+	cfg->log_level = LOG_LEVEL_OFF;
+	cfg->stats = cfg->strict = false;
+	init_supervisor = NULL;
+	return false;
+}
+
 STARTUP_CODE static void init_run(void)
 {
 	struct config_problems problems;
 	const char *cookie;
-	unsigned i, unknown;
+	unsigned i, unknown = 0;
+	bool served;
 
 	real_resolve_signal_safe();
 	env_scan();
@@ -155,12 +188,14 @@ STARTUP_CODE static void init_run(void)
 			init_supervisor = env_supervisor;
 	}
 	config_parse(lookup_env, NULL, &init_config, &problems);
+	served = program_served(&init_config);
 	engine_derive(&init_config);
 	log_configure(init_config.log_level, init_config.log_json, config_log_file(&init_config));
 	for (i = 0; i < problems.count; i++)
 		log_config_problem(problems.item[i].variable, problems.item[i].value,
 				   problems.item[i].message);
-	unknown = warn_unknown_names();
+	if (served)
+		unknown = warn_unknown_names();
 	if ((problems.count > 0 || unknown > 0) && init_config.strict)
 		_exit(2);
 	rng_configure(init_config.seeded, init_config.seed);

@@ -26,7 +26,7 @@
  */
 #define CONFIG_TELL_WAIT_MS 5000
 #define CONFIG_MAX_RETRIES 1000000ULL
-#define CONFIG_PROBLEMS_MAX 24
+#define CONFIG_PROBLEMS_MAX 32
 #define CONFIG_ERRNO_MAX 192 /* errno values a set can hold */
 
 struct config_errset {
@@ -79,6 +79,12 @@ struct config {
 	bool strict;
 	bool has_shared_path, has_log_file; /* whether the paths below were set */
 	/*
+	 * BACKOFF_PROGRAMS as given, checked: the programs served, by name; NULL:
+	 * every program.  It points into what the lookup returned, which lives as
+	 * long as the process (the environment, the host-wide file's buffer).
+	 */
+	const char *programs;
+	/*
 	 * Last, the large fields, read up to their count, or not at all when not
 	 * set: config_parse leaves the rest of them as it finds them.  Read the
 	 * paths through config_shared_path and config_log_file.
@@ -99,6 +105,15 @@ static inline const char *config_log_file(const struct config *cfg)
 {
 	return cfg->has_log_file ? cfg->log_file : "";
 }
+
+/*
+ * Whether the program named @name (the base name it was started by) is
+ * served under the BACKOFF_PROGRAMS list @programs (checked by config_parse):
+ * the first name of the list equal to @name decides, served unless it is
+ * marked with !; a name in no entry is served only when the list holds
+ * exclusions alone.  Pure.
+ */
+bool config_program_served(const char *programs, const char *name);
 
 /* One invalid variable: what was wrong, for a single line of output. */
 struct config_problem {

@@ -63,6 +63,7 @@ static const char *const all_vars[] = { "BACKOFF",
 					"BACKOFF_REPLAY",
 					"BACKOFF_EARLY_CLOSE",
 					"BACKOFF_PROTOCOLS",
+					"BACKOFF_PROGRAMS",
 					NULL };
 
 /* The options that take a value, and the variable each sets (NULL: --attempts). */
@@ -88,6 +89,7 @@ static const struct option_var {
 	{ "replay", "BACKOFF_REPLAY" },
 	{ "early-close", "BACKOFF_EARLY_CLOSE" },
 	{ "protocols", "BACKOFF_PROTOCOLS" },
+	{ "programs", "BACKOFF_PROGRAMS" },
 	{ "dns", "BACKOFF_DNS" },
 	{ "engine", "BACKOFF_ENGINE" },
 	{ "shared", "BACKOFF_SHARED" },

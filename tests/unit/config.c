@@ -613,6 +613,8 @@ static void test_each_variable_says_what_it_takes(void)
 		{ "BACKOFF_PROTOCOLS", "gopher",
 		  "expected protocol names (postgresql, mysql, redis, memcached, nats, smtp, ftp, "
 		  "mqtt, http), as a list or as +NAME/-NAME edits, or none" },
+		{ "BACKOFF_PROGRAMS", "bin/curl",
+		  "expected program names such as python3,curl, ! excluding one: !pip" },
 	};
 	struct config_problems problems;
 	struct config cfg;
@@ -788,6 +790,69 @@ static void test_unknown_names(void)
 	CHECK_U64(config_unknown_scan(NULL, count_unknown, &calls), 0);
 }
 
+/* BACKOFF_PROGRAMS: names, ! exclusions, first match wins, and what is no name. */
+static void test_programs(void)
+{
+	static const struct {
+		const char *list, *name;
+		bool served;
+	} rows[] = {
+		{ "python3", "python3", true },	    /* named */
+		{ "python3", "curl", false },	    /* not named, the list names some */
+		{ "python3", "python", false },	    /* a prefix of a name is not the name */
+		{ "python", "python3", false },	    /* nor a longer one */
+		{ "python3, curl ", "curl", true }, /* spaces around a name */
+		{ "!curl", "curl", false },	    /* excluded */
+		{ "!curl", "python3", true },	    /* exclusions alone: the rest served */
+		{ "!curl,!wget", "wget", false },   /* the second exclusion */
+		{ "!curl,python3", "curl", false }, /* first match wins */
+		{ "curl,!curl", "curl", true },	    /* first match wins, the other way */
+		{ "!curl,python3", "node", false }, /* a name in the list: not exclusions alone */
+		{ "a b", "a b", true },		    /* a name may hold a space */
+	};
+	static const char *const bad[] = { ",",	     "python3,",      ",python3", "!",
+					   "curl,!", "/usr/bin/curl", "bin/curl", "a\tb",
+					   "a\x7f",  "  ,curl" };
+	char too_long[NAME_MAX + 2], longest[NAME_MAX + 1];
+	const char *env[] = { NULL, NULL };
+	char entry[NAME_MAX + 64];
+	struct config cfg;
+	size_t i;
+
+	env[0] = NULL;
+	CHECK_U64(parse(&cfg, env), 0);
+	CHECK(cfg.programs == NULL);
+	env[0] = "BACKOFF_PROGRAMS=";
+	CHECK_U64(parse(&cfg, env), 0);
+	CHECK(cfg.programs == NULL);
+	env[0] = "BACKOFF_PROGRAMS=python3,!curl";
+	CHECK_U64(parse(&cfg, env), 0);
+	CHECK_STR(cfg.programs, "python3,!curl");
+	for (i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		snprintf(entry, sizeof(entry), "BACKOFF_PROGRAMS=%s", rows[i].list);
+		env[0] = entry;
+		CHECK_U64(parse(&cfg, env), 0);
+		CHECK(config_program_served(cfg.programs, rows[i].name) == rows[i].served);
+	}
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		snprintf(entry, sizeof(entry), "BACKOFF_PROGRAMS=%s", bad[i]);
+		env[0] = entry;
+		CHECK_U64(parse(&cfg, env), 1);
+		CHECK(cfg.programs == NULL);
+	}
+	/* A base name holds NAME_MAX bytes at most. */
+	memset(longest, 'p', NAME_MAX);
+	longest[NAME_MAX] = '\0';
+	memset(too_long, 'p', NAME_MAX + 1);
+	too_long[NAME_MAX + 1] = '\0';
+	snprintf(entry, sizeof(entry), "BACKOFF_PROGRAMS=!%s", longest);
+	env[0] = entry;
+	CHECK_U64(parse(&cfg, env), 0);
+	CHECK(!config_program_served(cfg.programs, longest));
+	snprintf(entry, sizeof(entry), "BACKOFF_PROGRAMS=%s", too_long);
+	CHECK_U64(parse(&cfg, env), 1);
+}
+
 int main(void)
 {
 	test_defaults();
@@ -814,5 +879,6 @@ int main(void)
 	test_problem_format_truncates();
 	test_secure_execution_honours_no_variable();
 	test_unknown_names();
+	test_programs();
 	return unit_report("config");
 }
