@@ -758,6 +758,8 @@ enum { VARIABLES(AS_INDEX) };
 
 static const struct variable variables[] = { VARIABLES(AS_ROW) };
 
+_Static_assert(N(variables) == CONFIG_VARIABLES, "CONFIG_VARIABLES counts the table's rows");
+
 STARTUP_CODE static void apply_preset(struct config *cfg, const struct preset *p)
 {
 	cfg->policy_name = p->name;

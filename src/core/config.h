@@ -219,6 +219,36 @@ void config_dns_errors(struct config_errset *out);
 
 /* Every variable name, NULL-terminated, in the documented order. */
 extern const char *const config_variables[];
+#define CONFIG_VARIABLES 27 /* config_variables, without its NULL */
+
+/* The first bad lines of the host-wide file that are said; the rest are counted. */
+#define CONFIG_FILE_BAD_MAX 4
+
+/* A line of the host-wide file that sets nothing. */
+struct config_file_bad {
+	unsigned line; /* from 1 */
+	char message[160];
+};
+
+/* The host-wide settings file, parsed: the values its lines give. */
+struct config_file {
+	const char *value[CONFIG_VARIABLES]; /* by index in config_variables; NULL: not set */
+	unsigned bad_count;		     /* bad lines, all of them */
+	struct config_file_bad bad[CONFIG_FILE_BAD_MAX];
+};
+
+/*
+ * Parse the file's @len bytes at @text, which has room for one byte more,
+ * into @out: a line NAME=value sets the variable NAME (a later line wins);
+ * blank lines and lines starting with # (after spaces and tabs) say nothing;
+ * any other line, one naming no variable or holding a NUL byte, is bad.  The
+ * value is the rest of the line, as is: each line's end in @text is
+ * overwritten with a NUL, and @out points into @text.  Pure.
+ */
+void config_file_parse(char *text, size_t len, struct config_file *out);
+
+/* A config_lookup_fn over @ctx, a struct config_file: the value its lines give @name. */
+const char *config_file_lookup(const char *name, void *ctx);
 
 /* A BACKOFF_* name in the environment that nothing reads: a typo, most often. */
 struct config_unknown {

@@ -853,6 +853,61 @@ static void test_programs(void)
 	CHECK_U64(parse(&cfg, env), 1);
 }
 
+/* The host-wide file: which lines set what, which are said, and the environment over it. */
+static void test_file(void)
+{
+	static const char good[] = "# comment\n\n \t# indented\n   \nBACKOFF_CAP=5s\n"
+				   "BACKOFF_RETRIES=3\nBACKOFF_RETRIES=4\nBACKOFF_LOG_FILE= a b \n"
+				   "BACKOFF_PROGRAMS=python3";
+	static const char bad[] = "junk\nBACKOFF_TIMOUT=3s\nFOO=1\nBACKOFF_LIBRARY=/x\n"
+				  "BACKOFF_CAP 5s\nBACKOFF_\0CAP=1s\nBACKOFF_BASE=1s\n";
+	char text[sizeof(good) + sizeof(bad)];
+	struct config_file file;
+	struct config cfg;
+	struct config_problems problems;
+
+	memcpy(text, good, sizeof(good));
+	config_file_parse(text, sizeof(good) - 1, &file);
+	CHECK_U64(file.bad_count, 0);
+	CHECK_STR(config_file_lookup("BACKOFF_CAP", &file), "5s");
+	CHECK_STR(config_file_lookup("BACKOFF_RETRIES", &file), "4");	     /* a later line wins */
+	CHECK_STR(config_file_lookup("BACKOFF_LOG_FILE", &file), " a b ");   /* as is */
+	CHECK_STR(config_file_lookup("BACKOFF_PROGRAMS", &file), "python3"); /* no newline */
+	CHECK(config_file_lookup("BACKOFF_BASE", &file) == NULL);
+	CHECK(config_file_lookup("BACKOFF_NOSUCH", &file) == NULL);
+	config_parse(config_file_lookup, &file, &cfg, &problems);
+	CHECK_U64(problems.count, 0);
+	CHECK_U64(cfg.policy.cap_ms, 5000);
+	CHECK_U64(cfg.retries, 4);
+
+	memcpy(text, bad, sizeof(bad));
+	config_file_parse(text, sizeof(bad) - 1, &file);
+	CHECK_U64(file.bad_count, 6);
+	CHECK_U64(file.bad[0].line, 1);
+	CHECK_STR(file.bad[0].message,
+		  "junk: expected NAME=value, NAME one of the BACKOFF_* variables");
+	CHECK_U64(file.bad[1].line, 2);
+	CHECK_STR(file.bad[1].message,
+		  "BACKOFF_TIMOUT: unknown variable (did you mean BACKOFF_TIMEOUT?)");
+	CHECK_STR(file.bad[2].message,
+		  "FOO=1: expected NAME=value, NAME one of the BACKOFF_* variables");
+	/* The launcher's variable is no setting of the file's. */
+	CHECK_STR(file.bad[3].message,
+		  "BACKOFF_LIBRARY=/x: expected NAME=value, NAME one of the BACKOFF_* variables");
+	/* Past CONFIG_FILE_BAD_MAX, counted only; the good line after them is taken. */
+	CHECK_STR(config_file_lookup("BACKOFF_BASE", &file), "1s");
+	CHECK(config_file_lookup("BACKOFF_CAP", &file) == NULL);
+
+	/* A NUL byte in a line: bad, said as such. */
+	memcpy(text, "BACKOFF_CAP=1\0s\n", 16);
+	config_file_parse(text, 16, &file);
+	CHECK_U64(file.bad_count, 1);
+	CHECK_STR(file.bad[0].message, "BACKOFF_CAP=1: a NUL byte in the line");
+	CHECK(config_file_lookup("BACKOFF_CAP", &file) == NULL);
+	config_file_parse(text, 0, &file);
+	CHECK_U64(file.bad_count, 0);
+}
+
 int main(void)
 {
 	test_defaults();
@@ -880,5 +935,6 @@ int main(void)
 	test_secure_execution_honours_no_variable();
 	test_unknown_names();
 	test_programs();
+	test_file();
 	return unit_report("config");
 }
