@@ -642,7 +642,6 @@ static size_t programs_next(const char **s, const char **name, bool *excluded)
 STARTUP_CODE static int set_programs(const struct setting *s)
 {
 	const char *rest = s->value, *name;
-	size_t n, i;
 	bool excluded;
 
 	/* Empty, as unset: every program. */
@@ -651,7 +650,8 @@ STARTUP_CODE static int set_programs(const struct setting *s)
 		return 0;
 	}
 	while (rest) {
-		n = programs_next(&rest, &name, &excluded);
+		size_t n = programs_next(&rest, &name, &excluded), i;
+
 		/* A base name, as execve's file names one: no slash, nothing unprintable. */
 		if (n == 0 || n > NAME_MAX)
 			return -1;
@@ -666,11 +666,12 @@ STARTUP_CODE static int set_programs(const struct setting *s)
 bool config_program_served(const char *programs, const char *name)
 {
 	const char *rest = programs, *item;
-	size_t n, len = strlen(name);
+	size_t len = strlen(name);
 	bool excluded, only_exclusions = true;
 
 	while (rest) {
-		n = programs_next(&rest, &item, &excluded);
+		size_t n = programs_next(&rest, &item, &excluded);
+
 		if (n == len && strncmp(item, name, n) == 0)
 			return !excluded;
 		only_exclusions &= excluded;

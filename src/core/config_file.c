@@ -25,7 +25,6 @@ STARTUP_CODE static void take_line(char *s, size_t n, unsigned line, struct conf
 	struct config_unknown u;
 	char what[64];
 	const char *eq;
-	size_t i;
 
 	while (n > 0 && (*s == ' ' || *s == '\t')) {
 		s++;
@@ -35,7 +34,7 @@ STARTUP_CODE static void take_line(char *s, size_t n, unsigned line, struct conf
 		return;
 	eq = strchr(s, '=');
 	if (strlen(s) == n && eq) {
-		for (i = 0; i < CONFIG_VARIABLES; i++) {
+		for (size_t i = 0; i < CONFIG_VARIABLES; i++) {
 			if (strlen(config_variables[i]) == (size_t)(eq - s) &&
 			    strncmp(config_variables[i], s, (size_t)(eq - s)) == 0) {
 				out->value[i] = eq + 1;
@@ -57,13 +56,14 @@ STARTUP_CODE static void take_line(char *s, size_t n, unsigned line, struct conf
 
 STARTUP_CODE void config_file_parse(char *text, size_t len, struct config_file *out)
 {
-	size_t start = 0, end;
+	size_t start = 0;
 	unsigned line = 0;
 
 	memset(out, 0, sizeof(*out));
 	while (start < len) {
+		size_t end = start;
+
 		line++;
-		end = start;
 		while (end < len && text[end] != '\n')
 			end++;
 		text[end] = '\0';

@@ -10,13 +10,32 @@
 #include "sys/real.h"
 #include "sys/startup.h"
 
+/*
+ * Read @size bytes of @fd into @buf, or up to an end that comes sooner, their
+ * count into *@len: 0, or -1 on an error.  The read hook is not ready at load,
+ * and the file is no socket of the program's: the system call itself.
+ */
+STARTUP_CODE static int read_upto(int fd, char *buf, size_t size, size_t *len)
+{
+	*len = 0;
+	while (*len < size) {
+		long n = syscall(SYS_read, fd, buf + *len, size - *len);
+
+		if (n < 0)
+			return -1;
+		if (n == 0)
+			break;
+		*len += (size_t)n;
+	}
+	return 0;
+}
+
 STARTUP_CODE enum hostconf_result hostconf_read(const char *path, char *buf, size_t *len,
 						const char **why)
 {
 	enum hostconf_result result = HOSTCONF_IGNORED;
 	int saved = errno, fd;
 	struct stat st;
-	long n = 0;
 
 	/* Non-blocking: a FIFO put in its place must not hold up every program's start. */
 	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
@@ -24,7 +43,6 @@ STARTUP_CODE enum hostconf_result hostconf_read(const char *path, char *buf, siz
 		errno = saved;
 		return HOSTCONF_ABSENT;
 	}
-	*len = 0;
 	if (fstat(fd, &st) != 0) /* defensive: an open file can be examined */
 		*why = "cannot be examined: ignored";
 	else if (!S_ISREG(st.st_mode))
@@ -35,20 +53,11 @@ STARTUP_CODE enum hostconf_result hostconf_read(const char *path, char *buf, siz
 		*why = "is writable by others than root: ignored";
 	else if (st.st_size > HOSTCONF_MAX)
 		*why = "holds more than 8192 bytes: ignored";
-	else {
-		/*
-		 * Up to the size fstat saw, without a read more to find the end (a
-		 * system call more in every program).  The read hook is not ready at
-		 * load, and the file is no socket of the program's.
-		 */
-		while (*len < (size_t)st.st_size &&
-		       (n = syscall(SYS_read, fd, buf + *len, (size_t)st.st_size - *len)) > 0)
-			*len += (size_t)n;
-		if (n < 0)
-			*why = "cannot be read: ignored";
-		else
-			result = HOSTCONF_READ;
-	}
+	/* Up to the size fstat saw: a read more to find the end is a system call more. */
+	else if (read_upto(fd, buf, (size_t)st.st_size, len) != 0)
+		*why = "cannot be read: ignored";
+	else
+		result = HOSTCONF_READ;
 	real_close(fd);
 	errno = saved;
 	return result;
