@@ -12,7 +12,9 @@ BUILD ?= build
 OPT ?= -O2 -g
 WARN := -std=c11 -D_GNU_SOURCE -Wall -Wextra -Wpedantic -Wshadow -Wconversion \
 	-Wstrict-prototypes -Wmissing-prototypes -Wformat=2 -Wvla -Werror
-CFLAGS_ALL = $(WARN) $(OPT) -Isrc -DBACKOFF_VERSION='"$(VERSION)"' $(EXTRA_CFLAGS)
+# HOSTCONF=PATH: the host-wide settings file, /etc/libbackoff.conf unless set.
+CFLAGS_ALL = $(WARN) $(OPT) -Isrc -DBACKOFF_VERSION='"$(VERSION)"' \
+	$(if $(HOSTCONF),-DBACKOFF_HOSTCONF='"$(HOSTCONF)"') $(EXTRA_CFLAGS)
 LIB_CFLAGS = -fPIC -fvisibility=hidden
 LIB_LDFLAGS = -shared -Wl,--version-script=src/exports.map -Wl,-z,relro -Wl,-z,now -Wl,-Bsymbolic-functions \
 	-Wl,--no-undefined $(EXTRA_LDFLAGS)

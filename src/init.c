@@ -2,6 +2,7 @@
 #include "init.h"
 
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/auxv.h>
@@ -15,6 +16,7 @@
 #include "core/share.h"
 #include "sys/log.h"
 #include "sys/cookie.h"
+#include "sys/hostconf.h"
 #include "sys/real.h"
 #include "sys/rng.h"
 #include "sys/startup.h"
@@ -84,6 +86,72 @@ static const char *lookup_env(const char *name, void *ctx)
 	return NULL;
 }
 
+/*
+ * The host-wide settings file, when it is there and taken: its text, which
+ * the values point into for the life of the process, and its lines.  In the
+ * zero-filled section: a host without the file never touches their pages.
+ */
+static char hostconf_text[HOSTCONF_MAX + 1];
+static struct config_file hostconf;
+STARTUP_DATA static const char *hostconf_why; /* the file is there and not taken: why */
+
+/* The environment's value of @name, else the file's (@ctx: &hostconf, or NULL without it). */
+static const char *lookup_setting(const char *name, void *ctx)
+{
+	const char *v = lookup_env(name, NULL);
+
+	return v || !ctx ? v : config_file_lookup(name, ctx);
+}
+
+/*
+ * Read the host-wide file, where /etc/ld.so.preload's programs, which carry
+ * no BACKOFF_* variable, get theirs.  Root's alone: it is read under secure
+ * execution too, as the loader reads /etc/ld.so.preload there.  Returns the
+ * lookup's context: &hostconf, or NULL when there is nothing to take.
+ */
+STARTUP_CODE static struct config_file *hostconf_load(void)
+{
+	size_t len;
+
+	switch (hostconf_read(BACKOFF_HOSTCONF, hostconf_text, &len, &hostconf_why)) {
+	case HOSTCONF_READ:
+		config_file_parse(hostconf_text, len, &hostconf);
+		return &hostconf;
+	case HOSTCONF_IGNORED:
+		return NULL;
+	default:
+		hostconf_why = NULL;
+		return NULL;
+	}
+}
+
+/* Say what was wrong with the file, if anything: returns how many lines that took. */
+STARTUP_CODE static unsigned hostconf_say(const struct config_file *file)
+{
+	char line[256];
+	unsigned i, n;
+
+	if (hostconf_why) {
+		snprintf(line, sizeof(line), "%s %s", BACKOFF_HOSTCONF, hostconf_why);
+		log_notice(LOG_LEVEL_WARN, "config", line);
+		return 1;
+	}
+	if (!file)
+		return 0;
+	n = file->bad_count < CONFIG_FILE_BAD_MAX ? file->bad_count : CONFIG_FILE_BAD_MAX;
+	for (i = 0; i < n; i++) {
+		snprintf(line, sizeof(line), "%s:%u: %s", BACKOFF_HOSTCONF, file->bad[i].line,
+			 file->bad[i].message);
+		log_notice(LOG_LEVEL_WARN, "config", line);
+	}
+	if (file->bad_count > n) {
+		snprintf(line, sizeof(line), "%s: %u more bad lines", BACKOFF_HOSTCONF,
+			 file->bad_count - n);
+		log_notice(LOG_LEVEL_WARN, "config", line);
+	}
+	return file->bad_count;
+}
+
 /* Under the supervisor engine: its PID, from the environment; 0 otherwise. */
 static unsigned long supervisor_pid;
 
@@ -132,11 +200,45 @@ static unsigned warn_unknown_names(void)
 	return config_unknown_scan(env_seen_all ? env_seen : environ, config_say_unknown, NULL);
 }
 
+/*
+ * The name the program was started by, as the kernel knows it: the base name
+ * of the file execve ran (AT_EXECFN), which is also what it writes into
+ * /proc/self/comm, untruncated and read from the auxiliary vector with no
+ * system call.  "" if the kernel gave none.
+ */
+STARTUP_CODE static const char *program_name(void)
+{
+	const char *path = (const char *)getauxval(AT_EXECFN), *slash;
+
+	if (!path)
+		return "";
+	slash = strrchr(path, '/');
+	return slash ? slash + 1 : path;
+}
+
+/*
+ * A program BACKOFF_PROGRAMS leaves out runs as without the library, as under
+ * BACKOFF=off, and hears nothing of it either: no line, no exit on a bad
+ * value, no supervisor at its exec.
+ */
+STARTUP_CODE static bool program_served(struct config *cfg)
+{
+	if (!cfg->programs || config_program_served(cfg->programs, program_name()))
+		return true;
+	cfg->enabled = false;
+	cfg->log_level = LOG_LEVEL_OFF;
+	cfg->stats = cfg->strict = false;
+	init_supervisor = NULL;
+	return false;
+}
+
 STARTUP_CODE static void init_run(void)
 {
 	struct config_problems problems;
+	struct config_file *file;
 	const char *cookie;
-	unsigned i, unknown;
+	unsigned i, unknown = 0, file_bad = 0;
+	bool served;
 
 	real_resolve_signal_safe();
 	env_scan();
@@ -154,14 +256,19 @@ STARTUP_CODE static void init_run(void)
 		if (env_supervisor && env_supervisor[0] == '/')
 			init_supervisor = env_supervisor;
 	}
-	config_parse(lookup_env, NULL, &init_config, &problems);
+	file = hostconf_load();
+	config_parse(lookup_setting, file, &init_config, &problems);
+	served = program_served(&init_config);
 	engine_derive(&init_config);
 	log_configure(init_config.log_level, init_config.log_json, config_log_file(&init_config));
+	if (served)
+		file_bad = hostconf_say(file);
 	for (i = 0; i < problems.count; i++)
 		log_config_problem(problems.item[i].variable, problems.item[i].value,
 				   problems.item[i].message);
-	unknown = warn_unknown_names();
-	if ((problems.count > 0 || unknown > 0) && init_config.strict)
+	if (served)
+		unknown = warn_unknown_names();
+	if ((problems.count > 0 || unknown > 0 || file_bad > 0) && init_config.strict)
 		_exit(2);
 	rng_configure(init_config.seeded, init_config.seed);
 	share_init(&init_config);

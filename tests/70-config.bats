@@ -45,6 +45,7 @@ BACKOFF_REPLAY        0     1    1   1    1
 BACKOFF_EARLY_CLOSE   0     1    1   1    1
 BACKOFF_PROTOCOLS     0     1    1   1    1
 BACKOFF_RUN           0     0    0   0    1
+BACKOFF_PROGRAMS      0     0    0   0    1
 '
 
 # run_program VAR=VALUE...: a shell printing "out" and exiting 3 under the

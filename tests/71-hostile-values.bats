@@ -101,8 +101,10 @@ run_probe() {
 	for i in "${!HOSTILE[@]}"; do
 		env=()
 		for var in "${BACKOFF_VARIABLES[@]}"; do
-			# A path taken as the log file would take the lines away from stderr.
-			[[ $var == BACKOFF_LOG_FILE ]] || env+=("$var=${HOSTILE[i]}")
+			# A path taken as the log file would take the lines away from stderr, a
+			# name taken as the programs served would leave the probe out, silent.
+			[[ $var == BACKOFF_LOG_FILE || $var == BACKOFF_PROGRAMS ]] ||
+				env+=("$var=${HOSTILE[i]}")
 		done
 		run_probe poll "${env[@]}"
 		check_run "all=${HOSTILE_NAMES[i]}" "${#BACKOFF_VARIABLES[@]}" "${BACKOFF_VARIABLES[@]}"

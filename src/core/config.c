@@ -649,6 +649,72 @@ STARTUP_CODE static int set_local_probe(const struct setting *s)
 	return config_parse_duration(s->value, 1, SEC, &s->cfg->local_probe_ms);
 }
 
+/*
+ * The next name of a BACKOFF_PROGRAMS list from *@s on, without the spaces
+ * around it: its start in *@name, its length returned, whether it is an
+ * exclusion in *@excluded; *@s moves past its comma, to NULL after the last.
+ */
+static size_t programs_next(const char **s, const char **name, bool *excluded)
+{
+	const char *p = *s, *end = strchr(p, ',');
+	size_t n = end ? (size_t)(end - p) : strlen(p);
+
+	*s = end ? end + 1 : NULL;
+	while (n > 0 && *p == ' ') {
+		p++;
+		n--;
+	}
+	while (n > 0 && p[n - 1] == ' ')
+		n--;
+	*excluded = n > 0 && *p == '!';
+	if (*excluded) {
+		p++;
+		n--;
+	}
+	*name = p;
+	return n;
+}
+
+STARTUP_CODE static int set_programs(const struct setting *s)
+{
+	const char *rest = s->value, *name;
+	bool excluded;
+
+	/* Empty, as unset: every program. */
+	if (s->value[0] == '\0') {
+		s->cfg->programs = NULL;
+		return 0;
+	}
+	while (rest) {
+		size_t n = programs_next(&rest, &name, &excluded), i;
+
+		/* A base name, as execve's file names one: no slash, nothing unprintable. */
+		if (n == 0 || n > NAME_MAX)
+			return -1;
+		for (i = 0; i < n; i++)
+			if (name[i] == '/' || (unsigned char)name[i] < 0x20 || name[i] == 0x7f)
+				return -1;
+	}
+	s->cfg->programs = s->value;
+	return 0;
+}
+
+bool config_program_served(const char *programs, const char *name)
+{
+	const char *rest = programs, *item;
+	size_t len = strlen(name);
+	bool excluded, only_exclusions = true;
+
+	while (rest) {
+		size_t n = programs_next(&rest, &item, &excluded);
+
+		if (n == len && strncmp(item, name, n) == 0)
+			return !excluded;
+		only_exclusions &= excluded;
+	}
+	return only_exclusions;
+}
+
 /* What a duration variable given a bare number is told. */
 #define BARE_DURATION "a duration needs its unit, such as 30s, 250ms or 2m (0 alone needs none)"
 
@@ -717,7 +783,9 @@ struct variable {
 	X(BACKOFF_REPLAY, set_bool, FIELD(replay), "expected on or off")                          \
 	X(BACKOFF_EARLY_CLOSE, set_early_close, 0, "expected auto, refusal or answer")            \
 	X(BACKOFF_RUN, set_run, 0, "expected a name of 1 to 128 printable characters, no spaces") \
-	X(BACKOFF_PROTOCOLS, set_protocols, 0, NULL)
+	X(BACKOFF_PROTOCOLS, set_protocols, 0, NULL)                                              \
+	X(BACKOFF_PROGRAMS, set_programs, 0,                                                      \
+	  "expected program names such as python3,curl, ! excluding one: !pip")
 
 #define AS_NAME(name, set, field, message) #name,
 #define AS_INDEX(name, set, field, message) VAR_##name,
@@ -728,6 +796,8 @@ const char *const config_variables[] = { VARIABLES(AS_NAME) NULL };
 enum { VARIABLES(AS_INDEX) };
 
 static const struct variable variables[] = { VARIABLES(AS_ROW) };
+
+_Static_assert(N(variables) == CONFIG_VARIABLES, "CONFIG_VARIABLES counts the table's rows");
 
 STARTUP_CODE static void apply_preset(struct config *cfg, const struct preset *p)
 {

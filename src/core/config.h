@@ -26,7 +26,7 @@
  */
 #define CONFIG_TELL_WAIT_MS 5000
 #define CONFIG_MAX_RETRIES 1000000ULL
-#define CONFIG_PROBLEMS_MAX 24
+#define CONFIG_PROBLEMS_MAX 32
 #define CONFIG_ERRNO_MAX 192 /* errno values a set can hold */
 
 struct config_errset {
@@ -84,6 +84,12 @@ struct config {
 	bool strict;
 	bool has_shared_path, has_log_file; /* whether the paths below were set */
 	/*
+	 * BACKOFF_PROGRAMS as given, checked: the programs served, by name; NULL:
+	 * every program.  It points into what the lookup returned, which lives as
+	 * long as the process (the environment, the host-wide file's buffer).
+	 */
+	const char *programs;
+	/*
 	 * Last, the large fields, read up to their count, or not at all when not
 	 * set: config_parse leaves the rest of them as it finds them.  Read the
 	 * paths through config_shared_path and config_log_file.
@@ -105,6 +111,15 @@ static inline const char *config_log_file(const struct config *cfg)
 {
 	return cfg->has_log_file ? cfg->log_file : "";
 }
+
+/*
+ * Whether the program named @name (the base name it was started by) is
+ * served under the BACKOFF_PROGRAMS list @programs (checked by config_parse):
+ * the first name of the list equal to @name decides, served unless it is
+ * marked with !; a name in no entry is served only when the list holds
+ * exclusions alone.  Pure.
+ */
+bool config_program_served(const char *programs, const char *name);
 
 /* One invalid variable: what was wrong, for a single line of output. */
 struct config_problem {
@@ -219,6 +234,36 @@ void config_dns_errors(const struct config *cfg, const char *name, struct config
 
 /* Every variable name, NULL-terminated, in the documented order. */
 extern const char *const config_variables[];
+#define CONFIG_VARIABLES 29 /* config_variables, without its NULL */
+
+/* The first bad lines of the host-wide file that are said; the rest are counted. */
+#define CONFIG_FILE_BAD_MAX 4
+
+/* A line of the host-wide file that sets nothing. */
+struct config_file_bad {
+	unsigned line; /* from 1 */
+	char message[160];
+};
+
+/* The host-wide settings file, parsed: the values its lines give. */
+struct config_file {
+	const char *value[CONFIG_VARIABLES]; /* by index in config_variables; NULL: not set */
+	unsigned bad_count;		     /* bad lines, all of them */
+	struct config_file_bad bad[CONFIG_FILE_BAD_MAX];
+};
+
+/*
+ * Parse the file's @len bytes at @text, which has room for one byte more,
+ * into @out: a line NAME=value sets the variable NAME (a later line wins);
+ * blank lines and lines starting with # (after spaces and tabs) say nothing;
+ * any other line, one naming no variable or holding a NUL byte, is bad.  The
+ * value is the rest of the line, as is: each line's end in @text is
+ * overwritten with a NUL, and @out points into @text.  Pure.
+ */
+void config_file_parse(char *text, size_t len, struct config_file *out);
+
+/* A config_lookup_fn over @ctx, a struct config_file: the value its lines give @name. */
+const char *config_file_lookup(const char *name, void *ctx);
 
 /* A BACKOFF_* name in the environment that nothing reads: a typo, most often. */
 struct config_unknown {

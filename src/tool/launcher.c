@@ -66,6 +66,7 @@ static const char *const all_vars[] = { "BACKOFF",
 					"BACKOFF_EARLY_CLOSE",
 					"BACKOFF_RUN",
 					"BACKOFF_PROTOCOLS",
+					"BACKOFF_PROGRAMS",
 					NULL };
 
 /* The options that take a value, and the variable each sets (NULL: --attempts). */
@@ -92,6 +93,7 @@ static const struct option_var {
 	{ "early-close", "BACKOFF_EARLY_CLOSE" },
 	{ "run", "BACKOFF_RUN" },
 	{ "protocols", "BACKOFF_PROTOCOLS" },
+	{ "programs", "BACKOFF_PROGRAMS" },
 	{ "dns", "BACKOFF_DNS" },
 	{ "names", "BACKOFF_NAMES" },
 	{ "engine", "BACKOFF_ENGINE" },

@@ -8,12 +8,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define NVARS 28 /* config_variables, without its NULL: checked at each input */
+#define NVARS 29 /* config_variables, without its NULL: checked at each input */
 #define MAX_VALUE 70000
 
 /*
  * The environment the input describes: records separated by '\n', each a
- * selector byte (variable = (byte - '<') % 29, so that '<' is BACKOFF; 28 is
+ * selector byte (variable = (byte - '<') % 30, so that '<' is BACKOFF; 29 is
  * a name the parser never asks for) and the value; a later record of a
  * variable wins.  As in a real environment a value ends at its first NUL byte.
  */
@@ -115,6 +115,10 @@ static void check_config(const struct config *cfg)
 	REQUIRE((unsigned)cfg->early_close <= CONFIG_EARLY_ANSWER);
 	REQUIRE(!cfg->has_log_file || terminated(cfg->log_file, sizeof(cfg->log_file)));
 	REQUIRE(!cfg->has_shared_path || terminated(cfg->shared_path, sizeof(cfg->shared_path)));
+	/* A list of base names, none empty: no name but one in the list is ever excluded. */
+	REQUIRE(!cfg->programs || (cfg->programs[0] != '\0' && !strchr(cfg->programs, '/')));
+	REQUIRE(!cfg->programs || config_program_served(cfg->programs, "/") ==
+					  config_program_served(cfg->programs, "a/b"));
 	REQUIRE(cfg->targets.count <= TARGET_PATTERNS_MAX);
 	for (i = 0; i < cfg->targets.count; i++)
 		REQUIRE(terminated(cfg->targets.pattern[i].glob,

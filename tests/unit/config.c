@@ -655,6 +655,8 @@ static void test_each_variable_says_what_it_takes(void)
 		{ "BACKOFF_PROTOCOLS", "gopher",
 		  "expected protocol names (postgresql, mysql, redis, memcached, nats, smtp, ftp, "
 		  "mqtt, http), as a list or as +NAME/-NAME edits, or none" },
+		{ "BACKOFF_PROGRAMS", "bin/curl",
+		  "expected program names such as python3,curl, ! excluding one: !pip" },
 	};
 	struct config_problems problems;
 	struct config cfg;
@@ -833,6 +835,124 @@ static void test_unknown_names(void)
 	CHECK_U64(config_unknown_scan(NULL, count_unknown, &calls), 0);
 }
 
+/* BACKOFF_PROGRAMS: names, ! exclusions, first match wins, and what is no name. */
+static void test_programs(void)
+{
+	static const struct {
+		const char *list, *name;
+		bool served;
+	} rows[] = {
+		{ "python3", "python3", true },	    /* named */
+		{ "python3", "curl", false },	    /* not named, the list names some */
+		{ "python3", "python", false },	    /* a prefix of a name is not the name */
+		{ "python", "python3", false },	    /* nor a longer one */
+		{ "python3, curl ", "curl", true }, /* spaces around a name */
+		{ "!curl", "curl", false },	    /* excluded */
+		{ "!curl", "python3", true },	    /* exclusions alone: the rest served */
+		{ "!curl,!wget", "wget", false },   /* the second exclusion */
+		{ "!curl,python3", "curl", false }, /* first match wins */
+		{ "curl,!curl", "curl", true },	    /* first match wins, the other way */
+		{ "!curl,python3", "node", false }, /* a name in the list: not exclusions alone */
+		{ "a b", "a b", true },		    /* a name may hold a space */
+	};
+	static const char *const bad[] = { ",",	     "python3,",      ",python3", "!",
+					   "curl,!", "/usr/bin/curl", "bin/curl", "a\tb",
+					   "a\x7f",  "  ,curl" };
+	char too_long[NAME_MAX + 2], longest[NAME_MAX + 1];
+	const char *env[] = { NULL, NULL };
+	char entry[NAME_MAX + 64];
+	struct config cfg;
+	size_t i;
+
+	env[0] = NULL;
+	CHECK_U64(parse(&cfg, env), 0);
+	CHECK(cfg.programs == NULL);
+	env[0] = "BACKOFF_PROGRAMS=";
+	CHECK_U64(parse(&cfg, env), 0);
+	CHECK(cfg.programs == NULL);
+	env[0] = "BACKOFF_PROGRAMS=python3,!curl";
+	CHECK_U64(parse(&cfg, env), 0);
+	CHECK_STR(cfg.programs, "python3,!curl");
+	for (i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		snprintf(entry, sizeof(entry), "BACKOFF_PROGRAMS=%s", rows[i].list);
+		env[0] = entry;
+		CHECK_U64(parse(&cfg, env), 0);
+		CHECK(config_program_served(cfg.programs, rows[i].name) == rows[i].served);
+	}
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		snprintf(entry, sizeof(entry), "BACKOFF_PROGRAMS=%s", bad[i]);
+		env[0] = entry;
+		CHECK_U64(parse(&cfg, env), 1);
+		CHECK(cfg.programs == NULL);
+	}
+	/* A base name holds NAME_MAX bytes at most. */
+	memset(longest, 'p', NAME_MAX);
+	longest[NAME_MAX] = '\0';
+	memset(too_long, 'p', NAME_MAX + 1);
+	too_long[NAME_MAX + 1] = '\0';
+	snprintf(entry, sizeof(entry), "BACKOFF_PROGRAMS=!%s", longest);
+	env[0] = entry;
+	CHECK_U64(parse(&cfg, env), 0);
+	CHECK(!config_program_served(cfg.programs, longest));
+	snprintf(entry, sizeof(entry), "BACKOFF_PROGRAMS=%s", too_long);
+	CHECK_U64(parse(&cfg, env), 1);
+}
+
+/* The host-wide file: which lines set what, which are said, and the environment over it. */
+static void test_file(void)
+{
+	static const char good[] = "# comment\n\n \t# indented\n   \nBACKOFF_CAP=5s\n"
+				   "BACKOFF_RETRIES=3\nBACKOFF_RETRIES=4\nBACKOFF_LOG_FILE= a b \n"
+				   "BACKOFF_PROGRAMS=python3";
+	static const char bad[] = "junk\nBACKOFF_TIMOUT=3s\nFOO=1\nBACKOFF_LIBRARY=/x\n"
+				  "BACKOFF_CAP 5s\nBACKOFF_\0CAP=1s\nBACKOFF_BASE=1s\n";
+	char text[sizeof(good) + sizeof(bad)];
+	struct config_file file;
+	struct config cfg;
+	struct config_problems problems;
+
+	memcpy(text, good, sizeof(good));
+	config_file_parse(text, sizeof(good) - 1, &file);
+	CHECK_U64(file.bad_count, 0);
+	CHECK_STR(config_file_lookup("BACKOFF_CAP", &file), "5s");
+	CHECK_STR(config_file_lookup("BACKOFF_RETRIES", &file), "4");	     /* a later line wins */
+	CHECK_STR(config_file_lookup("BACKOFF_LOG_FILE", &file), " a b ");   /* as is */
+	CHECK_STR(config_file_lookup("BACKOFF_PROGRAMS", &file), "python3"); /* no newline */
+	CHECK(config_file_lookup("BACKOFF_BASE", &file) == NULL);
+	CHECK(config_file_lookup("BACKOFF_NOSUCH", &file) == NULL);
+	config_parse(config_file_lookup, &file, &cfg, &problems);
+	CHECK_U64(problems.count, 0);
+	CHECK_U64(cfg.policy.cap_ms, 5000);
+	CHECK_U64(cfg.retries, 4);
+
+	memcpy(text, bad, sizeof(bad));
+	config_file_parse(text, sizeof(bad) - 1, &file);
+	CHECK_U64(file.bad_count, 6);
+	CHECK_U64(file.bad[0].line, 1);
+	CHECK_STR(file.bad[0].message,
+		  "junk: expected NAME=value, NAME one of the BACKOFF_* variables");
+	CHECK_U64(file.bad[1].line, 2);
+	CHECK_STR(file.bad[1].message,
+		  "BACKOFF_TIMOUT: unknown variable (did you mean BACKOFF_TIMEOUT?)");
+	CHECK_STR(file.bad[2].message,
+		  "FOO=1: expected NAME=value, NAME one of the BACKOFF_* variables");
+	/* The launcher's variable is no setting of the file's. */
+	CHECK_STR(file.bad[3].message,
+		  "BACKOFF_LIBRARY=/x: expected NAME=value, NAME one of the BACKOFF_* variables");
+	/* Past CONFIG_FILE_BAD_MAX, counted only; the good line after them is taken. */
+	CHECK_STR(config_file_lookup("BACKOFF_BASE", &file), "1s");
+	CHECK(config_file_lookup("BACKOFF_CAP", &file) == NULL);
+
+	/* A NUL byte in a line: bad, said as such. */
+	memcpy(text, "BACKOFF_CAP=1\0s\n", 16);
+	config_file_parse(text, 16, &file);
+	CHECK_U64(file.bad_count, 1);
+	CHECK_STR(file.bad[0].message, "BACKOFF_CAP=1: a NUL byte in the line");
+	CHECK(config_file_lookup("BACKOFF_CAP", &file) == NULL);
+	config_file_parse(text, 0, &file);
+	CHECK_U64(file.bad_count, 0);
+}
+
 int main(void)
 {
 	test_defaults();
@@ -860,5 +980,7 @@ int main(void)
 	test_problem_format_truncates();
 	test_secure_execution_honours_no_variable();
 	test_unknown_names();
+	test_programs();
+	test_file();
 	return unit_report("config");
 }
