@@ -222,8 +222,8 @@ bool engine_early_answer(const struct config *cfg, const struct engine_early *e)
  */
 #define ENGINE_ACCEPT_MS 100
 
-/* The longest a run's give-up keeps its later calls to the kernel's answer (5 min). */
-#define ENGINE_RUN_OPEN_MAX_MS (5 * 60 * 1000ULL)
+/* The longest a run's give-up keeps its later calls to the kernel's answer: 5 min. */
+#define ENGINE_RUN_OPEN_MAX_MS 300000ULL
 
 /*
  * How long, after the @giveups-th give-up in a row of one run at a
