@@ -95,7 +95,7 @@ $(LIBRARY): $(LIB_OBJ) src/exports.map
 # The tool reads the configuration and draws delays: the pure core only, no hooks'
 # real_* calls (some of which musl lacks); its log lines go through libc's calls, as the
 # supervisor's do.
-TOOL_CORE := $(patsubst %,$(BUILD)/obj/src/%.o,core/config core/config_errors core/config_names core/engine core/policy core/ready core/target \
+TOOL_CORE := $(patsubst %,$(BUILD)/obj/src/%.o,core/config core/config_errors core/config_names core/config_programs core/engine core/policy core/ready core/target \
 	sys/errname sys/rng sys/text sys/log sys/clock supervise/libc)
 $(TOOL): src/tool/schedule.c $(TOOL_CORE)
 	$(CC) $(CFLAGS_ALL) -o $@ $^ $(LIBS)
@@ -106,7 +106,7 @@ $(STATUS): src/tool/status.c $(CORE_OBJ)
 
 # The supervisor engine: a program of its own, on the same core as the library, with
 # libc's calls as the real ones (src/supervise/libc.c) instead of sys/real.c.
-SUPERVISE_CORE := $(patsubst %,$(BUILD)/obj/src/%.o,core/addrlist core/config core/config_errors core/config_names core/decide \
+SUPERVISE_CORE := $(patsubst %,$(BUILD)/obj/src/%.o,core/addrlist core/config core/config_errors core/config_names core/config_programs core/decide \
 	core/dest core/engine core/events core/fate core/policy core/retry core/share core/share_file core/target \
 	core/before core/ready sys/clock sys/elf sys/errname sys/listen sys/log sys/rng sys/sock sys/text)
 # Linked statically: a preload's exec hook runs it with the program's environment, whose

@@ -649,70 +649,17 @@ STARTUP_CODE static int set_local_probe(const struct setting *s)
 	return config_parse_duration(s->value, 1, SEC, &s->cfg->local_probe_ms);
 }
 
-/*
- * The next name of a BACKOFF_PROGRAMS list from *@s on, without the spaces
- * around it: its start in *@name, its length returned, whether it is an
- * exclusion in *@excluded; *@s moves past its comma, to NULL after the last.
- */
-static size_t programs_next(const char **s, const char **name, bool *excluded)
-{
-	const char *p = *s, *end = strchr(p, ',');
-	size_t n = end ? (size_t)(end - p) : strlen(p);
-
-	*s = end ? end + 1 : NULL;
-	while (n > 0 && *p == ' ') {
-		p++;
-		n--;
-	}
-	while (n > 0 && p[n - 1] == ' ')
-		n--;
-	*excluded = n > 0 && *p == '!';
-	if (*excluded) {
-		p++;
-		n--;
-	}
-	*name = p;
-	return n;
-}
-
 STARTUP_CODE static int set_programs(const struct setting *s)
 {
-	const char *rest = s->value, *name;
-	bool excluded;
-
 	/* Empty, as unset: every program. */
 	if (s->value[0] == '\0') {
 		s->cfg->programs = NULL;
 		return 0;
 	}
-	while (rest) {
-		size_t n = programs_next(&rest, &name, &excluded), i;
-
-		/* A base name, as execve's file names one: no slash, nothing unprintable. */
-		if (n == 0 || n > NAME_MAX)
-			return -1;
-		for (i = 0; i < n; i++)
-			if (name[i] == '/' || (unsigned char)name[i] < 0x20 || name[i] == 0x7f)
-				return -1;
-	}
+	if (!config_programs_valid(s->value))
+		return -1;
 	s->cfg->programs = s->value;
 	return 0;
-}
-
-bool config_program_served(const char *programs, const char *name)
-{
-	const char *rest = programs, *item;
-	size_t len = strlen(name);
-	bool excluded, only_exclusions = true;
-
-	while (rest) {
-		size_t n = programs_next(&rest, &item, &excluded);
-
-		if (n == len && strncmp(item, name, n) == 0)
-			return !excluded;
-		only_exclusions &= excluded;
-	}
-	return only_exclusions;
 }
 
 /* What a duration variable given a bare number is told. */

@@ -119,6 +119,13 @@ static inline const char *config_log_file(const struct config *cfg)
  * marked with !; a name in no entry is served only when the list holds
  * exclusions alone.  Pure.
  */
+/*
+ * Whether @programs (a BACKOFF_PROGRAMS value, not empty) is a list of base
+ * names, each but the separators' spaces printable and without a slash, at
+ * most NAME_MAX bytes, `!` before an exclusion.  Pure.
+ */
+bool config_programs_valid(const char *programs);
+
 bool config_program_served(const char *programs, const char *name);
 
 /* One invalid variable: what was wrong, for a single line of output. */
