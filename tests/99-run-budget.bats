@@ -91,7 +91,13 @@ ECONNREFUSED" "plain LD_PRELOAD: $stderr"
 }
 
 @test "a success ends a run's give-up: the destination gone again, the run's next call has its budget" {
-	local start
+	local start other
+	# Another destination down in the same file: the run's own record, not the count, must end it.
+	closed_port dead
+	other=$PORT
+	run --separate-stderr timeout 60 env LD_PRELOAD="$LIB" BACKOFF_SHARED="$STATE" \
+		BACKOFF_TIMEOUT=200ms "$HELPERS/probe" "127.0.0.1:$other"
+	assert_eq "$output" ECONNREFUSED "the other destination, down"
 	# Budget 2 s: the give-up's open time is 1.6 to 2.4 s; the server listens at 2.3 s for one connection.
 	start_listener once 2300 --count 1
 	run --separate-stderr timeout 60 env LD_PRELOAD="$LIB" BACKOFF_SHARED="$STATE" \

@@ -48,8 +48,13 @@ static const char *why_not(const struct config *cfg, const struct decide_connect
  */
 static bool known_down(const struct config *cfg, const struct dest *d, const struct target_addr *t)
 {
-	return dest_down(d) ||
-	       (cfg->run_id && cfg->shared && share_run_spent(t, cfg->run_id, clock_now_ns()));
+	/*
+	 * A run's give-up leaves its destination down (a success since clears
+	 * both): with none down, two loads, no clock read and no lookup, for the
+	 * deadline of every managed connect.
+	 */
+	return dest_down(d) || (cfg->run_id && cfg->shared && share_any_down() &&
+				share_run_spent(t, cfg->run_id, clock_now_ns()));
 }
 
 /*
