@@ -96,7 +96,8 @@ $(LIBRARY): $(LIB_OBJ) src/exports.map
 # real_* calls (some of which musl lacks); its log lines go through libc's calls, as the
 # supervisor's do.
 # The configuration's modules, named once: every program and gate reading it links them all.
-CONFIG_MODS := core/config core/config_errors core/config_names core/config_programs
+CONFIG_MODS := core/config core/config_errors core/config_names core/config_presets \
+	core/config_programs
 TOOL_CORE := $(patsubst %,$(BUILD)/obj/src/%.o,$(CONFIG_MODS) core/engine core/policy core/ready core/target \
 	sys/errname sys/rng sys/text sys/log sys/clock supervise/libc)
 $(TOOL): src/tool/schedule.c $(TOOL_CORE)
@@ -108,7 +109,7 @@ $(STATUS): src/tool/status.c $(CORE_OBJ)
 
 # The supervisor engine: a program of its own, on the same core as the library, with
 # libc's calls as the real ones (src/supervise/libc.c) instead of sys/real.c.
-SUPERVISE_CORE := $(patsubst %,$(BUILD)/obj/src/%.o,core/addrlist $(CONFIG_MODS) core/decide \
+SUPERVISE_CORE := $(patsubst %,$(BUILD)/obj/src/%.o,core/addrlist $(CONFIG_MODS) core/decide core/eligible \
 	core/dest core/engine core/events core/fate core/policy core/retry core/share core/share_file core/target \
 	core/before core/ready sys/clock sys/elf sys/errname sys/listen sys/log sys/rng sys/sock sys/text)
 # Linked statically: a preload's exec hook runs it with the program's environment, whose
@@ -302,7 +303,7 @@ FUZZ_TARGETS := config target policy fdinfo notify share ready
 # integer: unsigned wrap-around and lossy conversions count as findings too.
 FUZZ_CFLAGS = $(WARN) -g -O1 -Isrc -fsanitize=fuzzer,address,undefined,integer \
 	-fno-sanitize-recover=all
-FUZZ_CORE := $(CONFIG_MODS:%=src/%.c) src/core/engine.c src/core/target.c src/core/policy.c \
+FUZZ_CORE := $(CONFIG_MODS:%=src/%.c) src/core/eligible.c src/core/engine.c src/core/target.c src/core/policy.c \
 	src/sys/errname.c src/sys/rng.c src/sys/text.c src/sys/fdinfo.c src/core/ready.c
 
 .PHONY: fuzz

@@ -56,8 +56,7 @@ enum before_verdict before_decide(const struct config *cfg, const struct target_
 /*
  * The longest the first attempt to @t may take, in ms (CONFIG_INFINITE: the
  * kernel's own end): BACKOFF_ATTEMPT_TIMEOUT for an internet destination
- * (engine_first_bound_ms).  The preload's fast path
- * computes the same from the address, without building the target.  Pure.
+ * (engine_first_bound_ms), for every driver's first attempt.  Pure.
  */
 uint64_t before_bound_ms(const struct config *cfg, const struct target_addr *t);
 

@@ -1,4 +1,4 @@
-/* Configuration: parsing and validating the BACKOFF_* variables, presets included. */
+/* Configuration: parsing and validating the BACKOFF_* variables (presets: config_presets.c). */
 #include "core/config.h"
 
 #include <errno.h>
@@ -15,72 +15,6 @@
 
 #define SEC 1000ULL
 #define MIN (60 * SEC)
-
-struct preset {
-	const char *name;
-	struct policy policy;
-	uint64_t retries;
-	uint64_t timeout_ms;
-	uint64_t attempt_timeout_ms;
-	bool attempt_until_next; /* gRPC's rule: no sooner than the next planned attempt */
-	bool http;		 /* its document asks to back off on HTTP 429 and 5xx answers too */
-};
-
-/*
- * Each row is a documented algorithm, reproducible by name.  The attempt
- * timeouts come from the field: 5 s is Envoy's default connect timeout and
- * HAProxy's advice (a SYN lost at 0, 1, 2 or 3 s is still answered in time);
- * 10 s is Istio's mesh-wide default, for cloud endpoints across a WAN; gRPC
- * waits at least 20 s (MIN_CONNECT_TIMEOUT), or until its next planned attempt.
- */
-static const struct preset presets[] = {
-	{ "default",
-	  { 100, 10 * SEC, 2000, POLICY_JITTER_FULL, 200 },
-	  CONFIG_INFINITE,
-	  60 * SEC,
-	  5 * SEC,
-	  false,
-	  false },
-	/* Google Cloud: 2^n s + U(0, 1000 ms), 5 retries, about 32 s in all. */
-	{ "google",
-	  { 1 * SEC, 32 * SEC, 2000, POLICY_JITTER_ADDITIVE, 200 },
-	  5,
-	  60 * SEC,
-	  10 * SEC,
-	  false,
-	  true },
-	/* ClearBlade IoT: the same growth up to 64 s, then retrying at the cap. */
-	{ "clearblade",
-	  { 1 * SEC, 64 * SEC, 2000, POLICY_JITTER_ADDITIVE, 200 },
-	  CONFIG_INFINITE,
-	  10 * MIN,
-	  10 * SEC,
-	  false,
-	  true },
-	/* FreeRTOS backoffAlgorithm demos: full jitter, 500 ms base, 5 s cap, 5 attempts. */
-	{ "aws",
-	  { 500, 5 * SEC, 2000, POLICY_JITTER_FULL, 200 },
-	  5,
-	  60 * SEC,
-	  5 * SEC,
-	  false,
-	  false },
-	/* gRPC connection backoff: 1 s, x1.6, +-20 %, 120 s. */
-	{ "grpc",
-	  { 1 * SEC, 120 * SEC, 1600, POLICY_JITTER_PROPORTIONAL, 200 },
-	  CONFIG_INFINITE,
-	  60 * SEC,
-	  20 * SEC,
-	  true,
-	  false },
-	{ "none",
-	  { 100, 10 * SEC, 1000, POLICY_JITTER_NONE, 200 },
-	  CONFIG_INFINITE,
-	  60 * SEC,
-	  5 * SEC,
-	  false,
-	  false },
-};
 
 #define N(a) (sizeof(a) / sizeof((a)[0]))
 
@@ -746,21 +680,10 @@ static const struct variable variables[] = { VARIABLES(AS_ROW) };
 
 _Static_assert(N(variables) == CONFIG_VARIABLES, "CONFIG_VARIABLES counts the table's rows");
 
-STARTUP_CODE static void apply_preset(struct config *cfg, const struct preset *p)
-{
-	cfg->policy_name = p->name;
-	cfg->policy = p->policy;
-	cfg->retries = p->retries;
-	cfg->timeout_ms = p->timeout_ms;
-	cfg->attempt_timeout_ms = p->attempt_timeout_ms;
-	cfg->attempt_until_next = p->attempt_until_next;
-	cfg->protocols = READY_PROTOCOLS_ALL | (p->http ? READY_HTTP : 0);
-}
-
 STARTUP_CODE void config_parse(config_lookup_fn *lookup, void *ctx, struct config *cfg,
 			       struct config_problems *problems)
 {
-	const struct preset *preset = &presets[0];
+	const struct policy *preset;
 	/* The values not rejected, for the cross-check of the base and the cap. */
 	const char *taken[N(variables)] = { NULL };
 	char why[200];
@@ -785,16 +708,12 @@ STARTUP_CODE void config_parse(config_lookup_fn *lookup, void *ctx, struct confi
 	config_errors_default(&cfg->errors_inet, &cfg->errors_unix);
 
 	v = lookup(config_variables[VAR_BACKOFF_POLICY], ctx);
-	if (v) {
-		for (i = 0; i < N(presets) && strcmp(v, presets[i].name) != 0; i++)
-			;
-		if (i < N(presets))
-			preset = &presets[i];
-		else
-			add_problem(problems, config_variables[VAR_BACKOFF_POLICY], v,
-				    variables[VAR_BACKOFF_POLICY].message);
+	preset = config_preset_apply(cfg, v ? v : "default");
+	if (!preset) {
+		add_problem(problems, config_variables[VAR_BACKOFF_POLICY], v,
+			    variables[VAR_BACKOFF_POLICY].message);
+		preset = config_preset_apply(cfg, "default");
 	}
-	apply_preset(cfg, preset);
 
 	for (i = 0; i < N(variables); i++) {
 		const struct variable *var = &variables[i];
@@ -826,7 +745,7 @@ STARTUP_CODE void config_parse(config_lookup_fn *lookup, void *ctx, struct confi
 				 (unsigned long long)cfg->policy.base_ms);
 			add_problem(problems, config_variables[VAR_BACKOFF_CAP],
 				    taken[VAR_BACKOFF_CAP], why);
-			cfg->policy.cap_ms = preset->policy.cap_ms;
+			cfg->policy.cap_ms = preset->cap_ms;
 		} else {
 			snprintf(why, sizeof(why), "must not be above BACKOFF_CAP (%llums)",
 				 (unsigned long long)cfg->policy.cap_ms);
@@ -834,6 +753,6 @@ STARTUP_CODE void config_parse(config_lookup_fn *lookup, void *ctx, struct confi
 				    taken[VAR_BACKOFF_BASE], why);
 		}
 		if (cfg->policy.cap_ms < cfg->policy.base_ms)
-			cfg->policy.base_ms = preset->policy.base_ms;
+			cfg->policy.base_ms = preset->base_ms;
 	}
 }

@@ -300,4 +300,11 @@ static inline void config_say_unknown(const struct config_unknown *u, void *ctx)
 	log_config_name(u->name, u->message);
 }
 
+/*
+ * Apply the preset @name of BACKOFF_POLICY to @cfg (its policy, retries,
+ * timeouts and protocols): its policy, or NULL and @cfg untouched if there is
+ * no such preset.
+ */
+const struct policy *config_preset_apply(struct config *cfg, const char *name);
+
 #endif

@@ -7,6 +7,7 @@
 
 #include "core/addrlist.h"
 #include "core/dest.h"
+#include "core/eligible.h"
 #include "core/engine.h"
 #include "core/events.h"
 #include "core/fdtable.h"
@@ -33,12 +34,12 @@ static const char *why_not(const struct config *cfg, const struct decide_connect
 	 */
 	*blocking = false;
 	if (c->err != EINPROGRESS) {
-		if (!config_errset_has(config_retryable(cfg, c->target->family), c->err))
+		if (!eligible_retryable(cfg, c->target, c->err))
 			return "errno";
 		type = sock_type(c->fd);
 		*blocking = c->own_thread || sock_is_blocking(c->fd);
 	}
-	return engine_why_not(cfg, c->target, type, *blocking);
+	return eligible_why_not(cfg, c->target, type, *blocking);
 }
 
 /*
@@ -157,7 +158,7 @@ void decide_up(const struct config *cfg, const struct sockaddr *addr, socklen_t 
 	struct target_addr t;
 	int saved = errno;
 
-	if (cfg->enabled && target_from_sockaddr(addr, len, &t) && engine_takes(cfg, &t))
+	if (eligible_takes(cfg, addr, len, &t))
 		decide_connected(cfg, &t, 0);
 	errno = saved;
 }

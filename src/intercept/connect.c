@@ -1,288 +1,22 @@
-/* connect(): pass through at once on success; retry eligible failures, blocking or not. */
+/* connect(): pass through at once on success; the rest is core/call's. */
 #include <errno.h>
-#include <fcntl.h>
 #include <sys/socket.h>
 
-#include "core/before.h"
+#include "core/call.h"
 #include "core/decide.h"
 #include "core/dest.h"
 #include "core/early.h"
-#include "core/engine.h"
-#include "core/events.h"
 #include "core/fdtable.h"
 #include "core/pending.h"
 #include "core/share.h"
 #include "init.h"
-#include "sys/sock.h"
-#include "sys/clock.h"
 #include "sys/real.h"
-
-struct connect_ctx {
-	int fd;
-	const struct sockaddr *addr;
-	socklen_t len;
-};
-
-/* One more attempt of a blocking connect, aborted at @deadline_ms if still unanswered. */
-static int connect_again(void *ctx, uint64_t deadline_ms)
-{
-	struct connect_ctx *c = ctx;
-
-	return fdtable_connect_from(c->fd, NULL, c->addr, c->len, clock_now_ms(), deadline_ms,
-				    SOCK_TIMEO_ASK);
-}
-
-/* Whether @addr is among BACKOFF_TARGETS (a list that is not empty). */
-static __attribute__((noinline, cold)) bool in_targets(const struct config *cfg,
-						       const struct sockaddr *addr, socklen_t len)
-{
-	struct target_addr t;
-
-	return target_from_sockaddr(addr, len, &t) && engine_takes(cfg, &t);
-}
-
-/*
- * Whether a first attempt to @addr has a bound of its own: a whole internet
- * address that BACKOFF_TARGETS does not exclude (an excluded destination
- * passes straight through, its attempt the kernel's).
- */
-static inline bool bounds_first(const struct config *cfg, const struct sockaddr *addr,
-				socklen_t len)
-{
-	if (cfg->first_attempt_ms == CONFIG_INFINITE || !addr || len < sizeof(sa_family_t))
-		return false;
-	if (addr->sa_family == AF_INET
-		    ? len < sizeof(struct sockaddr_in)
-		    : addr->sa_family != AF_INET6 || len < sizeof(struct sockaddr_in6))
-		return false;
-	return !cfg->targets.count || in_targets(cfg, addr, len);
-}
-
-/*
- * Whether @fd (its slot @s, or NULL) is blocking, and *own what is known of
- * its own send timeout: from the fd table when the library saw the socket
- * made (no system call), else from the kernel.  errno may change.
- */
-static inline bool is_blocking(int fd, const struct fdslot *s, enum sock_own_timeo *own)
-{
-	unsigned mode = fdtable_mode_of(s);
-	int flags;
-
-	if (mode & FDS_KNOWN) {
-		*own = (mode & FDS_OWNTIMEO) ? SOCK_TIMEO_OWN : SOCK_TIMEO_NONE;
-		return !(mode & FDS_NONBLOCK);
-	}
-	*own = SOCK_TIMEO_ASK;
-	flags = real_fcntl(fd, F_GETFL);
-	return flags >= 0 && !(flags & O_NONBLOCK);
-}
-
-/*
- * The first attempt of @c: on a blocking socket of the internet families
- * bounded by the call's budget and BACKOFF_ATTEMPT_TIMEOUT (a non-blocking
- * one is bounded in the event loop, at no cost here); *started_ms: when it
- * began, if the clock was read; *slot: the fd's slot, if it was looked up
- * (else left).  Returns 0 or its errno.  errno may change.
- * Inlined: in connect_bounded, the success path, @c lives in registers.
- */
-static inline __attribute__((always_inline)) int first_attempt(const struct config *cfg,
-							       struct connect_ctx *c,
-							       uint64_t *started_ms,
-							       struct fdslot **slot)
-{
-	uint64_t bound;
-	enum sock_own_timeo own;
-	int err;
-
-	if (!bounds_first(cfg, c->addr, c->len) ||
-	    !is_blocking(c->fd, *slot = fdtable_peek(c->fd), &own))
-		return sock_connect(c->fd, c->addr, c->len);
-	bound = engine_first_bound_ms(cfg, target_inet_is_loopback(c->addr));
-	*started_ms = clock_now_ms();
-	err = fdtable_connect_from(c->fd, *slot, c->addr, c->len, *started_ms, *started_ms + bound,
-				   own);
-	/* Non-blocking after all: its mode changed where the hooks could not see. */
-	if (err == EINPROGRESS)
-		fdtable_mode_forget(c->fd);
-	return err;
-}
-
-/* A second connect() on a managed fd: answered for a hidden attempt, else the kernel's. */
-static int connect_managed(const struct config *cfg, int fd, const struct sockaddr *addr,
-			   socklen_t len, bool *done)
-{
-	int err = 0, rc;
-
-	*done = true;
-	switch (pending_connect_answer(fd, &err)) {
-	case PENDING_IN_PROGRESS:
-	case PENDING_FAILED:
-		errno = err;
-		return -1;
-	case PENDING_CONNECTING:
-		/* hiredis and perl check completion so: the kernel answers them. */
-		rc = real_connect(fd, addr, len);
-		if (rc != 0 && errno == EALREADY)
-			return rc;
-		err = errno;
-		pending_release(cfg, fd, rc == 0 || err == EISCONN);
-		errno = err;
-		/* A new attempt: the number was reused behind the hooks; managed afresh. */
-		if (rc != 0 && err == EINPROGRESS) {
-			*done = false;
-			return -1;
-		}
-		return rc;
-	default:
-		*done = false;
-		return 0;
-	}
-}
-
-/*
- * connect() in full; @attempted: the fast path made the attempt, which failed
- * (errno holds its error), @saved: errno before the call.  Returns 0 with
- * errno untouched on success, else -1 with the errno of the last real
- * attempt, or EINPROGRESS for a non-blocking connect whose retry is
- * scheduled.  Thread-safe.  Async-signal-safe: a signal handler may call
- * it while its thread is inside another hook (nothing here waits for a
- * lock); a blocking retry sleeps in the handler, as the program asked.
- */
-static __attribute__((noinline)) int connect_slow(int fd, const struct sockaddr *addr,
-						  socklen_t len, int saved, bool attempted,
-						  uint64_t started_ms)
-{
-	const struct config *cfg = init_config_get();
-	struct connect_ctx ctx = { fd, addr, len };
-	struct target_addr target;
-	struct fdslot *slot = NULL;
-	struct decide_connect c = {
-		.fd = fd,
-		.target = &target,
-		.attempt = connect_again,
-		.ctx = &ctx,
-		.started_ms = started_ms,
-	};
-	bool done;
-	int rc;
-
-	c.err = errno; /* the error of the attempt the fast path made, if it made one */
-	/* A bound a siglongjmp left is not the program's: its own counts, and is given back. */
-	if (!attempted)
-		GIVE_BACK_SNDTIMEO(fd);
-	if (!attempted && __builtin_expect(pending_any(), 0)) {
-		rc = connect_managed(cfg, fd, addr, len, &done);
-		if (done)
-			return rc;
-		attempted = rc != 0; /* connect_managed made this attempt */
-		c.err = errno;
-	}
-	if (!attempted && __builtin_expect(share_probing(addr, len), 0)) {
-		struct before_connect b = { .fd = fd, .addr = addr, .len = len, .target = &target };
-		enum before_verdict v;
-
-		/* Its destination's delay for early closes, or its prober's finding, first. */
-		while ((v = before_connect(cfg, &b)) == BEFORE_WAIT || v == BEFORE_LATER) {
-			if (v == BEFORE_LATER && pending_manage_later(cfg, fd, addr, len, &target,
-								      b.until_ns / 1000000)) {
-				c.err = EINPROGRESS;
-				goto out_fail;
-			}
-			if (v == BEFORE_WAIT && before_wait(cfg, &b) == EINTR) {
-				errno = EINTR;
-				return -1;
-			}
-			/* Waited, or not the event loop's after all: made now, or left. */
-			b.past_delay = true;
-		}
-		c.err = b.err;
-		c.waited = attempted = v == BEFORE_LEFT;
-	}
-	if (!attempted) {
-		c.err = first_attempt(cfg, &ctx, &c.started_ms, &slot);
-		if (c.err == 0)
-			goto out_connected;
-	}
-	if (!cfg->enabled || !target_from_sockaddr(addr, len, &target))
-		goto out_fail;
-	for (;;) {
-		switch (decide_connect(cfg, &c)) {
-		case DECIDE_DONE:
-			if (c.err == 0)
-				goto out_ok;
-			goto out_fail;
-		case DECIDE_EVENT_LOOP:
-			/* A synchronous failure becomes an attempt in progress, retried there. */
-			if (pending_manage(cfg, fd, addr, len, &target,
-					   c.err == EINPROGRESS ? 0 : c.err)) {
-				if (c.waited)
-					events_waited();
-				c.err = EINPROGRESS;
-				goto out_fail;
-			}
-			if (!c.waited)
-				goto out_fail;
-			break;
-		case DECIDE_ATTEMPT:
-			break;
-		}
-		/*
-		 * The first attempt was left to a prober, but this connect is not
-		 * one to wait with it: the program's own attempt, now, decided as any.
-		 */
-		c.waited = false;
-		c.err = first_attempt(cfg, &ctx, &c.started_ms, &slot);
-		if (c.err == 0)
-			goto out_connected;
-	}
-out_connected:
-	/* A destination whose clock runs is up again (rare: one load otherwise). */
-	if ((dest_any_clock() || decide_any_down()) && cfg->enabled &&
-	    target_from_sockaddr(addr, len, &target))
-		decide_connected(cfg, &target, 0);
-out_ok:
-	if (early_watched(addr, len))
-		early_watch_inet(cfg, fd, slot, addr, len);
-	errno = saved;
-	return 0;
-out_fail:
-	/* A connection under way is watched too: its end may come before its first byte. */
-	if (c.err == EINPROGRESS && early_watched(addr, len))
-		early_watch_inet(cfg, fd, slot, addr, len);
-	errno = c.err;
-	return -1;
-}
-
-/*
- * The first attempt of a connect over IP, with a bound of its own
- * (first_attempt): @started_ms when it began, the errno of a failure left
- * for connect_slow; a connection made is watched for its first byte.
- */
-static __attribute__((noinline)) int connect_bounded(const struct config *cfg, int fd,
-						     const struct sockaddr *addr, socklen_t len)
-{
-	struct connect_ctx ctx = { fd, addr, len };
-	struct fdslot *slot = NULL;
-	uint64_t started = 0;
-	int saved = errno;
-	int err = first_attempt(cfg, &ctx, &started, &slot);
-
-	if (err == 0) {
-		early_watch_inet(cfg, fd, slot, addr, len);
-		if (__builtin_expect(decide_any_down(), 0))
-			decide_up(cfg, addr, len);
-		errno = saved;
-		return 0;
-	}
-	errno = err;
-	return connect_slow(fd, addr, len, saved, true, started);
-}
 
 /*
  * The fast path: nothing managed in the process, no prober of this user in
  * the destination's bucket, no destination's clock running: one attempt,
- * errno as it was on success; anything else is connect_slow's.  A connect
- * over IP is connect_bounded's: its first attempt has a bound, and a
+ * errno as it was on success; anything else is call_connect's.  A connect
+ * over IP is too (CALL_BOUNDED): its first attempt has a bound, and a
  * connection made or under way is watched until its first byte.  errno is
  * read where it is kept: a call that succeeds leaves it alone.
  */
@@ -296,10 +30,10 @@ EXPORT int connect(int fd, COMPAT_CONST_SOCKADDR_ARG arg, socklen_t len)
 	if (__builtin_expect(pending_any() || share_probing(addr, len) || dest_any_clock() ||
 				     fdtable_any_bound(),
 			     0))
-		return connect_slow(fd, addr, len, errno, false, 0);
+		return call_connect(cfg, fd, addr, len, errno, CALL_NOTHING);
 	/* Over IP: the first attempt's bound, and the watch for the first byte. */
 	if (early_watched(addr, len))
-		return connect_bounded(cfg, fd, addr, len);
+		return call_connect(cfg, fd, addr, len, errno, CALL_BOUNDED);
 	saved = errno;
 	/* A connect that succeeds sets no errno (libc's, or the cookie's raw system call). */
 	if (__builtin_expect(real_connect(fd, addr, len) == 0, 1)) {
@@ -307,5 +41,5 @@ EXPORT int connect(int fd, COMPAT_CONST_SOCKADDR_ARG arg, socklen_t len)
 			decide_up(cfg, addr, len);
 		return 0;
 	}
-	return connect_slow(fd, addr, len, saved, true, 0);
+	return call_connect(cfg, fd, addr, len, saved, CALL_FAILED);
 }

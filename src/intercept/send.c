@@ -3,10 +3,9 @@
 #include <sys/socket.h>
 #include <sys/uio.h>
 
+#include "core/call.h"
 #include "core/early.h"
-#include "core/engine.h"
 #include "core/pending.h"
-#include "core/retry.h"
 #include "init.h"
 #include "intercept/io.h"
 #include "sys/sock.h"
@@ -17,12 +16,9 @@
 
 /* One send call, made again exactly as the program made it. */
 struct send_op {
-	const char *call; /* for the log */
-	int fd, flags;
-	const void *buf; /* send, sendto */
+	struct call_send s; /* what the engine sees of it */
+	const void *buf;    /* send, sendto */
 	size_t len;
-	const struct sockaddr *to; /* the destination the call names, or NULL */
-	socklen_t tolen;
 	const struct msghdr *msg; /* sendmsg */
 	struct mmsghdr *vec;	  /* sendmmsg */
 	unsigned vlen;
@@ -34,7 +30,7 @@ static int send_again(void *ctx, uint64_t deadline_ms)
 	(void)deadline_ms; /* a lookup or a send has no attempt deadline */
 	struct send_op *op = ctx;
 
-	op->rc = real_send(op->fd, op->buf, op->len, op->flags);
+	op->rc = real_send(op->s.fd, op->buf, op->len, op->s.flags);
 	return op->rc >= 0 ? 0 : errno;
 }
 
@@ -43,7 +39,7 @@ static int sendto_again(void *ctx, uint64_t deadline_ms)
 	(void)deadline_ms; /* a lookup or a send has no attempt deadline */
 	struct send_op *op = ctx;
 
-	op->rc = real_sendto(op->fd, op->buf, op->len, op->flags, op->to, op->tolen);
+	op->rc = real_sendto(op->s.fd, op->buf, op->len, op->s.flags, op->s.to, op->s.tolen);
 	return op->rc >= 0 ? 0 : errno;
 }
 
@@ -52,7 +48,7 @@ static int sendmsg_again(void *ctx, uint64_t deadline_ms)
 	(void)deadline_ms; /* a lookup or a send has no attempt deadline */
 	struct send_op *op = ctx;
 
-	op->rc = real_sendmsg(op->fd, op->msg, op->flags);
+	op->rc = real_sendmsg(op->s.fd, op->msg, op->s.flags);
 	return op->rc >= 0 ? 0 : errno;
 }
 
@@ -61,84 +57,21 @@ static int sendmmsg_again(void *ctx, uint64_t deadline_ms)
 	(void)deadline_ms; /* a lookup or a send has no attempt deadline */
 	struct send_op *op = ctx;
 
-	op->rc = real_sendmmsg(op->fd, op->vec, op->vlen, (compat_mmsg_flags)op->flags);
+	op->rc = real_sendmmsg(op->s.fd, op->vec, op->vlen, (compat_mmsg_flags)op->s.flags);
 	return op->rc >= 0 ? 0 : errno;
 }
 
 /*
- * Why a send that failed with @err is not retried, or NULL if it is (then
- * @retryable and @t are filled).  "" for an error no send is retried on
- * (EAGAIN, EPIPE, EINTR, ...): those pass unlogged, without a system call.
- */
-static const char *why_not(const struct config *cfg, const struct send_op *op, int err,
-			   struct config_errset *retryable, struct target_addr *t)
-{
-	struct sockaddr_storage peer;
-	socklen_t len = sizeof(peer);
-	int family, type;
-
-	if (!cfg->enabled || !cfg->send)
-		return "";
-	config_send_errors(AF_UNSPEC, 0, true, retryable);
-	if (!config_errset_has(retryable, err))
-		return "";
-	if (op->to && !target_from_sockaddr(op->to, op->tolen, t))
-		return "family";
-	/* The SYN may have carried the data: sending it again could duplicate it. */
-	if (op->flags & MSG_FASTOPEN)
-		return "fastopen";
-	if ((op->flags & MSG_DONTWAIT) || !sock_is_blocking(op->fd))
-		return "nonblocking";
-	if (!sock_kind(op->fd, &family, &type))
-		return "errno";
-	config_send_errors(family, type, op->to != NULL, retryable);
-	if (!config_errset_has(retryable, err))
-		return "errno";
-	if (!op->to && (getpeername(op->fd, (struct sockaddr *)&peer, &len) != 0 ||
-			!target_from_sockaddr((struct sockaddr *)&peer, len, t)))
-		return "family";
-	if (!engine_takes(cfg, t))
-		return "excluded";
-	return NULL;
-}
-
-/*
- * The first attempt of @op failed (errno says why).  Retry it with @again if
- * it is eligible.  Returns the result of the attempt that succeeded, or -1;
- * errno is that of the last real attempt that failed.  Blocks the calling
- * thread between attempts; holds nothing across the waits.
+ * The first attempt of @op failed (errno says why): made again with @again
+ * if it is eligible (call_send_failed).  Returns the result of the attempt
+ * that succeeded, or -1; errno is that of the last real attempt that failed.
  */
 SLOW_PATH static ssize_t send_failed(struct send_op *op, int (*again)(void *, uint64_t))
 {
-	const struct config *cfg = init_config_get();
-	struct config_errset retryable;
-	struct target_addr target = { .family = 0 };
-	int err = errno;
-	const char *reason;
+	int err = call_send_failed(init_config_get(), &op->s, errno, again, op);
 
-	if (early_any())
-		early_sent(cfg, op->fd, err);
-	reason = why_not(cfg, op, err, &retryable, &target);
-
-	if (reason) {
-		if (*reason)
-			events_pass(op->call, target.family ? &target : NULL, err, reason);
-		goto out_fail;
-	}
-	{
-		struct retry_call call = {
-			.what = { .call = op->call, .target = &target },
-			.retryable = &retryable,
-			.budget_ms = sock_sndtimeo_ms(op->fd),
-			.attempt = again,
-			.ctx = op,
-		};
-
-		err = retry_blocking(cfg, &call, err);
-	}
 	if (err == 0)
 		return op->rc;
-out_fail:
 	errno = err;
 	return -1;
 }
@@ -154,25 +87,25 @@ out_fail:
 
 SLOW_PATH static ssize_t send_retry(struct send_op *op)
 {
-	op->call = "send";
-	op->to = NULL;
-	op->tolen = 0;
+	op->s.call = "send";
+	op->s.to = NULL;
+	op->s.tolen = 0;
 	return send_failed(op, send_again);
 }
 
 SLOW_PATH static ssize_t sendto_retry(struct send_op *op)
 {
-	op->call = "sendto";
-	if (op->tolen == 0)
-		op->to = NULL;
+	op->s.call = "sendto";
+	if (op->s.tolen == 0)
+		op->s.to = NULL;
 	return send_failed(op, sendto_again);
 }
 
 SLOW_PATH static ssize_t sendmsg_retry(struct send_op *op)
 {
-	op->call = "sendmsg";
-	op->to = op->msg && op->msg->msg_namelen > 0 ? op->msg->msg_name : NULL;
-	op->tolen = op->msg ? op->msg->msg_namelen : 0;
+	op->s.call = "sendmsg";
+	op->s.to = op->msg && op->msg->msg_namelen > 0 ? op->msg->msg_name : NULL;
+	op->s.tolen = op->msg ? op->msg->msg_namelen : 0;
 	return send_failed(op, sendmsg_again);
 }
 
@@ -181,9 +114,9 @@ SLOW_PATH static int sendmmsg_retry(struct send_op *op)
 {
 	const struct msghdr *first = op->vec && op->vlen > 0 ? &op->vec[0].msg_hdr : NULL;
 
-	op->call = "sendmmsg";
-	op->to = first && first->msg_namelen > 0 ? first->msg_name : NULL;
-	op->tolen = first ? first->msg_namelen : 0;
+	op->s.call = "sendmmsg";
+	op->s.to = first && first->msg_namelen > 0 ? first->msg_name : NULL;
+	op->s.tolen = first ? first->msg_namelen : 0;
 	return (int)send_failed(op, sendmmsg_again);
 }
 
@@ -191,12 +124,12 @@ SLOW_PATH static int sendmmsg_retry(struct send_op *op)
 SLOW_PATH static ssize_t send_seen(const struct send_op *op, ssize_t rc)
 {
 	if (op->msg) {
-		early_record(init_config_get(), op->fd, op->msg->msg_iov, (int)op->msg->msg_iovlen,
-			     (size_t)rc);
+		early_record(init_config_get(), op->s.fd, op->msg->msg_iov,
+			     (int)op->msg->msg_iovlen, (size_t)rc);
 	} else {
 		struct iovec one = { (void *)op->buf, op->len };
 
-		early_record(init_config_get(), op->fd, &one, 1, (size_t)rc);
+		early_record(init_config_get(), op->s.fd, &one, 1, (size_t)rc);
 	}
 	return rc;
 }
@@ -216,10 +149,10 @@ EXPORT ssize_t send(int fd, const void *buf, size_t n, int flags)
 	ssize_t rc;
 
 	ANSWER_IF_MASKED_GIVE_BACK(fd);
-	op.fd = fd;
+	op.s.fd = fd;
 	op.buf = buf;
 	op.len = n;
-	op.flags = flags;
+	op.s.flags = flags;
 	op.msg = NULL;
 	KEEP_IN_MEMORY(op);
 	rc = real_send(fd, buf, n, flags);
@@ -235,12 +168,12 @@ EXPORT ssize_t sendto(int fd, const void *buf, size_t n, int flags, COMPAT_CONST
 	ssize_t rc;
 
 	ANSWER_IF_MASKED_GIVE_BACK(fd);
-	op.fd = fd;
+	op.s.fd = fd;
 	op.buf = buf;
 	op.len = n;
-	op.flags = flags;
-	op.to = COMPAT_SOCKADDR(to);
-	op.tolen = tolen;
+	op.s.flags = flags;
+	op.s.to = COMPAT_SOCKADDR(to);
+	op.s.tolen = tolen;
 	op.msg = NULL;
 	KEEP_IN_MEMORY(op);
 	rc = real_sendto(fd, buf, n, flags, COMPAT_SOCKADDR(to), tolen);
@@ -255,9 +188,9 @@ EXPORT ssize_t sendmsg(int fd, const struct msghdr *msg, int flags)
 	ssize_t rc;
 
 	ANSWER_IF_MASKED_GIVE_BACK(fd);
-	op.fd = fd;
+	op.s.fd = fd;
 	op.msg = msg;
-	op.flags = flags;
+	op.s.flags = flags;
 	KEEP_IN_MEMORY(op);
 	rc = real_sendmsg(fd, msg, flags);
 	if (__builtin_expect(rc >= 0, 1))
@@ -271,10 +204,10 @@ EXPORT int sendmmsg(int fd, struct mmsghdr *vec, unsigned vlen, compat_mmsg_flag
 	ssize_t rc;
 
 	ANSWER_IF_MASKED_GIVE_BACK(fd);
-	op.fd = fd;
+	op.s.fd = fd;
 	op.vec = vec;
 	op.vlen = vlen;
-	op.flags = (int)flags;
+	op.s.flags = (int)flags;
 	KEEP_IN_MEMORY(op);
 	rc = real_sendmmsg(fd, vec, vlen, flags);
 	return __builtin_expect(rc >= 0, 1) ? (int)rc : sendmmsg_retry(&op);

@@ -3,7 +3,7 @@
 
 #include <sys/socket.h>
 
-#include "core/engine.h"
+#include "core/eligible.h"
 
 _Static_assert(NOTIFY_ADDRESS_MAX == sizeof(struct sockaddr_storage), "address buffer size");
 
@@ -22,7 +22,7 @@ bool notify_connect_eligible(const struct config *cfg, uint64_t len_arg, const v
 	/* Unreadable memory: the kernel answers EFAULT itself. */
 	if (len == 0 || got != len)
 		return false;
-	return target_from_sockaddr(bytes, (socklen_t)len, target) && engine_takes(cfg, target);
+	return eligible_takes(cfg, bytes, (socklen_t)len, target);
 }
 
 bool notify_optlen_fits(uint32_t optlen)

@@ -16,7 +16,7 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 
-#include "core/engine.h"
+#include "core/eligible.h"
 #include "core/share.h"
 #include "supervise/job.h"
 #include "supervise/managed.h"
@@ -234,7 +234,7 @@ static void on_connect(const struct seccomp_notif *n)
 	/* Not an fd (EBADF), not a socket, not one the library retries: the kernel's answer. */
 	if (j->dup < 0 || getsockopt(j->dup, SOL_SOCKET, SO_TYPE, &type, &tlen) != 0 ||
 	    (flags = fcntl(j->dup, F_GETFL)) < 0 ||
-	    engine_why_not(cfg, &j->target, type, !(flags & O_NONBLOCK)))
+	    eligible_why_not(cfg, &j->target, type, !(flags & O_NONBLOCK)))
 		goto out_continue;
 	/* The task may have exec'd or closed the fd meanwhile: the duplicate must be its. */
 	if (!task_id_valid(n->id))
@@ -252,9 +252,7 @@ static void on_connect(const struct seccomp_notif *n)
 	if (err == 0)
 		job_connected(j);
 	/* Not worth another attempt (EALREADY, EISCONN, EACCES...): the kernel's answer, now. */
-	if (err == 0 ||
-	    (err != EINPROGRESS &&
-	     !config_errset_has(config_retryable(cfg, j->target.family), err)) ||
+	if (err == 0 || (err != EINPROGRESS && !eligible_retryable(cfg, &j->target, err)) ||
 	    !managed_start(j, err == EINPROGRESS)) {
 		task_reply(n->id, err);
 		goto out_free;
