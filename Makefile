@@ -96,7 +96,7 @@ $(LIBRARY): $(LIB_OBJ) src/exports.map
 # real_* calls (some of which musl lacks); its log lines go through libc's calls, as the
 # supervisor's do.
 # The configuration's modules, named once: every program and gate reading it links them all.
-CONFIG_MODS := core/config core/config_errors core/config_names core/config_presets \
+CONFIG_MODS := core/config core/config_dests core/config_errors core/config_names core/config_presets \
 	core/config_programs
 TOOL_CORE := $(patsubst %,$(BUILD)/obj/src/%.o,$(CONFIG_MODS) core/engine core/policy core/ready core/target \
 	sys/errname sys/rng sys/text sys/log sys/clock supervise/libc)

@@ -23,6 +23,8 @@
 
 STARTUP_DATA atomic_bool init_done;
 struct config init_config;
+/* BACKOFF_DESTINATIONS' entries, which init_config serves. */
+static struct config_dest init_dests[CONFIG_DESTS_MAX];
 
 STARTUP_DATA static pthread_once_t init_once = PTHREAD_ONCE_INIT;
 
@@ -258,6 +260,7 @@ STARTUP_CODE static void init_run(void)
 	}
 	file = hostconf_load();
 	config_parse(lookup_setting, file, &init_config, &problems);
+	config_dests_build(&init_config, init_dests, CONFIG_DESTS_MAX, &problems);
 	served = program_served(&init_config);
 	engine_derive(&init_config);
 	log_configure(init_config.log_level, init_config.log_json, config_log_file(&init_config));

@@ -28,6 +28,7 @@ BACKOFF_TIMEOUT       0     1    1   1    1
 BACKOFF_ATTEMPT_TIMEOUT 0   1    1   1    1
 BACKOFF_ERRORS        0     1    1   1    1
 BACKOFF_TARGETS       0     1    1   1    1
+BACKOFF_DESTINATIONS  0     1    1   1    1
 BACKOFF_NONBLOCK      0     1    1   1    1
 BACKOFF_SEND          0     1    1   1    1
 BACKOFF_DNS           0     1    1   1    1

@@ -304,12 +304,17 @@ int call_send_failed(const struct config *cfg, const struct call_send *op, int e
 		return err;
 	}
 	call.budget_ms = sock_sndtimeo_ms(op->fd);
-	return retry_blocking(cfg, &call, err);
+	return retry_blocking(config_for(cfg, &target), &call, err);
 }
 
 int call_connect(const struct config *cfg, int fd, const struct sockaddr *addr, socklen_t len,
 		 int saved, enum call_first first)
 {
+	struct target_addr t;
+
+	/* BACKOFF_DESTINATIONS: the destination's own policy serves the whole call. */
+	if (__builtin_expect(cfg->dest_count > 0, 0) && target_from_sockaddr(addr, len, &t))
+		cfg = config_for(cfg, &t);
 	if (first == CALL_BOUNDED)
 		return connect_bounded(cfg, fd, addr, len, saved);
 	return connect_slow(cfg, fd, addr, len, saved, first == CALL_FAILED, 0);

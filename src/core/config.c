@@ -44,7 +44,7 @@ void config_excerpt(char *out, size_t size, const char *value)
 	out[o] = '\0';
 }
 
-static void add_problem(struct config_problems *problems, const char *name, const char *value,
+void config_add_problem(struct config_problems *problems, const char *name, const char *value,
 			const char *message)
 {
 	struct config_problem *p;
@@ -596,6 +596,13 @@ STARTUP_CODE static int set_programs(const struct setting *s)
 	return 0;
 }
 
+/* BACKOFF_DESTINATIONS: kept as given; config_dests_build takes its entries apart. */
+STARTUP_CODE static int set_dests(const struct setting *s)
+{
+	s->cfg->dests_text = s->value[0] ? s->value : NULL;
+	return 0;
+}
+
 /* What a duration variable given a bare number is told. */
 #define BARE_DURATION "a duration needs its unit, such as 30s, 250ms or 2m (0 alone needs none)"
 
@@ -647,6 +654,7 @@ struct variable {
 	  "expected a duration from 1ms to 24h such as 5s, or inf")                               \
 	X(BACKOFF_ERRORS, set_errors, 0, NULL)                                                    \
 	X(BACKOFF_TARGETS, set_targets, 0, NULL)                                                  \
+	X(BACKOFF_DESTINATIONS, set_dests, 0, NULL)                                               \
 	X(BACKOFF_NONBLOCK, set_bool, FIELD(nonblock), "expected on or off")                      \
 	X(BACKOFF_SEND, set_bool, FIELD(send), "expected on or off")                              \
 	X(BACKOFF_DNS, set_bool, FIELD(dns), "expected on or off")                                \
@@ -680,6 +688,37 @@ static const struct variable variables[] = { VARIABLES(AS_ROW) };
 
 _Static_assert(N(variables) == CONFIG_VARIABLES, "CONFIG_VARIABLES counts the table's rows");
 
+/* What a value @value that @var refused is told (@why: what its parser wrote). */
+STARTUP_CODE static const char *rejection(const struct variable *var, const char *value,
+					  const char *why)
+{
+	if (!var->message)
+		return why;
+	return is_bare_duration(value, var->message) ? BARE_DURATION : var->message;
+}
+
+STARTUP_CODE int config_set_variable(struct config *cfg, const char *name, const char *value,
+				     char *why, size_t why_size)
+{
+	struct setting s = { .cfg = cfg, .why = why, .why_size = why_size, .value = value };
+	size_t i;
+
+	for (i = 0; i < N(variables); i++) {
+		const struct variable *var = &variables[i];
+
+		if (!var->set || strcmp(config_variables[i], name) != 0)
+			continue;
+		s.field = (char *)cfg + var->field;
+		if (var->set(&s) == 0)
+			return 0;
+		if (var->message) /* else its parser wrote why */
+			snprintf(why, why_size, "%s", rejection(var, value, why));
+		return -1;
+	}
+	snprintf(why, why_size, "no such setting");
+	return -1;
+}
+
 STARTUP_CODE void config_parse(config_lookup_fn *lookup, void *ctx, struct config *cfg,
 			       struct config_problems *problems)
 {
@@ -710,8 +749,8 @@ STARTUP_CODE void config_parse(config_lookup_fn *lookup, void *ctx, struct confi
 	v = lookup(config_variables[VAR_BACKOFF_POLICY], ctx);
 	preset = config_preset_apply(cfg, v ? v : "default");
 	if (!preset) {
-		add_problem(problems, config_variables[VAR_BACKOFF_POLICY], v,
-			    variables[VAR_BACKOFF_POLICY].message);
+		config_add_problem(problems, config_variables[VAR_BACKOFF_POLICY], v,
+				   variables[VAR_BACKOFF_POLICY].message);
 		preset = config_preset_apply(cfg, "default");
 	}
 
@@ -728,10 +767,8 @@ STARTUP_CODE void config_parse(config_lookup_fn *lookup, void *ctx, struct confi
 		if (var->set(&s) == 0)
 			taken[i] = s.value;
 		else /* rejected: the preset's value stands, and the line is written */
-			add_problem(problems, config_variables[i], s.value,
-				    !var->message			      ? why
-				    : is_bare_duration(s.value, var->message) ? BARE_DURATION
-									      : var->message);
+			config_add_problem(problems, config_variables[i], s.value,
+					   rejection(var, s.value, why));
 	}
 
 	/* Cross-check: the cap is the largest delay, so it cannot be below the base. */
@@ -743,14 +780,14 @@ STARTUP_CODE void config_parse(config_lookup_fn *lookup, void *ctx, struct confi
 		if (taken[VAR_BACKOFF_CAP]) {
 			snprintf(why, sizeof(why), "must not be below BACKOFF_BASE (%llums)",
 				 (unsigned long long)cfg->policy.base_ms);
-			add_problem(problems, config_variables[VAR_BACKOFF_CAP],
-				    taken[VAR_BACKOFF_CAP], why);
+			config_add_problem(problems, config_variables[VAR_BACKOFF_CAP],
+					   taken[VAR_BACKOFF_CAP], why);
 			cfg->policy.cap_ms = preset->cap_ms;
 		} else {
 			snprintf(why, sizeof(why), "must not be above BACKOFF_CAP (%llums)",
 				 (unsigned long long)cfg->policy.cap_ms);
-			add_problem(problems, config_variables[VAR_BACKOFF_BASE],
-				    taken[VAR_BACKOFF_BASE], why);
+			config_add_problem(problems, config_variables[VAR_BACKOFF_BASE],
+					   taken[VAR_BACKOFF_BASE], why);
 		}
 		if (cfg->policy.cap_ms < cfg->policy.base_ms)
 			cfg->policy.base_ms = preset->base_ms;

@@ -50,6 +50,8 @@ enum config_early {
 	CONFIG_EARLY_ANSWER,  /* always the server's answer: the program gets its end */
 };
 
+struct config_dest;
+
 struct config {
 	bool enabled;		 /* BACKOFF */
 	const char *policy_name; /* BACKOFF_POLICY, a static string */
@@ -89,6 +91,14 @@ struct config {
 	 * long as the process (the environment, the host-wide file's buffer).
 	 */
 	const char *programs;
+	/*
+	 * BACKOFF_DESTINATIONS as given (NULL: unset), and the policies it gives
+	 * destinations once config_dests_build made them: @dest_count entries of
+	 * @dests, the first whose pattern matches serving (config_for).
+	 */
+	const char *dests_text;
+	struct config_dest *dests;
+	unsigned dest_count;
 	/*
 	 * Last, the large fields, read up to their count, or not at all when not
 	 * set: config_parse leaves the rest of them as it finds them.  Read the
@@ -152,6 +162,45 @@ typedef const char *config_lookup_fn(const char *name, void *ctx);
 void config_parse(config_lookup_fn *lookup, void *ctx, struct config *cfg,
 		  struct config_problems *problems);
 
+/* The most entries of BACKOFF_DESTINATIONS. */
+#define CONFIG_DESTS_MAX 8
+
+/* One entry of BACKOFF_DESTINATIONS: its destinations, and the configuration they get. */
+struct config_dest {
+	struct target_set match;
+	struct config cfg; /* the global one with the entry's settings; its own dests: none */
+};
+
+/*
+ * The entries of @cfg's BACKOFF_DESTINATIONS ("PATTERNS key=value ...;
+ * ..."), each a copy of @cfg with its settings, into @table (@max entries,
+ * the caller's storage, which must outlive @cfg); then @cfg serves them
+ * (config_for).  A bad value is one problem in @problems naming the
+ * variable, and no entry is taken.  Call it after config_parse, before
+ * engine_derive.  Pure.
+ */
+void config_dests_build(struct config *cfg, struct config_dest *table, unsigned max,
+			struct config_problems *problems);
+
+const struct config *config_for_slow(const struct config *cfg, const struct target_addr *t);
+
+/*
+ * The configuration that serves connects to @t: the first entry of
+ * BACKOFF_DESTINATIONS whose patterns match it, else @cfg itself (one load
+ * when the variable is unset).  Pure.
+ */
+static inline const struct config *config_for(const struct config *cfg, const struct target_addr *t)
+{
+	return __builtin_expect(cfg->dest_count == 0, 1) ? cfg : config_for_slow(cfg, t);
+}
+
+/*
+ * Set the variable @name (BACKOFF_TIMEOUT, ...) of @cfg to @value, as
+ * config_parse does: 0, or -1 with why it was refused in @why.  Pure.
+ */
+int config_set_variable(struct config *cfg, const char *name, const char *value, char *why,
+			size_t why_size);
+
 /* The lookup of a program that reads its own environment as it is (getenv). */
 static inline const char *config_getenv(const char *name, void *ctx)
 {
@@ -179,6 +228,10 @@ const char *config_nearest(const char *word, size_t len, const char *const *name
  * else -1.  Pure.
  */
 int config_parse_duration(const char *s, uint64_t min_ms, uint64_t max_ms, uint64_t *out);
+
+/* Add the problem of @name's @value (said as an excerpt): @message. */
+void config_add_problem(struct config_problems *problems, const char *name, const char *value,
+			const char *message);
 
 /* Format @p as one line without a newline: backoff: NAME="value": message */
 size_t config_problem_format(const struct config_problem *p, char *buf, size_t size);
@@ -241,7 +294,7 @@ void config_dns_errors(const struct config *cfg, const char *name, struct config
 
 /* Every variable name, NULL-terminated, in the documented order. */
 extern const char *const config_variables[];
-#define CONFIG_VARIABLES 29 /* config_variables, without its NULL */
+#define CONFIG_VARIABLES 30 /* config_variables, without its NULL */
 
 /* The first bad lines of the host-wide file that are said; the rest are counted. */
 #define CONFIG_FILE_BAD_MAX 4

@@ -219,8 +219,10 @@ static struct engine_action loop_step(const struct config *cfg, struct fdconn *c
 	return a;
 }
 
-void decide_loop_begin(const struct config *cfg, struct fdconn *c, uint64_t now_ms)
+void decide_loop_begin(const struct config *base, struct fdconn *c, uint64_t now_ms)
 {
+	const struct config *cfg = config_for(base, &c->target); /* BACKOFF_DESTINATIONS */
+
 	/* Looked up here only when some destination is down; else at a first failure. */
 	__atomic_store_n(&c->dest, dest_any_down() ? dest_of(cfg, &c->target, 0) : NULL,
 			 __ATOMIC_RELAXED);
@@ -230,8 +232,10 @@ void decide_loop_begin(const struct config *cfg, struct fdconn *c, uint64_t now_
 	engine_begin(cfg, &c->progress, CONFIG_INFINITE, now_ms);
 }
 
-void decide_loop_gave_up(const struct config *cfg, struct fdconn *c, int fd, uint64_t now_ms)
+void decide_loop_gave_up(const struct config *base, struct fdconn *c, int fd, uint64_t now_ms)
 {
+	const struct config *cfg = config_for(base, &c->target); /* BACKOFF_DESTINATIONS */
+
 	if (c->fate.slot) {
 		fate_leave(&c->fate);
 		dest_look_done(c->dest, fd);
@@ -239,9 +243,10 @@ void decide_loop_gave_up(const struct config *cfg, struct fdconn *c, int fd, uin
 	gave_up(cfg, c->dest, &c->target, now_ms);
 }
 
-void decide_loop_closed(const struct config *cfg, struct fdconn *c, int fd, bool hidden,
+void decide_loop_closed(const struct config *base, struct fdconn *c, int fd, bool hidden,
 			uint64_t now_ms)
 {
+	const struct config *cfg = config_for(base, &c->target); /* BACKOFF_DESTINATIONS */
 	struct engine_event ev = loop_event(cfg, c, ENGINE_CLOSED, 0, now_ms);
 
 	ev.left = hidden;
@@ -252,9 +257,10 @@ void decide_loop_closed(const struct config *cfg, struct fdconn *c, int fd, bool
 	}
 }
 
-bool decide_loop_failed(const struct config *cfg, struct fdconn *c, int fd, int err,
+bool decide_loop_failed(const struct config *base, struct fdconn *c, int fd, int err,
 			uint64_t now_ms, uint64_t *due_ms)
 {
+	const struct config *cfg = config_for(base, &c->target); /* BACKOFF_DESTINATIONS */
 	struct engine_event ev = loop_event(cfg, c, ENGINE_FAILED, err, now_ms);
 	struct engine_action a;
 
@@ -270,8 +276,9 @@ bool decide_loop_failed(const struct config *cfg, struct fdconn *c, int fd, int 
 	return false;
 }
 
-bool decide_loop_final(const struct config *cfg, struct fdconn *c, int fd, uint64_t now_ms)
+bool decide_loop_final(const struct config *base, struct fdconn *c, int fd, uint64_t now_ms)
 {
+	const struct config *cfg = config_for(base, &c->target); /* BACKOFF_DESTINATIONS */
 	struct engine_event ev = loop_event(cfg, c, ENGINE_HELD, 0, now_ms);
 	struct engine_action a = loop_step(cfg, c, &ev);
 
@@ -282,9 +289,10 @@ bool decide_loop_final(const struct config *cfg, struct fdconn *c, int fd, uint6
 	return true;
 }
 
-uint64_t decide_loop_attempt_deadline(const struct config *cfg, const struct fdconn *c,
+uint64_t decide_loop_attempt_deadline(const struct config *base, const struct fdconn *c,
 				      uint64_t now_ms)
 {
+	const struct config *cfg = config_for(base, &c->target); /* BACKOFF_DESTINATIONS */
 	uint64_t cap = c->fate.full ? CONFIG_LOCAL_ATTEMPT_MS
 		       : c->progress.attempt == 1
 			       ? engine_first_bound_ms(cfg, target_is_loopback(&c->target))
@@ -294,8 +302,9 @@ uint64_t decide_loop_attempt_deadline(const struct config *cfg, const struct fdc
 				       now_ms);
 }
 
-bool decide_loop_succeeded(const struct config *cfg, struct fdconn *c, int fd, uint64_t now_ms)
+bool decide_loop_succeeded(const struct config *base, struct fdconn *c, int fd, uint64_t now_ms)
 {
+	const struct config *cfg = config_for(base, &c->target); /* BACKOFF_DESTINATIONS */
 	struct engine_event ev = loop_event(cfg, c, ENGINE_CONNECTED, 0, now_ms);
 	bool turn = false;
 
@@ -325,10 +334,11 @@ static void loop_woke(struct fdconn *c, uint64_t now_ms, bool made)
 		events_cut_short(&what, c->progress.planned_ms - now_ms, made);
 }
 
-enum decide_wake decide_loop_wake(const struct config *cfg, struct fdconn *c, uint64_t now_ms,
+enum decide_wake decide_loop_wake(const struct config *base, struct fdconn *c, uint64_t now_ms,
 				  int (*attempt)(void *ctx, uint64_t deadline_ms), void *ctx,
 				  int *err, uint64_t *due_ms)
 {
+	const struct config *cfg = config_for(base, &c->target); /* BACKOFF_DESTINATIONS */
 	struct retry_progress *p = &c->progress;
 	struct engine_event ev = loop_event(cfg, c, ENGINE_DUE, 0, now_ms);
 	enum decide_wake wake = DECIDE_WAKE_ATTEMPT;
@@ -364,10 +374,11 @@ enum decide_wake decide_loop_wake(const struct config *cfg, struct fdconn *c, ui
 	return wake;
 }
 
-bool decide_early_close(const struct config *cfg, const struct target_addr *t, const char *answer,
+bool decide_early_close(const struct config *base, const struct target_addr *t, const char *answer,
 			uint64_t at_least_ms, bool sent, bool replay, bool blocking, bool timed,
 			uint64_t *until_ms)
 {
+	const struct config *cfg = config_for(base, t); /* BACKOFF_DESTINATIONS */
 	struct share_slot *s = share_get(cfg, t);
 	struct events_subject what = { .call = "connect", .target = t };
 	uint64_t now = clock_now_ns(), since, prev, cap = cfg->policy.cap_ms;

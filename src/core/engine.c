@@ -101,7 +101,11 @@ uint64_t engine_first_attempt_ms(const struct config *cfg)
 
 void engine_derive(struct config *cfg)
 {
+	unsigned i;
+
 	cfg->first_attempt_ms = engine_first_attempt_ms(cfg);
+	for (i = 0; i < cfg->dest_count; i++)
+		engine_derive(&cfg->dests[i].cfg);
 }
 
 int engine_outcome(const struct retry_progress *p, int err)

@@ -142,8 +142,9 @@ uint64_t engine_first_attempt_ms(const struct config *cfg);
 
 /*
  * What the engine derives once from a parsed @cfg (config_parse), for the
- * connect's fast path: cfg->first_attempt_ms.  Every program whose engine
- * decides calls it once after config_parse.  Pure.
+ * connect's fast path: cfg->first_attempt_ms, and its BACKOFF_DESTINATIONS
+ * entries' too.  Every program whose engine decides calls it once after
+ * config_parse and config_dests_build.  Pure.
  */
 void engine_derive(struct config *cfg);
 

@@ -239,12 +239,14 @@ out_none:
  */
 void launch_validate(struct config *cfg)
 {
+	static struct config_dest dests[CONFIG_DESTS_MAX]; /* served by *cfg */
 	const char *options = getenv(OPTION_VARS_ENV);
 	struct config_problems problems;
 	bool usage = false;
 	unsigned p;
 
 	config_parse(config_getenv, NULL, cfg, &problems);
+	config_dests_build(cfg, dests, CONFIG_DESTS_MAX, &problems);
 	for (p = 0; p < problems.count; p++) {
 		char line[512];
 

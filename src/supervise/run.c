@@ -290,6 +290,7 @@ static void preload_other_build(void)
 
 int supervise_run(const char *preload, const char *path, char **command)
 {
+	static struct config_dest dests[CONFIG_DESTS_MAX]; /* served by cfg */
 	struct config_problems problems;
 	struct config cfg;
 	const char *why = NULL;
@@ -299,6 +300,7 @@ int supervise_run(const char *preload, const char *path, char **command)
 
 	/* The launcher has reported the problems already; the program's preload reports them. */
 	config_parse(config_getenv, NULL, &cfg, &problems);
+	config_dests_build(&cfg, dests, CONFIG_DESTS_MAX, &problems);
 	engine_derive(&cfg);
 	/*
 	 * So are unknown names, but without --preload no preload is there to say

@@ -227,6 +227,7 @@ static void on_connect(const struct seccomp_notif *n)
 	j->pidfd = j->dup = -1;
 	if (!connect_eligible(j))
 		goto out_continue;
+	j->cfg = config_for(cfg, &j->target); /* BACKOFF_DESTINATIONS: its own policy */
 	j->pidfd = task_pidfd((pid_t)n->pid);
 	if (j->pidfd < 0)
 		goto out_continue;
@@ -234,7 +235,7 @@ static void on_connect(const struct seccomp_notif *n)
 	/* Not an fd (EBADF), not a socket, not one the library retries: the kernel's answer. */
 	if (j->dup < 0 || getsockopt(j->dup, SOL_SOCKET, SO_TYPE, &type, &tlen) != 0 ||
 	    (flags = fcntl(j->dup, F_GETFL)) < 0 ||
-	    eligible_why_not(cfg, &j->target, type, !(flags & O_NONBLOCK)))
+	    eligible_why_not(j->cfg, &j->target, type, !(flags & O_NONBLOCK)))
 		goto out_continue;
 	/* The task may have exec'd or closed the fd meanwhile: the duplicate must be its. */
 	if (!task_id_valid(n->id))
@@ -252,7 +253,7 @@ static void on_connect(const struct seccomp_notif *n)
 	if (err == 0)
 		job_connected(j);
 	/* Not worth another attempt (EALREADY, EISCONN, EACCES...): the kernel's answer, now. */
-	if (err == 0 || (err != EINPROGRESS && !eligible_retryable(cfg, &j->target, err)) ||
+	if (err == 0 || (err != EINPROGRESS && !eligible_retryable(j->cfg, &j->target, err)) ||
 	    !managed_start(j, err == EINPROGRESS)) {
 		task_reply(n->id, err);
 		goto out_free;

@@ -85,6 +85,7 @@ static void print_schedule(const struct config *cfg, uint64_t rows)
 
 int main(int argc, char **argv)
 {
+	static struct config_dest dests[CONFIG_DESTS_MAX]; /* served by cfg */
 	struct config cfg;
 	struct config_problems problems;
 	uint64_t rows = DEFAULT_ROWS;
@@ -119,6 +120,7 @@ int main(int argc, char **argv)
 		}
 	}
 	config_parse(config_getenv, NULL, &cfg, &problems);
+	config_dests_build(&cfg, dests, CONFIG_DESTS_MAX, &problems);
 	for (p = 0; p < problems.count; p++) {
 		char line[512];
 

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define NVARS 29 /* config_variables, without its NULL: checked at each input */
+#define NVARS 30 /* config_variables, without its NULL: checked at each input */
 #define MAX_VALUE 70000
 
 /*
@@ -143,15 +143,31 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static struct config cfg, again;
 	static struct config_problems problems, problems_again;
+	static struct config_dest dests[CONFIG_DESTS_MAX];
 	struct env env;
 	unsigned i, j, set = 0;
 
 	/* A variable added to the table and not here would never be fuzzed. */
 	REQUIRE(config_variables[NVARS - 1] != NULL && config_variables[NVARS] == NULL);
 	env_from(&env, data, size);
+	/* The entries' line below is written into problems alone: both start alike. */
+	memset(&problems, 0, sizeof(problems));
+	memset(&problems_again, 0, sizeof(problems_again));
 	for (i = 0; i < NVARS; i++)
 		set += env.value[i] != NULL;
 	config_parse(lookup, &env, &cfg, &problems);
+	/* Pure: the same environment gives the same configuration and messages. */
+	config_parse(lookup, &env, &again, &problems_again);
+	REQUIRE(memcmp(&cfg, &again, sizeof(cfg)) == 0);
+	REQUIRE(memcmp(&problems, &problems_again, sizeof(problems)) == 0);
+	/* BACKOFF_DESTINATIONS' entries: each a configuration within the same bounds. */
+	config_dests_build(&cfg, dests, CONFIG_DESTS_MAX, &problems);
+	REQUIRE(cfg.dest_count <= CONFIG_DESTS_MAX);
+	REQUIRE(cfg.dest_count == 0 || cfg.dests_text != NULL);
+	for (i = 0; i < cfg.dest_count; i++) {
+		REQUIRE(cfg.dests[i].cfg.dest_count == 0);
+		check_config(&cfg.dests[i].cfg);
+	}
 	REQUIRE(problems.count <= set);
 	for (i = 0; i < problems.count; i++) {
 		check_problem(&problems.item[i], &env);
@@ -160,10 +176,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			REQUIRE(strcmp(problems.item[i].variable, problems.item[j].variable) != 0);
 	}
 	check_config(&cfg);
-	/* Pure: the same environment gives the same configuration and messages. */
-	config_parse(lookup, &env, &again, &problems_again);
-	REQUIRE(memcmp(&cfg, &again, sizeof(cfg)) == 0);
-	REQUIRE(memcmp(&problems, &problems_again, sizeof(problems)) == 0);
 	env_free(&env);
 	return 0;
 }

@@ -3,7 +3,9 @@
 #include "core/engine.h"
 #include "core/ready.h"
 
+#include <arpa/inet.h>
 #include <errno.h>
+#include <netinet/in.h>
 #include <stdlib.h>
 
 #include "unit.h"
@@ -20,11 +22,15 @@ static const char *lookup(const char *name, void *ctx)
 	return NULL;
 }
 
+/* BACKOFF_DESTINATIONS' entries of the last parse. */
+static struct config_dest dests[CONFIG_DESTS_MAX];
+
 static unsigned parse(struct config *cfg, const char *const *env)
 {
 	struct config_problems problems;
 
 	config_parse(lookup, (void *)env, cfg, &problems);
+	config_dests_build(cfg, dests, CONFIG_DESTS_MAX, &problems);
 	engine_derive(cfg);
 	return problems.count;
 }
@@ -630,6 +636,10 @@ static void test_each_variable_says_what_it_takes(void)
 		  "+NAME/-NAME edits" },
 		{ "BACKOFF_TARGETS", "localhost:80",
 		  "names are not resolved: give addresses such as 127.0.0.1:5432 or [::1]:*" },
+		{ "BACKOFF_DESTINATIONS", "*:443 timeout=2",
+		  "entry 1: timeout=2: a duration needs its unit, such as 30s, 250ms or 2m (0 "
+		  "alone "
+		  "needs none)" },
 		{ "BACKOFF_NONBLOCK", "maybe", "expected on or off" },
 		{ "BACKOFF_SEND", "maybe", "expected on or off" },
 		{ "BACKOFF_DNS", "maybe", "expected on or off" },
@@ -674,6 +684,7 @@ static void test_each_variable_says_what_it_takes(void)
 
 		snprintf(entry, sizeof(entry), "%s=%s", rows[i].name, rows[i].value);
 		config_parse(lookup, (void *)env, &cfg, &problems);
+		config_dests_build(&cfg, dests, CONFIG_DESTS_MAX, &problems);
 		CHECK_U64(problems.count, 1);
 		CHECK_STR(problems.item[0].variable, rows[i].name);
 		CHECK_STR(problems.item[0].value, rows[i].value);
@@ -953,6 +964,96 @@ static void test_file(void)
 	CHECK_U64(file.bad_count, 0);
 }
 
+/* The target of @ip (IPv4) and @port. */
+static struct target_addr inet4(const char *ip, unsigned port)
+{
+	struct sockaddr_in sin = { .sin_family = AF_INET, .sin_port = htons((uint16_t)port) };
+	struct target_addr t;
+
+	inet_pton(AF_INET, ip, &sin.sin_addr);
+	CHECK(target_from_sockaddr((struct sockaddr *)&sin, sizeof(sin), &t));
+	return t;
+}
+
+/* The one problem of BACKOFF_DESTINATIONS=@value, or "" if it is taken. */
+static const char *dests_problem(const char *value, struct config *cfg)
+{
+	static struct config_problems problems;
+	static char entry[2048];
+	const char *env[] = { entry, "BACKOFF_TIMEOUT=30s", NULL };
+
+	snprintf(entry, sizeof(entry), "BACKOFF_DESTINATIONS=%s", value);
+	config_parse(lookup, (void *)env, cfg, &problems);
+	config_dests_build(cfg, dests, CONFIG_DESTS_MAX, &problems);
+	engine_derive(cfg);
+	if (problems.count == 0)
+		return "";
+	CHECK_U64(problems.count, 1);
+	CHECK_STR(problems.item[0].variable, "BACKOFF_DESTINATIONS");
+	return problems.item[0].message;
+}
+
+/* BACKOFF_DESTINATIONS: entries amend the global policy, the first match serves. */
+static void test_destinations(void)
+{
+	struct target_addr db = inet4("127.0.0.1", 5432), api = inet4("192.0.2.7", 443),
+			   other = inet4("192.0.2.7", 80);
+	const struct config *c;
+	struct config cfg;
+	char many[1024] = "";
+	int i;
+
+	CHECK_STR(dests_problem("127.0.0.1:5432 timeout=2m cap=5s; *:443,*:8443 timeout=2s "
+				"retries=2 policy=aws;;",
+				&cfg),
+		  "");
+	CHECK_U64(cfg.dest_count, 2);
+	c = config_for(&cfg, &db);
+	CHECK(c != &cfg);
+	CHECK_U64(c->timeout_ms, 120000);
+	CHECK_U64(c->policy.cap_ms, 5000);
+	CHECK_U64(c->policy.base_ms, 100); /* the global policy's, amended */
+	CHECK_U64(c->dest_count, 0);
+	CHECK(config_for(c, &db) == c);
+	/* The preset first, whatever the order; the other settings amend it. */
+	c = config_for(&cfg, &api);
+	CHECK_STR(c->policy_name, "aws");
+	CHECK_U64(c->timeout_ms, 2000);
+	CHECK_U64(c->retries, 2);
+	CHECK_U64(c->first_attempt_ms, 2000); /* derived per entry: the budget bounds it */
+	CHECK(config_for(&cfg, &other) == &cfg);
+	CHECK_U64(cfg.timeout_ms, 30000);
+	/* First match wins. */
+	CHECK_STR(dests_problem("*:443 timeout=1s; 192.0.2.7:443 timeout=9s", &cfg), "");
+	CHECK_U64(config_for(&cfg, &api)->timeout_ms, 1000);
+	/* Unset or empty: every destination has the global policy, at one load. */
+	CHECK_STR(dests_problem("", &cfg), "");
+	CHECK_U64(cfg.dest_count, 0);
+	CHECK(config_for(&cfg, &api) == &cfg);
+
+	CHECK_STR(dests_problem("*:443 timout=2s", &cfg),
+		  "entry 1: no setting \"timout\" (did you mean timeout?)");
+	CHECK_U64(cfg.dest_count, 0); /* a bad entry: none taken */
+	CHECK_STR(dests_problem("*:443 timeout=2s; *:80", &cfg),
+		  "entry 2: expected PATTERNS then settings such as timeout=2s");
+	CHECK_STR(dests_problem("*:443 2s", &cfg),
+		  "entry 1: \"2s\" is not a setting: expected KEY=VALUE such as timeout=2s");
+	CHECK_STR(dests_problem("*:443 log=debug", &cfg),
+		  "entry 1: no setting \"log\": expected policy, base, multiplier, cap, jitter, "
+		  "retries, timeout, attempt-timeout, errors, protocols or early-close");
+	CHECK_STR(dests_problem("*:443 policy=fast", &cfg),
+		  "entry 1: policy=fast: expected default, google, clearblade, aws, grpc or none");
+	CHECK_STR(dests_problem("*:443 base=5s cap=1s", &cfg),
+		  "entry 1: its cap (1000ms) is below its base (5000ms)");
+	CHECK_STR(dests_problem("localhost:5432 timeout=2s", &cfg),
+		  "entry 1: names are not resolved: give addresses such as 127.0.0.1:5432 or "
+		  "[::1]:*");
+	for (i = 0; i <= CONFIG_DESTS_MAX; i++)
+		snprintf(many + strlen(many), sizeof(many) - strlen(many), "*:%d retries=1;",
+			 i + 1);
+	CHECK_STR(dests_problem(many, &cfg), "at most 8 entries");
+}
+
 int main(void)
 {
 	test_defaults();
@@ -981,6 +1082,7 @@ int main(void)
 	test_secure_execution_honours_no_variable();
 	test_unknown_names();
 	test_programs();
+	test_destinations();
 	test_file();
 	return unit_report("config");
 }
