@@ -114,8 +114,9 @@ same() {
 @test "the README's module table names every module of src/core and each other directory of src/" {
 	local code readme
 	# config_errors, config_names, ... belong to core/config; share_file to core/share.
-	code=$(cd "$ROOT/src/core" && ls -- *.c | sed 's/\.c$//; s/^config_.*/config/; s/^share_file$/share/' | sort -u)
-	readme=$(sed -n 's/^| `core\/\([a-z_]*\)` |.*/\1/p' "$ROOT/README.md" | sort)
+	code=$(printf '%s\n' "$ROOT"/src/core/*.c |
+		sed 's|.*/||; s/\.c$//; s/^config_.*/config/; s/^share_file$/share/' | sort -u)
+	readme=$(sed -n "s/^| \`core\/\([a-z_]*\)\` |.*/\1/p" "$ROOT/README.md" | sort)
 	same "the modules of src/core and the README's table" "$code" "$readme"
 	local dir
 	for dir in intercept supervise tool sys; do
