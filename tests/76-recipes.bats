@@ -207,10 +207,7 @@ json_words() {
 	start_listener late 600 --send hello
 	cat >"$T/host.sh" <<EOF
 set -e
-mkdir -p "$T/etc"
-mount -t tmpfs tmpfs "$T/etc"
-mkdir "$T/etc/upper" "$T/etc/work"
-mount -t overlay overlay -o "lowerdir=/etc,upperdir=$T/etc/upper,workdir=$T/etc/work" /etc
+$(etc_overlay)
 rm -f /etc/libbackoff.conf /etc/ld.so.preload
 $host
 set +e
