@@ -6,6 +6,7 @@ DESTDIR ?=
 LIBDIR = $(PREFIX)/lib/libbackoff
 BINDIR = $(PREFIX)/bin
 MANDIR = $(PREFIX)/share/man/man1
+MAN7DIR = $(PREFIX)/share/man/man7
 
 CC ?= cc
 BUILD ?= build
@@ -50,6 +51,7 @@ BATS_FLAGS ?=
 .PHONY: all check test unit demo install uninstall deb clean check-exports format format-check \
 	shellcheck help musl
 
+## all (the default): the library, tools, supervisor and launcher, and the test helpers
 all: $(LIBRARY) $(TOOL) $(STATUS) $(SUPERVISOR) $(HELPERS) $(SHIMS) $(UNITS)
 
 # musl (Debian's musl-tools): the library, the schedule tool and the supervisor built
@@ -173,8 +175,10 @@ MUSL_INSTALL := $(if $(wildcard $(MUSL_BUILD)/libbackoff.so),musl)
 # Installed stripped (the build keeps its symbols for the debugger): STRIP_FLAG= keeps them.
 STRIP_FLAG ?= -s
 
+## install: build what is installed (no test helper) and install it under DESTDIR PREFIX
+## (/usr/local): bin/backoff, lib/libbackoff/ (and musl/ after make musl), man pages
 install: $(LIBRARY) $(TOOL) $(STATUS) $(SUPERVISOR) $(LAUNCHER_OBJ) $(MUSL_INSTALL)
-	install -d $(DESTDIR)$(LIBDIR) $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)
+	install -d $(DESTDIR)$(LIBDIR) $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR) $(DESTDIR)$(MAN7DIR)
 	install -m 0755 $(STRIP_FLAG) $(LIBRARY) $(DESTDIR)$(LIBDIR)/libbackoff.so
 	install -m 0755 $(STRIP_FLAG) $(TOOL) $(DESTDIR)$(LIBDIR)/backoff-schedule
 	install -m 0755 $(STRIP_FLAG) $(STATUS) $(DESTDIR)$(LIBDIR)/backoff-status
@@ -187,23 +191,25 @@ install: $(LIBRARY) $(TOOL) $(STATUS) $(SUPERVISOR) $(LAUNCHER_OBJ) $(MUSL_INSTA
 		-o $(BUILD)/install/backoff $(LAUNCHER_SRC) $(LAUNCHER_OBJ) $(LIBS)
 	install -m 0755 $(STRIP_FLAG) $(BUILD)/install/backoff $(DESTDIR)$(BINDIR)/backoff
 	install -m 0644 scripts/backoff.1 $(DESTDIR)$(MANDIR)/backoff.1
+	install -m 0644 scripts/libbackoff.7 $(DESTDIR)$(MAN7DIR)/libbackoff.7
 
 # Staged under DEB_DIR/root, then packed by scripts/mkdeb (no debian/ directory needed).
 DEB_DIR ?= $(BUILD)/deb
 
-## deb: a Debian package (dpkg-deb) of the library, supervisor, tools, launcher and man page
+## deb: a Debian package (dpkg-deb) of the library, supervisor, tools, launcher and man pages
 deb: $(LIBRARY) $(TOOL) $(SUPERVISOR) $(LAUNCHER_OBJ)
 	rm -rf $(DEB_DIR)/root
 	$(MAKE) --no-print-directory install PREFIX=/usr DESTDIR=$(abspath $(DEB_DIR))/root
 	sh scripts/mkdeb $(DEB_DIR)/root $(VERSION) \
 		$(DEB_DIR)/libbackoff_$(VERSION)_$$(dpkg --print-architecture).deb
 
+## uninstall: remove what make install installed (the same DESTDIR and PREFIX)
 uninstall:
 	rm -f $(DESTDIR)$(LIBDIR)/libbackoff.so $(DESTDIR)$(LIBDIR)/backoff-schedule \
 		$(DESTDIR)$(LIBDIR)/backoff-status \
 		$(DESTDIR)$(LIBDIR)/backoff-supervise $(DESTDIR)$(LIBDIR)/musl/libbackoff.so \
 		$(DESTDIR)$(LIBDIR)/musl/backoff-schedule $(DESTDIR)$(LIBDIR)/musl/backoff-supervise \
-		$(DESTDIR)$(BINDIR)/backoff $(DESTDIR)$(MANDIR)/backoff.1
+		$(DESTDIR)$(BINDIR)/backoff $(DESTDIR)$(MANDIR)/backoff.1 $(DESTDIR)$(MAN7DIR)/libbackoff.7
 	rmdir $(DESTDIR)$(LIBDIR)/musl 2>/dev/null || true
 	rmdir $(DESTDIR)$(LIBDIR) 2>/dev/null || true
 
@@ -221,9 +227,11 @@ format-check:
 shellcheck:
 	shellcheck -S style $(SHELL_SCRIPTS)
 
+## clean: remove the build directory
 clean:
 	rm -rf $(BUILD)
 
+## help: this list
 help:
 	@grep -h '^## ' $(MAKEFILE_LIST) | sed 's/^## /  /'
 

@@ -21,6 +21,10 @@ stage_install() {
 	local bin=$T/stage/usr/local/bin/backoff lib
 	lib=$(cd "$T/stage/usr/local/lib/libbackoff" && pwd -P)/libbackoff.so
 	[[ -f $lib && -x ${lib%/*}/backoff-supervise ]] || fail "make install left out a file"
+	local page
+	for page in man1/backoff.1 man7/libbackoff.7; do
+		[[ -f $T/stage/usr/local/share/man/$page ]] || fail "make install left out the man page $page"
+	done
 
 	run --separate-stderr "$bin" -- true
 	assert_eq "$status" 0 "status of backoff -- true"
@@ -43,6 +47,14 @@ stage_install() {
 		assert_eq "$output" OK "probe under --engine $engine (stderr: $stderr)"
 		assert_match "$stderr" "retrying in" "retry lines under --engine $engine"
 	done
+}
+
+@test "make uninstall removes every file make install put in place, the man pages included" {
+	stage_install /usr/local
+	[[ -n $(find "$T/stage" -type f) ]] || fail "make install installed nothing"
+	make -C "$ROOT" --no-print-directory BUILD="$BUILD" DESTDIR="$T/stage" PREFIX=/usr/local \
+		uninstall >"$T/uninstall.log" 2>&1 || fail "make uninstall failed:" "$(<"$T/uninstall.log")"
+	assert_eq "$(cd "$T/stage" && find . -type f)" "" "files left by make uninstall"
 }
 
 @test "BACKOFF_LIBRARY overrides the library found next to an installed launcher" {
@@ -95,7 +107,8 @@ stage_install() {
 	local f
 	for f in ./usr/bin/backoff ./usr/lib/libbackoff/libbackoff.so \
 		./usr/lib/libbackoff/backoff-supervise ./usr/lib/libbackoff/backoff-schedule \
-		./usr/share/man/man1/backoff.1.gz ./usr/share/doc/libbackoff/copyright; do
+		./usr/share/man/man1/backoff.1.gz ./usr/share/man/man7/libbackoff.7.gz \
+		./usr/share/doc/libbackoff/copyright; do
 		grep -q " root/root .* $f$" <<<"$output" || fail "$f missing or not root's: $output"
 	done
 

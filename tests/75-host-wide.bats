@@ -25,10 +25,7 @@ host() {
 	local mode=$1 owner=${3:-root}
 	cat >"$T/host.sh" <<EOF
 set -e
-mkdir -p "$T/etc"
-mount -t tmpfs tmpfs "$T/etc"
-mkdir "$T/etc/upper" "$T/etc/work"
-mount -t overlay overlay -o "lowerdir=/etc,upperdir=$T/etc/upper,workdir=$T/etc/work" /etc
+$(etc_overlay)
 rm -f $CONF
 case $mode in
 -) ;;

@@ -120,6 +120,18 @@ require_unshare() {
 	fi
 }
 
+# etc_overlay: the lines of a bash script, run as root in a mount namespace of its own,
+# that lay a writable overlay on /etc: what the script writes there lands in $T/etc and
+# goes with the namespace (the whole host's files: tests/75-host-wide.bats, 76-recipes.bats).
+etc_overlay() {
+	cat <<EOF
+mkdir -p "$T/etc"
+mount -t tmpfs tmpfs "$T/etc"
+mkdir "$T/etc/upper" "$T/etc/work"
+mount -t overlay overlay -o "lowerdir=/etc,upperdir=$T/etc/upper,workdir=$T/etc/work" /etc
+EOF
+}
+
 # private_hosts: sets IN_HOSTS to a command prefix that runs a command in a
 # private mount namespace whose /etc/hosts is $T/hosts (a copy of this host's)
 # and whose resolver reads that file alone (hosts: files), so that an

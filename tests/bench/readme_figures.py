@@ -1,13 +1,15 @@
 #!/usr/bin/env python3
-"""The figures README's Performance section states, checked against the reports of `make bench`.
+"""The figures libbackoff(7)'s PERFORMANCE section states, checked against `make bench`'s reports.
 
 `make bench` rewrites tests/bench/report.md, supervise.md, startup.md, earlyclose.md and
 trylater.md in place and they are committed: the reports next to this file are the last ones measured.
-Each figure the README states that a report also holds must be the report's, rounded as
-the README writes it.  Prints one line per figure; exits 1 if any differs or cannot be
+Each figure the page states that a report also holds must be the report's, rounded as
+the page writes it.  Prints one line per figure; exits 1 if any differs or cannot be
 found (a sentence reworded, a table renamed: the check is re-pointed with the text).
+The page's roff source is read as text: its font changes and escapes taken out, so that
+the patterns below read as the page does (a name in bold is a plain word).
 
-usage: readme_figures.py [README] [REPORT_DIR]
+usage: readme_figures.py [MAN_PAGE] [REPORT_DIR]
 """
 import re
 import sys
@@ -45,7 +47,7 @@ def found(report, regex):
 
 
 def shown(value, like):
-    """@value rounded as the README's @like is written (its decimals)."""
+    """@value rounded as the page's @like is written (its decimals)."""
     decimals = len(like.split(".")[1]) if "." in like else 0
     value = Decimal(value).quantize(Decimal(1).scaleb(-decimals), rounding=ROUND_HALF_UP)
     return f"{value:,}" if "," in like else f"{value}"
@@ -60,8 +62,36 @@ def after_planned(report):
     return max(number(v) for v in rows)
 
 
+# The roff escapes the section writes, as the characters they print.
+ESCAPES = {r"\-": "-", r"\(en": "–", r"\(em": "—", r"\(mu": "×", r"\(mc": "µ",
+           r"\(aq": "'", r"\(dq": '"', r"\&": "", r"\fB": "", r"\fI": "", r"\fR": "",
+           r"\fP": ""}
+
+
+def section_text(page, name):
+    """The text of the .SH @name section of a man page's roff source, on one line."""
+    words, inside = [], False
+    for line in page.splitlines():
+        if line.startswith(".SH"):
+            inside = line[3:].strip().strip('"') == name
+            continue
+        if not inside or line.startswith('.\\"'):
+            continue
+        if line.startswith("."):
+            # A font macro's arguments are text; any other macro is layout.
+            macro, _, args = line.partition(" ")
+            if macro not in (".B", ".I", ".BR", ".RB", ".IR", ".RI", ".BI", ".IB"):
+                continue
+            line = "".join(a or b for a, b in re.findall(r'"([^"]*)"|(\S+)', args))
+        words.append(line)
+    text = " ".join(words)
+    for escape, char in ESCAPES.items():
+        text = text.replace(escape, char)
+    return text.replace("\\e", "\\")
+
+
 def checks(r):
-    """(what, README regex with one group per figure, the report's figures) in README order."""
+    """(what, the page's regex with one group per figure, the report's figures) in the page's order."""
     rep, sup, early, up, tl = (r[n] for n in ("report.md", "supervise.md", "earlyclose.md",
                                                "startup.md", "trylater.md"))
     fast = lambda name: cell(rep, name, 5)  # noqa: E731 (the fast-path table's median ratio)
@@ -154,7 +184,7 @@ def checks(r):
          r"`backoff -- /bin/true` takes (\S+) of the time of `env /bin/true` \(goal: at most "
          r"1.15\), a static program through it (\S+) of the same",
          [cell(up, "backoff -- /bin/true", 2), cell(up, "backoff -- STATIC", 2)]),
-        # The README gives a range where it quotes two runs: the last report's is in it.
+        # The page gives a range where it quotes two runs: the last report's is in it.
         ("start-up: short nc exchanges, preloaded and under the launcher",
          r"keeps (\S+) of its rate preloaded and (\S+) under the launcher",
          [cell(up, "preload |", 1), cell(up, "launcher |", 1)]),
@@ -162,7 +192,7 @@ def checks(r):
 
 
 def agrees(said, value):
-    """Whether the README's @said (a figure, or a range LOW–HIGH) states @value."""
+    """Whether the page's @said (a figure, or a range LOW–HIGH) states @value."""
     if "–" in said:
         low, high = said.split("–")
         return number(low) <= number(shown(value, low)) <= number(high)
@@ -170,26 +200,25 @@ def agrees(said, value):
 
 
 def main(argv):
-    readme = Path(argv[1]) if len(argv) > 1 else ROOT / "README.md"
+    page = Path(argv[1]) if len(argv) > 1 else ROOT / "scripts" / "libbackoff.7"
     reports = Path(argv[2]) if len(argv) > 2 else ROOT / "tests" / "bench"
-    text = readme.read_text(encoding="utf-8")
-    start = text.index("### Performance")
-    section = " ".join(text[start:text.index("\n### ", start + 1)].split())
+    section = " ".join(section_text(page.read_text(encoding="utf-8"), "PERFORMANCE").split())
     r = {name: (reports / name).read_text(encoding="utf-8")
          for name in ("report.md", "supervise.md", "earlyclose.md", "startup.md",
                       "trylater.md")}
     bad = 0
     for what, regex, want in checks(r):
         # (\S+) in a pattern is a figure: digits, a decimal point, thousands, a range.
-        m = re.search(regex.replace(r"(\S+)", FIGURE), section)
+        # The page sets names in bold where the patterns quote them as code.
+        m = re.search(regex.replace(r"(\S+)", FIGURE).replace("`", ""), section)
         if not m:
-            print(f"NOT FOUND  {what}: /{regex}/ in README's Performance section")
+            print(f"NOT FOUND  {what}: /{regex}/ in the page's PERFORMANCE section")
             bad += 1
             continue
         said = [g.rstrip(".,;:") for g in m.groups()]
         measured = [shown(v, s.split("–")[0]) for v, s in zip(want, said)]
         same = [agrees(s, v) for s, v in zip(said, want)]
-        print(f"{'ok' if all(same) else 'DIFFERS':<10} {what}: README {', '.join(said)}; "
+        print(f"{'ok' if all(same) else 'DIFFERS':<10} {what}: page {', '.join(said)}; "
               f"report {', '.join(measured)}")
         bad += not all(same)
     return 1 if bad else 0
