@@ -1048,10 +1048,38 @@ static void test_destinations(void)
 	CHECK_STR(dests_problem("localhost:5432 timeout=2s", &cfg),
 		  "entry 1: names are not resolved: give addresses such as 127.0.0.1:5432 or "
 		  "[::1]:*");
+	CHECK_STR(dests_problem("*:443 errors=ENOPE", &cfg),
+		  "entry 1: errors=ENOPE: expected errno names such as ECONNREFUSED, ETIMEDOUT, "
+		  "ENOENT, as a list or as +NAME/-NAME edits");
+	CHECK_STR(dests_problem("*:443 =2s", &cfg),
+		  "entry 1: \"=2s\" is not a setting: expected KEY=VALUE such as timeout=2s");
+	memset(many, 0, sizeof(many));
+	memcpy(many, "*:443", 5);
+	memset(many + 5, ' ', 600);
+	memcpy(many + 605, "retries=1", 9);
+	CHECK_STR(dests_problem(many, &cfg), "entry 1: longer than 511 bytes");
+	memset(many, 0, sizeof(many));
+	memcpy(many, "*:443", 5);
+	for (i = 0; i < 64; i++)
+		memcpy(many + 5 + 6 * i, " cap=1", 6);
+	CHECK_STR(dests_problem(many, &cfg), "entry 1: more than 64 words");
+	memset(many, 0, sizeof(many));
+	CHECK_STR(dests_problem("*:443 cap=1s base=2s", &cfg),
+		  "entry 1: its cap (1000ms) is below its base (2000ms)");
 	for (i = 0; i <= CONFIG_DESTS_MAX; i++)
 		snprintf(many + strlen(many), sizeof(many) - strlen(many), "*:%d retries=1;",
 			 i + 1);
 	CHECK_STR(dests_problem(many, &cfg), "at most 8 entries");
+	/* config_set_variable: a name that no row sets, or the preset, read first, is none. */
+	{
+		char why[100];
+
+		CHECK(config_set_variable(&cfg, "BACKOFF_NOPE", "1", why, sizeof(why)) == -1);
+		CHECK_STR(why, "no such setting");
+		CHECK(config_set_variable(&cfg, "BACKOFF_POLICY", "aws", why, sizeof(why)) == -1);
+		CHECK(config_set_variable(&cfg, "BACKOFF_CAP", "3s", why, sizeof(why)) == 0);
+		CHECK_U64(cfg.policy.cap_ms, 3000);
+	}
 }
 
 int main(void)
