@@ -747,12 +747,12 @@ STARTUP_CODE void config_parse(config_lookup_fn *lookup, void *ctx, struct confi
 	config_errors_default(&cfg->errors_inet, &cfg->errors_unix);
 
 	v = lookup(config_variables[VAR_BACKOFF_POLICY], ctx);
-	preset = config_preset_apply(cfg, v ? v : "default");
-	if (!preset) {
+	preset = v ? config_preset_apply(cfg, v) : NULL;
+	if (v && !preset)
 		config_add_problem(problems, config_variables[VAR_BACKOFF_POLICY], v,
 				   variables[VAR_BACKOFF_POLICY].message);
+	if (!preset)
 		preset = config_preset_apply(cfg, "default");
-	}
 
 	for (i = 0; i < N(variables); i++) {
 		const struct variable *var = &variables[i];

@@ -34,7 +34,7 @@ STARTUP_CODE static bool variable_of(const char *key, size_t len, char *name, si
 		return false;
 	memcpy(name, "BACKOFF_", 8);
 	for (i = 0; i < len; i++)
-		name[8 + i] = key[i] == '-' ? '_' : (char)(key[i] - 'a' + 'A');
+		name[8 + i] = (char)(key[i] == '-' ? '_' : key[i] - 'a' + 'A');
 	name[8 + len] = '\0';
 	return true;
 }
@@ -44,7 +44,6 @@ STARTUP_CODE static int take_setting(struct config *cfg, char *word, bool preset
 				     size_t why_size)
 {
 	char *eq = strchr(word, '='), name[40], inner[160];
-	const char *near;
 
 	if (!eq || eq == word) {
 		snprintf(why, why_size,
@@ -56,7 +55,8 @@ STARTUP_CODE static int take_setting(struct config *cfg, char *word, bool preset
 	if ((strcmp(word, "policy") == 0) != presets)
 		return 0;
 	if (!variable_of(word, (size_t)(eq - word), name, sizeof(name))) {
-		near = config_nearest(word, (size_t)(eq - word), keys);
+		const char *near = config_nearest(word, (size_t)(eq - word), keys);
+
 		if (near)
 			snprintf(why, why_size, "no setting \"%.30s\" (did you mean %s?)", word,
 				 near);

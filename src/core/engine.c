@@ -104,8 +104,9 @@ void engine_derive(struct config *cfg)
 	unsigned i;
 
 	cfg->first_attempt_ms = engine_first_attempt_ms(cfg);
+	/* An entry's own entries: none. */
 	for (i = 0; i < cfg->dest_count; i++)
-		engine_derive(&cfg->dests[i].cfg);
+		cfg->dests[i].cfg.first_attempt_ms = engine_first_attempt_ms(&cfg->dests[i].cfg);
 }
 
 int engine_outcome(const struct retry_progress *p, int err)
