@@ -81,3 +81,18 @@ location /remote { proxy_pass http://127.0.0.1:$remote_be; } }" \
 	assert_eq "$(grep -c 'backoff: BACKOFF_DESTINATIONS=' <<<"$stderr")" 1 "lines naming it"
 	assert_match "$stderr" 'entry 1: timeout=2: a duration needs its unit'
 }
+
+@test "backoff --schedule --for ADDRESS prints the schedule of the entry that serves it, and says which" {
+	export BACKOFF_DESTINATIONS='127.0.0.1:5432 timeout=2m cap=1s retries=3; *:443 retries=1'
+	run --separate-stderr "$LAUNCHER" --seed 1 --timeout 5s --schedule --for 127.0.0.1:5432
+	assert_eq "$status" 0 "status (stderr: $stderr)"
+	assert_eq "${lines[0]}" "# for=127.0.0.1:5432: entry 1 of BACKOFF_DESTINATIONS"
+	assert_match "${lines[1]}" " cap=1000ms retries=3 timeout=120000ms "
+	assert_eq "${#lines[@]}" 6 "lines: the entry's 3 retries"
+	run --separate-stderr "$LAUNCHER" --seed 1 --timeout 5s --schedule --for '[::1]:6379'
+	assert_eq "${lines[0]}" "# for=[::1]:6379: no entry of BACKOFF_DESTINATIONS, the global policy"
+	assert_match "${lines[1]}" " cap=10000ms retries=inf timeout=5000ms "
+	run --separate-stderr "$LAUNCHER" --schedule --for db:5432
+	assert_eq "$status" 2 "status for a name"
+	assert_match "$stderr" '^backoff-schedule: --for "db:5432": expected an address'
+}

@@ -407,18 +407,27 @@ _Noreturn void launch_status(const char *candidate, char **args)
 	die(status, ": ", strerror(errno), NULL);
 }
 
-_Noreturn void launch_schedule(const char *candidate, const char *attempts)
+_Noreturn void launch_schedule(const char *candidate, const char *attempts, const char *dest_for)
 {
 	char real[PATH_MAX];
+	char *args[6];
 	struct build b;
+	int n = 0;
 
 	find_build(candidate, &b, real);
 	pick_c_library(&b, "/bin/sh");
 	unsetenv("LD_PRELOAD");
-	if (attempts)
-		execl(b.tool, b.tool, "--attempts", attempts, (char *)NULL);
-	else
-		execl(b.tool, b.tool, (char *)NULL);
+	args[n++] = (char *)b.tool;
+	if (attempts) {
+		args[n++] = "--attempts";
+		args[n++] = (char *)attempts;
+	}
+	if (dest_for) {
+		args[n++] = "--for";
+		args[n++] = (char *)dest_for;
+	}
+	args[n] = NULL;
+	execv(b.tool, args);
 	die(b.tool, ": ", strerror(errno), NULL);
 }
 

@@ -30,9 +30,10 @@ _Noreturn void launch_status(const char *candidate, char **args);
 
 /*
  * backoff --schedule: exec backoff-schedule of the build for /bin/sh's C
- * library, with --attempts @attempts if not NULL, LD_PRELOAD unset.
+ * library, with --attempts @attempts and --for @dest_for if not NULL,
+ * LD_PRELOAD unset.
  */
-_Noreturn void launch_schedule(const char *candidate, const char *attempts);
+_Noreturn void launch_schedule(const char *candidate, const char *attempts, const char *dest_for);
 
 /*
  * backoff --print-env: check the environment as launch() does, then print

@@ -70,7 +70,7 @@ static const char *const all_vars[] = { "BACKOFF",
 					"BACKOFF_PROGRAMS",
 					NULL };
 
-/* The options that take a value, and the variable each sets (NULL: --attempts). */
+/* The options that take a value, and the variable each sets (NULL: --attempts, --for). */
 static const struct option_var {
 	const char *name;
 	const char *var;
@@ -102,6 +102,7 @@ static const struct option_var {
 	{ "shared", "BACKOFF_SHARED" },
 	{ "local-probe", "BACKOFF_LOCAL_PROBE" },
 	{ "attempts", NULL },
+	{ "for", NULL },
 };
 
 /* The options that take none. */
@@ -116,6 +117,7 @@ static const char *const mode_names[] = { "run", "schedule", "print-env" };
 struct options {
 	enum mode mode;
 	const char *attempts; /* --attempts, or NULL */
+	const char *dest_for; /* --for, or NULL */
 	bool verbose;	      /* -v seen once: a second means debug */
 	bool off;	      /* --off: BACKOFF=off, or with --print-env the lines that undo it */
 	bool wait;	      /* backoff wait: its --help */
@@ -213,7 +215,9 @@ static void set_option(struct options *o, const struct option_var *opt, const ch
 {
 	if (!*value)
 		usage_error("option --%s needs a value", opt->name);
-	if (!opt->var)
+	if (!opt->var && strcmp(opt->name, "for") == 0)
+		o->dest_for = value;
+	else if (!opt->var)
 		o->attempts = value;
 	/* A --shared file is named with a slash (./state); anything else is a switch. */
 	else if (strcmp(opt->name, "log-file") == 0 ||
@@ -416,8 +420,8 @@ static int wait_command(struct options *o, int i, int argc, char **argv)
 	}
 	if (o->mode != MODE_RUN)
 		usage_error("--%s and wait cannot be combined", mode_names[o->mode]);
-	if (o->attempts)
-		usage_error("option --attempts needs --schedule");
+	if (o->attempts || o->dest_for)
+		usage_error("option --%s needs --schedule", o->attempts ? "attempts" : "for");
 	if (n == 0)
 		usage_error("wait: no target given");
 	/* The variables set from options: a bad value of one is a command-line error. */
@@ -458,21 +462,23 @@ int main(int argc, char **argv)
 	if (o.mode == MODE_RUN) {
 		if (first >= argc)
 			usage_error("no command given");
-		if (o.attempts)
-			usage_error("option --attempts needs --schedule");
+		if (o.attempts || o.dest_for)
+			usage_error("option --%s needs --schedule",
+				    o.attempts ? "attempts" : "for");
 	} else {
 		if (first < argc)
 			usage_error("--%s runs nothing, but a command was given: %s",
 				    mode_names[o.mode], argv[first]);
-		if (o.attempts && o.mode != MODE_SCHEDULE)
-			usage_error("option --attempts needs --schedule");
+		if ((o.attempts || o.dest_for) && o.mode != MODE_SCHEDULE)
+			usage_error("option --%s needs --schedule",
+				    o.attempts ? "attempts" : "for");
 	}
 	lib = find_library(buf);
 	/* The variables set from options: a bad value of one is a command-line error. */
 	if (o.set_len > 0 && setenv("LIBBACKOFF_OPTION_VARS", o.set, 1) != 0)
 		die("cannot set LIBBACKOFF_OPTION_VARS", NULL);
 	if (o.mode == MODE_SCHEDULE)
-		launch_schedule(lib, o.attempts);
+		launch_schedule(lib, o.attempts, o.dest_for);
 	if (o.mode == MODE_PRINT_ENV)
 		return o.off ? launch_print_off(all_vars) : launch_print_env(lib, all_vars);
 	return launch(lib, argv + first, supervise);

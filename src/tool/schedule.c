@@ -1,7 +1,11 @@
 /* backoff-schedule: validate BACKOFF_* and print the delays they plan, attempt by attempt. */
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include "core/config.h"
@@ -16,9 +20,58 @@
 #define DEFAULT_ROWS 20
 
 static const char usage[] =
-	"usage: backoff-schedule [--check] [--attempts N] [--version]\n"
+	"usage: backoff-schedule [--check] [--attempts N] [--for ADDRESS] [--version]\n"
 	"Validates the BACKOFF_* variables of the environment with libbackoff's parser and,\n"
-	"unless --check, prints the planned delay of each retry (BACKOFF_SEED honoured).\n";
+	"unless --check, prints the planned delay of each retry (BACKOFF_SEED honoured);\n"
+	"--for: under the policy that BACKOFF_DESTINATIONS gives ADDRESS (127.0.0.1:5432,\n"
+	"[::1]:443, unix:/run/app.sock).\n";
+
+/* @text as a destination: IPv4:PORT, [IPv6]:PORT or unix:PATH.  Whether it is one. */
+static bool parse_address(const char *text, struct target_addr *t)
+{
+	struct sockaddr_storage ss;
+	const char *colon = strrchr(text, ':');
+	char host[INET6_ADDRSTRLEN + 2];
+	unsigned long port;
+	char *end;
+	size_t n;
+
+	memset(&ss, 0, sizeof(ss));
+	if (strncmp(text, "unix:", 5) == 0) {
+		struct sockaddr_un *un = (struct sockaddr_un *)&ss;
+
+		n = strlen(text + 5);
+		if (n == 0 || n >= sizeof(un->sun_path))
+			return false;
+		un->sun_family = AF_UNIX;
+		memcpy(un->sun_path, text + 5, n + 1);
+		return target_from_sockaddr((struct sockaddr *)un, (socklen_t)sizeof(*un), t);
+	}
+	if (!colon || colon == text || (size_t)(colon - text) >= sizeof(host))
+		return false;
+	port = strtoul(colon + 1, &end, 10);
+	if (colon[1] == '\0' || *end != '\0' || port > 65535)
+		return false;
+	n = (size_t)(colon - text);
+	memcpy(host, text, n);
+	host[n] = '\0';
+	if (host[0] == '[' && host[n - 1] == ']') {
+		struct sockaddr_in6 *in6 = (struct sockaddr_in6 *)&ss;
+
+		host[n - 1] = '\0';
+		in6->sin6_family = AF_INET6;
+		in6->sin6_port = htons((uint16_t)port);
+		return inet_pton(AF_INET6, host + 1, &in6->sin6_addr) == 1 &&
+		       target_from_sockaddr((struct sockaddr *)in6, (socklen_t)sizeof(*in6), t);
+	} else {
+		struct sockaddr_in *in = (struct sockaddr_in *)&ss;
+
+		in->sin_family = AF_INET;
+		in->sin_port = htons((uint16_t)port);
+		return inet_pton(AF_INET, host, &in->sin_addr) == 1 &&
+		       target_from_sockaddr((struct sockaddr *)in, (socklen_t)sizeof(*in), t);
+	}
+}
 
 static void print_duration(const char *label, uint64_t ms)
 {
@@ -87,7 +140,10 @@ int main(int argc, char **argv)
 {
 	static struct config_dest dests[CONFIG_DESTS_MAX]; /* served by cfg */
 	struct config cfg;
+	const struct config *use = &cfg;
 	struct config_problems problems;
+	const char *dest_for = NULL;
+	struct target_addr target;
 	uint64_t rows = DEFAULT_ROWS;
 	int check = 0, i;
 	unsigned p;
@@ -111,6 +167,16 @@ int main(int argc, char **argv)
 					"backoff-schedule: --attempts \"%s\": expected a count "
 					"from 1 to 1000000\n",
 					argv[i]);
+				return 2;
+			}
+		} else if (strcmp(argv[i], "--for") == 0 && i + 1 < argc) {
+			dest_for = argv[++i];
+			if (!parse_address(dest_for, &target)) {
+				fprintf(stderr,
+					"backoff-schedule: --for \"%s\": expected an address such "
+					"as "
+					"127.0.0.1:5432, [::1]:443 or unix:/run/app.sock\n",
+					dest_for);
 				return 2;
 			}
 		} else {
@@ -140,7 +206,19 @@ int main(int argc, char **argv)
 	if (check)
 		return 0;
 	rng_configure(cfg.seeded, cfg.seed);
-	print_header(&cfg);
-	print_schedule(&cfg, rows);
+	if (dest_for) {
+		unsigned k = 0;
+
+		use = config_for(&cfg, &target);
+		while (k < cfg.dest_count && &cfg.dests[k].cfg != use)
+			k++;
+		if (k == cfg.dest_count)
+			printf("# for=%s: no entry of BACKOFF_DESTINATIONS, the global policy\n",
+			       dest_for);
+		else
+			printf("# for=%s: entry %u of BACKOFF_DESTINATIONS\n", dest_for, k + 1);
+	}
+	print_header(use);
+	print_schedule(use, rows);
 	return 0;
 }
