@@ -8,10 +8,14 @@
 
 #define N(a) (sizeof(a) / sizeof((a)[0]))
 
-/* What an entry may set: the variables of a call's attempts, without BACKOFF_, in lower case. */
+/*
+ * What an entry may set: the variables of a call's attempts, without
+ * BACKOFF_, in lower case.  Not the protocols' answers or the early close's
+ * reading: those are read on a connection's bytes, under the global values.
+ */
 static const char *const keys[] = {
-	"policy",	   "base",   "multiplier", "cap",	  "jitter", "retries", "timeout",
-	"attempt-timeout", "errors", "protocols",  "early-close", NULL,
+	"policy",  "base",    "multiplier",	 "cap",	   "jitter",
+	"retries", "timeout", "attempt-timeout", "errors", NULL,
 };
 
 #define ENTRY_MAX 512 /* the longest entry, in bytes */
@@ -63,8 +67,7 @@ STARTUP_CODE static int take_setting(struct config *cfg, char *word, bool preset
 		else
 			snprintf(why, why_size,
 				 "no setting \"%.30s\": expected policy, base, multiplier, cap, "
-				 "jitter, retries, timeout, attempt-timeout, errors, protocols or "
-				 "early-close",
+				 "jitter, retries, timeout, attempt-timeout or errors",
 				 word);
 		return -1;
 	}

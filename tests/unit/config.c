@@ -1040,7 +1040,7 @@ static void test_destinations(void)
 		  "entry 1: \"2s\" is not a setting: expected KEY=VALUE such as timeout=2s");
 	CHECK_STR(dests_problem("*:443 log=debug", &cfg),
 		  "entry 1: no setting \"log\": expected policy, base, multiplier, cap, jitter, "
-		  "retries, timeout, attempt-timeout, errors, protocols or early-close");
+		  "retries, timeout, attempt-timeout or errors");
 	CHECK_STR(dests_problem("*:443 policy=fast", &cfg),
 		  "entry 1: policy=fast: expected default, google, clearblade, aws, grpc or none");
 	CHECK_STR(dests_problem("*:443 base=5s cap=1s", &cfg),
