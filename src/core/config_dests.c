@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "sys/startup.h"
+#include "sys/text.h"
 
 #define N(a) (sizeof(a) / sizeof((a)[0]))
 
@@ -48,6 +49,7 @@ STARTUP_CODE static int take_setting(struct config *cfg, char *word, bool preset
 				     size_t why_size)
 {
 	char *eq = strchr(word, '='), name[40], inner[160];
+	const char *said = inner;
 
 	if (!eq || eq == word) {
 		snprintf(why, why_size,
@@ -74,12 +76,11 @@ STARTUP_CODE static int take_setting(struct config *cfg, char *word, bool preset
 	if (presets) {
 		if (config_preset_apply(cfg, eq + 1))
 			return 0;
-		snprintf(inner, sizeof(inner),
-			 "expected default, google, clearblade, aws, grpc or none");
+		said = "expected default, google, clearblade, aws, grpc or none";
 	} else if (config_set_variable(cfg, name, eq + 1, inner, sizeof(inner)) == 0) {
 		return 0;
 	}
-	snprintf(why, why_size, "%.20s=%.30s: %.100s", word, eq + 1, inner);
+	snprintf(why, why_size, "%.20s=%.30s: %.100s", word, eq + 1, said);
 	return -1;
 }
 
@@ -111,7 +112,11 @@ STARTUP_CODE static int take_entry(const struct config *base, const char *text, 
 			word++;
 	}
 	if (n < 2) {
-		snprintf(why, why_size, "expected PATTERNS then settings such as timeout=2s");
+		struct text t;
+
+		/* Not snprintf: a constant's copy would import strcpy, a lookup at every start. */
+		text_init(&t, why, why_size);
+		text_str(&t, "expected PATTERNS then settings such as timeout=2s");
 		return -1;
 	}
 	if (target_parse_list(words[0], &d->match, why, why_size) != 0)
