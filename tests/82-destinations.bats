@@ -96,3 +96,28 @@ location /remote { proxy_pass http://127.0.0.1:$remote_be; } }" \
 	assert_eq "$status" 2 "status for a name"
 	assert_match "$stderr" '^backoff-schedule: --for "db:5432": expected an address'
 }
+
+@test "backoff status names the entry of BACKOFF_DESTINATIONS that serves each destination it shows" {
+	closed_port dead
+	dead=$PORT
+	closed_port other
+	other=$PORT
+	export BACKOFF_SHARED=$T/state
+	# Each gives up (one retry, within 300 ms): its destination is left down.
+	for port in "$dead" "$other"; do
+		run --separate-stderr env LD_PRELOAD="$LIB" BACKOFF_RETRIES=1 BACKOFF_CAP=50ms \
+			BACKOFF_LOG=error "$PYTHON" -c "$CLIENT" "$port"
+		assert_match "$stderr" "ConnectionRefusedError"
+	done
+	export BACKOFF_DESTINATIONS="127.0.0.1:$dead timeout=2m"
+	run --separate-stderr "$LAUNCHER" status --file "$T/state"
+	assert_match "${lines[0]}" " SAVED  POLICY$" "header"
+	assert_match "$output" $'\n'"127\.0\.0\.1:$dead +down .* entry 1"$'\n'
+	assert_match "$output" $'\n'"127\.0\.0\.1:$other +down .* global($|"$'\n'")"
+	run --separate-stderr "$LAUNCHER" status --json --file "$T/state"
+	assert_match "$output" "\"destination\":\"127\.0\.0\.1:$dead\".*\"destinations_entry\":1\}"
+	assert_match "$output" "\"destination\":\"127\.0\.0\.1:$other\".*\"destinations_entry\":null\}"
+	unset BACKOFF_DESTINATIONS
+	run --separate-stderr "$LAUNCHER" status --file "$T/state"
+	assert_match "${lines[0]}" " SAVED$" "header without BACKOFF_DESTINATIONS"
+}

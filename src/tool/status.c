@@ -57,11 +57,34 @@ struct row {
 	uint64_t since_ms_ago, probed_ms_ago; /* valid when since_ns / probed_ns are */
 	unsigned uid;			      /* the user whose file holds it */
 	char user[64];			      /* that user's name, else the uid */
+	unsigned entry; /* the BACKOFF_DESTINATIONS entry that serves it, from 1; 0: none */
 };
 
 static _Alignas(64) unsigned char image[SHARE_FILE_SIZE];
 static struct row *rows;
 static size_t rows_room;
+/*
+ * The configuration of this command's environment: with BACKOFF_DESTINATIONS,
+ * the entry that serves each destination is shown.
+ */
+static struct config env_cfg;
+static struct config_dest env_dests[CONFIG_DESTS_MAX];
+
+/* The entry of BACKOFF_DESTINATIONS that serves @v's destination, from 1; 0: none. */
+static unsigned entry_of(const struct share_view *v)
+{
+	const struct config *c;
+	unsigned k;
+
+	if (!v->named || env_cfg.dest_count == 0)
+		return 0;
+	c = config_for(&env_cfg, &v->target);
+	for (k = 0; k < env_cfg.dest_count; k++)
+		if (&env_cfg.dests[k].cfg == c)
+			return k + 1;
+	return 0;
+}
+
 /* A row is another user's (root's view): the table says whose each is. */
 static bool several_users;
 /*
@@ -312,6 +335,7 @@ static unsigned collect(unsigned n, unsigned uid, uint64_t now_ns, bool all, uin
 		r->probed_ms_ago = (now_ns - r->v.probed_ns) / 1000000;
 		r->uid = uid;
 		snprintf(r->user, sizeof(r->user), "%s", name);
+		r->entry = entry_of(&r->v);
 		n++;
 	}
 	return n;
@@ -380,8 +404,8 @@ static void print_table(const char *path, unsigned n)
 		printf("%-12s  ", "USER");
 	if (several_netns)
 		printf("%-18s  ", "NETNS");
-	printf("%-7s  %-8s  %-12s  %-22s  %7s  %8s  %5s\n", "STATE", "SINCE", "LAST-ERROR",
-	       "PROBER", "WAITERS", "ATTEMPTS", "SAVED");
+	printf("%-7s  %-8s  %-12s  %-22s  %7s  %8s  %5s%s\n", "STATE", "SINCE", "LAST-ERROR",
+	       "PROBER", "WAITERS", "ATTEMPTS", "SAVED", env_cfg.dest_count ? "  POLICY" : "");
 	for (i = 0; i < n; i++) {
 		const struct row *r = &rows[i];
 		char since[32] = "-", prober[COMM_MAX + 16] = "-";
@@ -402,9 +426,15 @@ static void print_table(const char *path, unsigned n)
 			format_netns(r->v.netns, netns, sizeof(netns));
 			printf("%-18s  ", netns);
 		}
-		printf("%-7s  %-8s  %-12s  %-22s  %7u  %8llu  %5llu\n", r->state, since,
+		printf("%-7s  %-8s  %-12s  %-22s  %7u  %8llu  %5llu", r->state, since,
 		       r->err_name ? r->err_name : "-", prober, r->v.waiters,
 		       (unsigned long long)r->v.attempts, (unsigned long long)r->v.saved);
+		/* With BACKOFF_DESTINATIONS: entry N of it, or the global policy. */
+		if (env_cfg.dest_count && r->entry)
+			printf("  entry %u", r->entry);
+		else if (env_cfg.dest_count)
+			printf("  global");
+		putchar('\n');
 	}
 }
 
@@ -460,6 +490,8 @@ static void print_json(unsigned n, uint64_t wall_ms)
 		json_u64(&t, "early_closes", r->v.early, true);
 		json_u64(&t, "netns", r->v.netns, r->v.netns != 0);
 		json_string(&t, "user", r->user);
+		if (env_cfg.dest_count)
+			json_u64(&t, "destinations_entry", r->entry, r->entry != 0);
 		text_str(&t, "}");
 		puts(line);
 	}
@@ -722,14 +754,14 @@ int main(int argc, char **argv)
 			die(EXIT_USAGE, NULL,
 			    "--user: only root may read another user's state file", 0);
 	}
-	if (!file) {
-		struct config cfg;
+	{
 		struct config_problems problems;
 
 		/* BACKOFF_SHARED=/path, as the library reads it; other values mean the default. */
-		config_parse(config_getenv, NULL, &cfg, &problems);
-		if (cfg.has_shared_path)
-			file = config_shared_path(&cfg);
+		config_parse(config_getenv, NULL, &env_cfg, &problems);
+		config_dests_build(&env_cfg, env_dests, CONFIG_DESTS_MAX, &problems);
+		if (!file && env_cfg.has_shared_path)
+			file = config_shared_path(&env_cfg);
 	}
 	if (file) {
 		snprintf(path, sizeof(path), "%s", file);
