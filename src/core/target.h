@@ -50,28 +50,6 @@ struct target_names {
 bool target_from_sockaddr(const struct sockaddr *sa, socklen_t len, struct target_addr *t);
 
 /*
- * Whether internet address @sa, whose family and whole length the caller
- * checked, is a loopback one (127/8, ::1, ::ffff:127.0.0.0/104): the
- * target_is_loopback of its target, without building it.  A few loads.
- */
-static inline bool target_inet_is_loopback(const struct sockaddr *sa)
-{
-	const unsigned char *ip;
-	uint64_t hi;
-
-	if (sa->sa_family == AF_INET)
-		return ((const unsigned char *)&((const struct sockaddr_in *)(const void *)sa)
-				->sin_addr)[0] == 127;
-	ip = (const unsigned char *)&((const struct sockaddr_in6 *)(const void *)sa)->sin6_addr;
-	memcpy(&hi, ip, 8);
-	if (hi != 0)
-		return false;
-	/* ::1, or an IPv4 loopback address mapped (::ffff:127.x.y.z). */
-	return memcmp(ip + 8, "\0\0\0\0\0\0\0\1", 8) == 0 ||
-	       (memcmp(ip + 8, "\0\0\xff\xff", 4) == 0 && ip[12] == 127);
-}
-
-/*
  * Whether destination @t is an internet loopback one (127/8, ::1; an IPv4
  * address mapped into IPv6 is kept as IPv4).  Pure.
  */

@@ -70,16 +70,19 @@ static void test_from_sockaddr_rejects(void)
 	CHECK(!target_from_sockaddr((struct sockaddr *)&in, 1, &t));
 }
 
-/* target_inet_is_loopback of @ip (IPv4 or IPv6 text), read from its socket address. */
+/* target_is_loopback of @ip (IPv4 or IPv6 text), its target made from its socket address. */
 static int loopback(const char *ip)
 {
 	struct sockaddr_in in = { .sin_family = AF_INET };
 	struct sockaddr_in6 in6 = { .sin6_family = AF_INET6 };
+	struct target_addr t;
 
 	if (inet_pton(AF_INET, ip, &in.sin_addr) == 1)
-		return target_inet_is_loopback((struct sockaddr *)&in);
-	inet_pton(AF_INET6, ip, &in6.sin6_addr);
-	return target_inet_is_loopback((struct sockaddr *)&in6);
+		CHECK(target_from_sockaddr((struct sockaddr *)&in, sizeof(in), &t));
+	else
+		CHECK(inet_pton(AF_INET6, ip, &in6.sin6_addr) == 1 &&
+		      target_from_sockaddr((struct sockaddr *)&in6, sizeof(in6), &t));
+	return target_is_loopback(&t);
 }
 
 /* The loopback test of a connect's first attempt: 127/8, ::1 and 127/8 mapped, no other. */
