@@ -133,6 +133,56 @@ connections() {
 	assert_eq "$output" "b''" "the second client without the shared state: $stderr"
 }
 
+@test "a greeting heard from another server on the same port (a port reused) says nothing: the new server's close is its answer" {
+	# Server A greets on PORT and stops; server B listens on the same PORT, ends its first
+	# connection before a byte and holds later ones (an FTP data channel on a port
+	# that a control port held before). Each accepted connection is a line of B's output.
+	start_bg reuse "$PYTHON" -c '
+import os, socket, sys, time
+def listener(port):
+    s = socket.socket()
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    s.bind(("127.0.0.1", port))
+    s.listen(8)
+    return s
+a = listener(0)
+port = a.getsockname()[1]
+with open(sys.argv[1] + ".tmp", "w") as f:
+    f.write(f"{port}\n")
+os.rename(sys.argv[1] + ".tmp", sys.argv[1])
+c, _ = a.accept()
+c.sendall(b"hello\n")
+c.close()
+while not os.path.exists(sys.argv[4]):
+    time.sleep(0.01)
+a.close()
+b = listener(port)
+open(sys.argv[2], "w").write("b\n")
+held = []
+while True:
+    c, _ = b.accept()
+    print("accepted", flush=True)
+    if held or len(held) > 0 or os.path.exists(sys.argv[3]):
+        held.append(c)
+    else:
+        open(sys.argv[3], "w").close()
+        c.close()
+' "$T/reuse.port" "$T/reuse.b" "$T/reuse.first" "$T/reuse.go"
+	wait_for_file "$T/reuse.port" 5
+	PORT=$(<"$T/reuse.port")
+	run --separate-stderr client reads timeout 20 env LD_PRELOAD="$LIB" "${LOGGED[@]}"
+	assert_eq "$output" "b'hello\\n'" "the client of server A: $stderr"
+	# Server A stops only now: its greeting was heard while it listened.
+	echo go >"$T/reuse.go"
+	wait_for_file "$T/reuse.b" 5
+	run --separate-stderr timeout 20 env LD_PRELOAD="$LIB" "${LOGGED[@]}" \
+		bash -c "$(declare -f answer_client); PYTHON=$PYTHON answer_client blocking $PORT"
+	assert_match "${lines[0]}" "^b'' [0-9]+$" "what the client of server B read: $stderr"
+	assert_between "${lines[0]#* }" 0 149 "ms until its end"
+	assert_eq "$(grep -c accepted "$T/reuse.out")" 1 "connections server B accepted"
+	assert_eq "$(json_events "$T/log.json" early)" "" "no failed attempt"
+}
+
 @test "a well-known server-first port (3306, in a network namespace of the test's own): a close before the greeting is a refusal" {
 	require_unshare -n
 	local prog='

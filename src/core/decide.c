@@ -392,10 +392,20 @@ bool decide_early_close(const struct config *base, const struct target_addr *t, 
 		.port = t->family == AF_UNIX ? 0 : t->port,
 	};
 	struct engine_early_verdict v;
+	uint64_t by;
 
 	if (!s)
 		return false; /* no shared state: nothing to count it in */
-	e.greeted = share_greeted(s);
+	e.greeted = share_greeted(s, &by);
+	/*
+	 * A greeting heard from another listener than the one there now was
+	 * another server's (a port reused: a test's, a restarted daemon's): it
+	 * says nothing of this one, which may close on purpose.
+	 */
+	if (e.greeted && by && by != listen_inode(t)) {
+		share_forget_greeted(s);
+		e.greeted = false;
+	}
 	/* A close on purpose: the server's answer, no failed attempt, nothing damped. */
 	if (engine_early_answer(cfg, &e)) {
 		events_early_answer(&what);
@@ -441,9 +451,19 @@ void decide_first_byte(const struct config *cfg, const struct target_addr *t, bo
 	 * host-wide, so that a later close before one is taken for a refusal.
 	 */
 	if (greeting && t->family != AF_UNIX && !engine_port_speaks_first(t->port)) {
+		uint64_t by;
+
 		s = share_get(cfg, t);
-		if (s)
-			share_note_greeted(s);
+		/*
+		 * The first time: a local destination's server is its listener, by
+		 * identity; one already gone when its greeting is read says nothing
+		 * of the next server on the port.
+		 */
+		if (s && !share_greeted(s, &by)) {
+			by = share_is_local(t) ? listen_inode(t) : 0;
+			if (by || !share_is_local(t))
+				share_note_greeted(s, by);
+		}
 	} else {
 		s = share_find(t);
 	}

@@ -319,6 +319,7 @@ static struct share_slot *lookup(struct share_head *h, uint64_t key, const struc
 				atomic_store_explicit(&s->damp_ns, 0, memory_order_relaxed);
 				atomic_store_explicit(&s->early_ns, 0, memory_order_relaxed);
 				atomic_store_explicit(&s->dest.greeted, 0, memory_order_relaxed);
+				atomic_store_explicit(&s->greeted_by, 0, memory_order_relaxed);
 				atomic_store_explicit(&s->run, 0, memory_order_relaxed);
 				atomic_store_explicit(&s->run_until_ns, 0, memory_order_relaxed);
 				atomic_store_explicit(&s->run_giveups, 0, memory_order_relaxed);
@@ -556,15 +557,24 @@ void share_note_first_byte(struct share_slot *s)
 	atomic_store_explicit(&s->early_ns, 0, memory_order_relaxed);
 }
 
-void share_note_greeted(struct share_slot *s)
+void share_note_greeted(struct share_slot *s, uint64_t by)
 {
-	if (atomic_load_explicit(&s->dest.greeted, memory_order_relaxed) == 0)
-		atomic_store_explicit(&s->dest.greeted, 1, memory_order_relaxed);
+	if (atomic_load_explicit(&s->dest.greeted, memory_order_relaxed) != 0)
+		return;
+	atomic_store_explicit(&s->greeted_by, by, memory_order_relaxed);
+	atomic_store_explicit(&s->dest.greeted, 1, memory_order_relaxed);
 }
 
-bool share_greeted(struct share_slot *s)
+bool share_greeted(struct share_slot *s, uint64_t *by)
 {
+	*by = atomic_load_explicit(&s->greeted_by, memory_order_relaxed);
 	return atomic_load_explicit(&s->dest.greeted, memory_order_relaxed) != 0;
+}
+
+void share_forget_greeted(struct share_slot *s)
+{
+	atomic_store_explicit(&s->dest.greeted, 0, memory_order_relaxed);
+	atomic_store_explicit(&s->greeted_by, 0, memory_order_relaxed);
 }
 
 uint32_t share_note_run_giveup(struct share_slot *s, uint64_t run)

@@ -103,7 +103,13 @@ struct share_slot {
 	_Atomic uint64_t run_until_ns;
 	_Atomic uint32_t run_giveups;
 	uint32_t spare_run;
-	uint64_t spare[5];
+	/*
+	 * The local listener whose server greeted (dest.greeted): its socket's
+	 * inode, 0: not known (a remote destination).  Another listener on the
+	 * port is another server, whose closes the greeting says nothing of.
+	 */
+	_Atomic uint64_t greeted_by;
+	uint64_t spare[4];
 };
 
 /* The connect hook's gate counts probers in buckets: by port, and one for unix paths. */
@@ -321,11 +327,17 @@ bool share_run_spent(const struct target_addr *t, uint64_t run, uint64_t now_ns)
 /* A connection to @s received its first byte: its streak of early closes ends. */
 void share_note_first_byte(struct share_slot *s);
 
-/* @s's server greeted (share_slot.greeted); a load, and a store the first time. */
-void share_note_greeted(struct share_slot *s);
+/*
+ * @s's server greeted (share_dest.greeted), heard from the listener @by
+ * (share_slot.greeted_by; 0: not known); a load, and stores the first time.
+ */
+void share_note_greeted(struct share_slot *s, uint64_t by);
 
-/* Whether @s's server greeted once. */
-bool share_greeted(struct share_slot *s);
+/* Whether @s's server greeted once; *by: the listener it was heard from, 0: not known. */
+bool share_greeted(struct share_slot *s, uint64_t *by);
+
+/* Forget @s's greeting: it was another server's. */
+void share_forget_greeted(struct share_slot *s);
 
 /* The thread id of @s's prober (0: none), a hint for the log. */
 int share_prober(struct share_slot *s);

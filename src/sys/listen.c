@@ -41,7 +41,8 @@ struct inet_key {
 	int family;    /* of the destination: AF_INET or AF_INET6 */
 	uint16_t port; /* network byte order, as inet_diag reports it */
 	unsigned char ip[16];
-	bool *full; /* set when a listener was found whose accept queue is full */
+	bool *full;    /* set when a listener was found whose accept queue is full */
+	uint64_t *ino; /* set to the inode of the listener found */
 };
 
 struct vfs_key {
@@ -95,7 +96,7 @@ static bool attrs_of(const struct nlmsghdr *h, size_t fixed, const unsigned char
 }
 
 /* A TCP listener: on the port, and on the address or a wildcard that covers it. */
-static enum found inet_match(const struct nlmsghdr *h, const void *key)
+static enum found inet_listener(const struct nlmsghdr *h, const void *key)
 {
 	const struct inet_key *k = key;
 	const struct inet_diag_msg *m = NLMSG_DATA(h);
@@ -138,6 +139,17 @@ static enum found inet_match(const struct nlmsghdr *h, const void *key)
 	if (r < 0 || (r == 1 && size < 1))
 		return FOUND_UNKNOWN;
 	return r == 1 && v6only[0] ? FOUND_NONE : FOUND_LISTEN;
+}
+
+/* inet_listener, and the inode of the listener it found. */
+static enum found inet_match(const struct nlmsghdr *h, const void *key)
+{
+	const struct inet_key *k = key;
+	enum found f = inet_listener(h, key);
+
+	if (f == FOUND_LISTEN)
+		*k->ino = ((const struct inet_diag_msg *)NLMSG_DATA(h))->idiag_inode;
+	return f;
 }
 
 /* A unix socket bound to the file of (dev, ino). */
@@ -313,10 +325,12 @@ static enum found tcp_dump(int family, const struct inet_key *k)
 	return query(&q, sizeof(q), inet_match, k);
 }
 
-static int probe_tcp(const struct target_addr *t)
+static int probe_tcp(const struct target_addr *t, uint64_t *ino)
 {
 	bool full = false;
-	struct inet_key k = { .family = t->family, .port = htons(t->port), .full = &full };
+	struct inet_key k = {
+		.family = t->family, .port = htons(t->port), .full = &full, .ino = ino
+	};
 	size_t n = t->family == AF_INET ? 4 : 16;
 	enum found f;
 
@@ -466,11 +480,12 @@ static int probe_abstract(const struct target_addr *t)
 int listen_probe(const struct target_addr *t)
 {
 	int saved = errno, ret;
+	uint64_t ino;
 
 	switch (t->family) {
 	case AF_INET:
 	case AF_INET6:
-		ret = probe_tcp(t);
+		ret = probe_tcp(t, &ino);
 		break;
 	case AF_UNIX:
 		ret = t->abstract ? probe_abstract(t) : probe_path(t);
@@ -481,4 +496,15 @@ int listen_probe(const struct target_addr *t)
 	}
 	errno = saved;
 	return ret;
+}
+
+uint64_t listen_inode(const struct target_addr *t)
+{
+	int saved = errno;
+	uint64_t ino = 0;
+
+	if ((t->family != AF_INET && t->family != AF_INET6) || probe_tcp(t, &ino) != 1)
+		ino = 0;
+	errno = saved;
+	return ino;
 }

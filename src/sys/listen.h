@@ -31,4 +31,12 @@ int listen_probe(const struct target_addr *t);
  */
 int listen_accepted(int fd);
 
+/*
+ * The inode of the socket listening for TCP destination @t now, as
+ * listen_probe finds it; 0: none, or it cannot tell (a full queue, netlink
+ * refused, not TCP).  A listener's inode is its identity: another server on
+ * the same port has another.  errno untouched.  Async-signal-safe.
+ */
+uint64_t listen_inode(const struct target_addr *t);
+
 #endif
