@@ -112,7 +112,7 @@ location /remote { proxy_pass http://127.0.0.1:$remote_be; } }" \
 	export BACKOFF_DESTINATIONS="127.0.0.1:$dead timeout=2m"
 	run --separate-stderr "$LAUNCHER" status --file "$T/state"
 	assert_match "${lines[0]}" " SAVED  POLICY$" "header"
-	assert_match "$output" $'\n'"127\.0\.0\.1:$dead +down .* entry 1"$'\n'
+	assert_match "$output" $'\n'"127\.0\.0\.1:$dead +down .* entry 1($|"$'\n'")"
 	assert_match "$output" $'\n'"127\.0\.0\.1:$other +down .* global($|"$'\n'")"
 	run --separate-stderr "$LAUNCHER" status --json --file "$T/state"
 	assert_match "$output" "\"destination\":\"127\.0\.0\.1:$dead\".*\"destinations_entry\":1\}"

@@ -479,8 +479,9 @@ with open(port_file + ".tmp", "w") as f:
     f.write(f"{srv.server_address[1]}\n")
 os.rename(port_file + ".tmp", port_file)
 time.sleep(after_ms / 1000)
+listened = time.monotonic_ns() // 1000000  # before: a client may connect at once
 srv.server_activate()
-print(f"listening mono_ms={time.monotonic_ns() // 1000000}", flush=True)
+print(f"listening mono_ms={listened}", flush=True)
 threading.Timer(60, srv.shutdown).start()  # never outlives an interrupted test for long
 srv.serve_forever()
 ' "$T/$1.port" "$2" "$3"

@@ -155,10 +155,15 @@ static void sleep_until(long long deadline_ms)
 		;
 }
 
+static void say_at(const char *what, long long at_ms)
+{
+	printf("%s mono_ms=%lld\n", what, at_ms);
+	fflush(stdout);
+}
+
 static void say(const char *what)
 {
-	printf("%s mono_ms=%lld\n", what, mono_ms());
-	fflush(stdout);
+	say_at(what, mono_ms());
 }
 
 /* Sends the text, then waits for the peer to close so it reads all of it. */
@@ -213,7 +218,7 @@ int main(int argc, char **argv)
 	};
 	const char *tcp = NULL, *unix_path = NULL, *text = "", *port_file = NULL;
 	long after_ms = 0, count = 1, linger_ms = 2000, backlog = 64;
-	long long start = mono_ms();
+	long long start = mono_ms(), listened;
 	int fd, opt;
 
 	while ((opt = getopt_long(argc, argv, "", opts, NULL)) != -1) {
@@ -280,9 +285,14 @@ int main(int argc, char **argv)
 		if (bind(fd, (struct sockaddr *)&sun, sizeof(sun)) < 0)
 			die(unix_path);
 	}
+	/*
+	 * The time before listen(): a client may connect, and say so, before
+	 * this process is scheduled again after it.
+	 */
+	listened = mono_ms();
 	if (listen(fd, (int)backlog) < 0)
 		die("listen");
-	say("listening");
+	say_at("listening", listened);
 
 	for (long i = 0; i < count; i++) {
 		int conn = accept4(fd, NULL, NULL, SOCK_CLOEXEC);
