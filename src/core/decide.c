@@ -400,9 +400,10 @@ bool decide_early_close(const struct config *base, const struct target_addr *t, 
 	/*
 	 * A greeting heard from another listener than the one there now was
 	 * another server's (a port reused: a test's, a restarted daemon's): it
-	 * says nothing of this one, which may close on purpose.
+	 * says nothing of this one, which may close on purpose; nor does a local
+	 * one noted without its listener (an older build of the same file).
 	 */
-	if (e.greeted && by && by != listen_inode(t)) {
+	if (e.greeted && share_is_local(t) && (by == 0 || by != listen_inode(t))) {
 		share_forget_greeted(s);
 		e.greeted = false;
 	}
