@@ -182,6 +182,9 @@ struct config_dest {
 void config_dests_build(struct config *cfg, struct config_dest *table, unsigned max,
 			struct config_problems *problems);
 
+/* The entry of BACKOFF_DESTINATIONS that serves @t, from 1; 0: the global policy.  Pure. */
+unsigned config_entry_of(const struct config *cfg, const struct target_addr *t);
+
 const struct config *config_for_slow(const struct config *cfg, const struct target_addr *t);
 
 /*

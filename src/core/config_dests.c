@@ -183,12 +183,19 @@ bad:
 	config_add_problem(problems, "BACKOFF_DESTINATIONS", cfg->dests_text, message);
 }
 
-const struct config *config_for_slow(const struct config *cfg, const struct target_addr *t)
+unsigned config_entry_of(const struct config *cfg, const struct target_addr *t)
 {
 	unsigned i;
 
 	for (i = 0; i < cfg->dest_count; i++)
 		if (target_matches(&cfg->dests[i].match, t))
-			return &cfg->dests[i].cfg;
-	return cfg;
+			return i + 1;
+	return 0;
+}
+
+const struct config *config_for_slow(const struct config *cfg, const struct target_addr *t)
+{
+	unsigned i = config_entry_of(cfg, t);
+
+	return i ? &cfg->dests[i - 1].cfg : cfg;
 }

@@ -207,16 +207,14 @@ int main(int argc, char **argv)
 		return 0;
 	rng_configure(cfg.seeded, cfg.seed);
 	if (dest_for) {
-		unsigned k = 0;
+		unsigned k = config_entry_of(&cfg, &target);
 
 		use = config_for(&cfg, &target);
-		while (k < cfg.dest_count && &cfg.dests[k].cfg != use)
-			k++;
-		if (k == cfg.dest_count)
+		if (k == 0)
 			printf("# for=%s: no entry of BACKOFF_DESTINATIONS, the global policy\n",
 			       dest_for);
 		else
-			printf("# for=%s: entry %u of BACKOFF_DESTINATIONS\n", dest_for, k + 1);
+			printf("# for=%s: entry %u of BACKOFF_DESTINATIONS\n", dest_for, k);
 	}
 	print_header(use);
 	print_schedule(use, rows);

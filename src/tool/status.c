@@ -70,21 +70,6 @@ static size_t rows_room;
 static struct config env_cfg;
 static struct config_dest env_dests[CONFIG_DESTS_MAX];
 
-/* The entry of BACKOFF_DESTINATIONS that serves @v's destination, from 1; 0: none. */
-static unsigned entry_of(const struct share_view *v)
-{
-	const struct config *c;
-	unsigned k;
-
-	if (!v->named || env_cfg.dest_count == 0)
-		return 0;
-	c = config_for(&env_cfg, &v->target);
-	for (k = 0; k < env_cfg.dest_count; k++)
-		if (&env_cfg.dests[k].cfg == c)
-			return k + 1;
-	return 0;
-}
-
 /* A row is another user's (root's view): the table says whose each is. */
 static bool several_users;
 /*
@@ -335,7 +320,7 @@ static unsigned collect(unsigned n, unsigned uid, uint64_t now_ns, bool all, uin
 		r->probed_ms_ago = (now_ns - r->v.probed_ns) / 1000000;
 		r->uid = uid;
 		snprintf(r->user, sizeof(r->user), "%s", name);
-		r->entry = entry_of(&r->v);
+		r->entry = r->v.named ? config_entry_of(&env_cfg, &r->v.target) : 0;
 		n++;
 	}
 	return n;
