@@ -112,7 +112,7 @@ $(STATUS): src/tool/status.c $(CORE_OBJ)
 # The supervisor engine: a program of its own, on the same core as the library, with
 # libc's calls as the real ones (src/supervise/libc.c) instead of sys/real.c.
 SUPERVISE_CORE := $(patsubst %,$(BUILD)/obj/src/%.o,core/addrlist $(CONFIG_MODS) core/decide core/eligible \
-	core/dest core/engine core/events core/fate core/policy core/retry core/share core/share_file core/target \
+	core/dest core/engine core/events core/fate core/policy core/retry core/share core/share_file core/share_full core/target \
 	core/before core/ready sys/clock sys/elf sys/errname sys/listen sys/log sys/rng sys/sock sys/text)
 # Linked statically: a preload's exec hook runs it with the program's environment, whose
 # LD_PRELOAD then loads nothing into it, and it starts without a loader's work.  Not under
@@ -331,10 +331,10 @@ $(FUZZ_BUILD)/fuzz-notify: tests/fuzz/notify.c $(FUZZ_CORE) src/supervise/notify
 		src/supervise/libc.c
 
 # The shared state file, as hostile as another process of the user can make it.
-$(FUZZ_BUILD)/fuzz-share: tests/fuzz/share.c $(FUZZ_CORE) src/core/share.c src/core/share_file.c src/sys/clock.c \
+$(FUZZ_BUILD)/fuzz-share: tests/fuzz/share.c $(FUZZ_CORE) src/core/share.c src/core/share_file.c src/core/share_full.c src/sys/clock.c \
 		$(wildcard src/*/*.h) Makefile
 	@mkdir -p $(dir $@)
-	$(FUZZ_CC) $(FUZZ_CFLAGS) -o $@ $< $(FUZZ_CORE) src/core/share.c src/core/share_file.c src/sys/clock.c
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -o $@ $< $(FUZZ_CORE) src/core/share.c src/core/share_file.c src/core/share_full.c src/sys/clock.c
 
 $(FUZZ_BUILD)/fuzz-%: tests/fuzz/%.c $(FUZZ_CORE) $(wildcard src/*/*.h) Makefile
 	@mkdir -p $(dir $@)

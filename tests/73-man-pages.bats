@@ -115,7 +115,7 @@ same() {
 	local code readme
 	# config_errors, config_names, ... belong to core/config; share_file to core/share.
 	code=$(printf '%s\n' "$ROOT"/src/core/*.c |
-		sed 's|.*/||; s/\.c$//; s/^config_.*/config/; s/^share_file$/share/' | sort -u)
+		sed 's|.*/||; s/\.c$//; s/^config_.*/config/; s/^share_.*/share/' | sort -u)
 	readme=$(sed -n "s/^| \`core\/\([a-z_]*\)\` |.*/\1/p" "$ROOT/README.md" | sort)
 	same "the modules of src/core and the README's table" "$code" "$readme"
 	local dir

@@ -8,6 +8,7 @@
 #include "core/events.h"
 #include "core/share.h"
 #include "sys/clock.h"
+#include "sys/rng.h"
 #include "sys/sock.h"
 
 /* Whether connects to @t wait for its streak of early closes (connections over IP only). */
@@ -27,6 +28,15 @@ enum before_verdict before_decide(const struct config *cfg, const struct target_
 {
 	uint64_t until = f->damped_until_ns;
 
+	/*
+	 * A full server's line: joined by a blocking connect that would wait
+	 * anyway, or that others wait before; it ends when a connection held to
+	 * the server closes, or by engine_full_until_ms.  An event loop's
+	 * connect keeps the delay: no close wakes a program's poll.
+	 */
+	if (f->blocking && (f->full_line > 0 || (f->full_line == 0 && until > f->now_ns)))
+		until = engine_full_until_ms(cfg, f->now_ns / 1000000, until / 1000000, f->draw) *
+			1000000;
 	/* A streak is of TCP connections: a datagram socket to the same port does not wait. */
 	if (until > f->now_ns && f->type == SOCK_STREAM && damps(cfg, t)) {
 		if (f->blocking) {
@@ -66,7 +76,7 @@ static bool read_facts(const struct config *cfg, int fd, const struct target_add
 		       bool left, struct share_slot **slot, uint32_t *streak,
 		       struct before_facts *f)
 {
-	*f = (struct before_facts){ .sndtimeo_ms = CONFIG_INFINITE };
+	*f = (struct before_facts){ .sndtimeo_ms = CONFIG_INFINITE, .full_line = -1 };
 	delay = delay && damps(cfg, t);
 	left = left && leaves(cfg, t);
 	if (!delay && !left)
@@ -75,17 +85,22 @@ static bool read_facts(const struct config *cfg, int fd, const struct target_add
 	if (!*slot)
 		return false;
 	f->now_ns = clock_now_ns();
-	if (delay)
+	if (delay) {
 		f->damped_until_ns =
 			share_damped_until(*slot, f->now_ns, cfg->policy.cap_ms * 1000000, streak);
+		f->full_line =
+			share_full_line(*slot, f->now_ns, engine_streak_stale_ms(cfg) * 1000000);
+		if (f->full_line >= 0)
+			f->draw = rng_next();
+	}
 	if (left)
 		f->down_err = share_fresh_down(*slot, f->now_ns, 3 * cfg->local_probe_ms * 1000000,
 					       t->family == AF_UNIX ? &cfg->errors_unix
 								    : &cfg->errors_inet);
-	if (!f->damped_until_ns && !f->down_err)
+	if (!f->damped_until_ns && !f->down_err && f->full_line <= 0)
 		return false;
 	f->type = sock_type(fd);
-	if (f->damped_until_ns && f->type == SOCK_STREAM) {
+	if ((f->damped_until_ns || f->full_line > 0) && f->type == SOCK_STREAM) {
 		f->blocking = sock_is_blocking(fd);
 		if (f->blocking)
 			f->sndtimeo_ms = sock_sndtimeo_ms(fd);
@@ -99,7 +114,8 @@ static void said_damped(const struct target_addr *t, uint32_t streak, const stru
 {
 	struct events_subject what = { .call = "connect", .target = t };
 
-	events_damped(&what, streak, (until_ns - f->now_ns) / 1000000);
+	events_damped(&what, streak, (until_ns - f->now_ns) / 1000000,
+		      f->full_line >= 0 && f->damped_until_ns < until_ns ? f->full_line : -1);
 }
 
 enum before_verdict before_connect(const struct config *cfg, struct before_connect *b)
@@ -125,19 +141,31 @@ out:
 }
 
 /*
- * Sleep until @until_ns, woken early by a success to @s; @watch: looking
- * every BACKOFF_LOCAL_PROBE whether @t's local listener is gone.  0, EINTR
- * (a signal that may not restart the call), or ECONNREFUSED (gone).
+ * Sleep until @until_ns, woken early by a success to @s, or, @s being full,
+ * by a close of a connection held to it (the first in its line); @watch:
+ * looking every BACKOFF_LOCAL_PROBE whether @t's local listener is gone.  0,
+ * EINTR (a signal that may not restart the call), or ECONNREFUSED (gone).
  */
 static int damp_wait(const struct config *cfg, struct share_slot *s, const struct target_addr *t,
 		     uint64_t until_ns, bool watch)
 {
-	uint64_t look_ns = watch ? decide_look_ms(cfg, t) * 1000000 : 0, now;
+	uint64_t look_ns = watch ? decide_look_ms(cfg, t) * 1000000 : 0, now, to;
+	bool full = share_full_line(s, clock_now_ns(), engine_streak_stale_ms(cfg) * 1000000) >= 0;
 	int rc = 0;
 
 	while (rc == 0 && (now = clock_now_ns()) < until_ns) {
-		rc = share_wait(s, share_seq(s),
-				look_ns && now + look_ns < until_ns ? now + look_ns : until_ns);
+		to = look_ns && now + look_ns < until_ns ? now + look_ns : until_ns;
+		if (full) {
+			/*
+			 * Woken: a held connection closed, and the place is this
+			 * connect's once its server has read the close.
+			 */
+			if ((rc = share_full_wait(s, share_freed(s), to)) == 1)
+				return share_wait(s, share_seq(s),
+						  clock_now_ns() + ENGINE_FULL_SETTLE_MS * 1000000);
+		} else {
+			rc = share_wait(s, share_seq(s), to);
+		}
 		if (rc == 0 && look_ns && decide_listener_gone(cfg, t))
 			rc = ECONNREFUSED;
 	}

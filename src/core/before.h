@@ -40,6 +40,9 @@ struct before_facts {
 	uint64_t now_ns;	  /* CLOCK_MONOTONIC */
 	uint64_t damped_until_ns; /* new connects to the destination wait until then; 0: none */
 	int down_err; /* the errno its prober found a moment ago (another thread's); 0: none */
+	/* It said it is full (share_full_line): connects waiting in its line; -1: not full. */
+	int full_line;
+	uint64_t draw; /* a random draw, for a wait in the line */
 };
 
 /*
@@ -47,7 +50,9 @@ struct before_facts {
  * a stream socket whose destination is damped waits (a blocking one, within
  * its own send timeout), or is the event loop's under BACKOFF_NONBLOCK;
  * otherwise a stream connect to a local destination that another thread
- * probes and found down a moment ago is left to it.  *until_ns is set for
+ * probes and found down a moment ago is left to it.  A connect to a full
+ * destination with connects in line (or a delay), joins the line
+ * (engine_full_until_ms).  *until_ns is set for
  * BEFORE_WAIT and BEFORE_LATER.  Pure.
  */
 enum before_verdict before_decide(const struct config *cfg, const struct target_addr *t,

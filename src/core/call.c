@@ -319,3 +319,17 @@ int call_connect(const struct config *cfg, int fd, const struct sockaddr *addr, 
 		return connect_bounded(cfg, fd, addr, len, saved);
 	return connect_slow(cfg, fd, addr, len, saved, first == CALL_FAILED, 0);
 }
+
+void call_closing(const struct config *cfg, int fd)
+{
+	struct sockaddr_storage a;
+	socklen_t len = sizeof(a);
+	struct target_addr t;
+	int saved = errno;
+
+	if (real_getpeername(fd, (struct sockaddr *)&a, &len) == 0 && len <= sizeof(a) &&
+	    target_from_sockaddr((const struct sockaddr *)&a, len, &t))
+		share_note_closing(&t, clock_now_ns(),
+				   engine_streak_stale_ms(config_for(cfg, &t)) * 1000000);
+	errno = saved;
+}

@@ -50,4 +50,11 @@ struct call_send {
 int call_send_failed(const struct config *cfg, const struct call_send *s, int err,
 		     int (*again)(void *ctx, uint64_t deadline_ms), void *ctx);
 
+/*
+ * @fd is being closed while some destination of the state file may be full
+ * (share_any_full): if it is a connection to one that is, a close frees one
+ * of its places, and the first connect in its line is woken.  errno kept.
+ */
+void call_closing(const struct config *cfg, int fd);
+
 #endif

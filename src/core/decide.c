@@ -375,18 +375,19 @@ enum decide_wake decide_loop_wake(const struct config *base, struct fdconn *c, u
 }
 
 bool decide_early_close(const struct config *base, const struct target_addr *t, const char *answer,
-			uint64_t at_least_ms, bool sent, bool replay, bool blocking, bool timed,
-			uint64_t *until_ms)
+			bool full, uint64_t at_least_ms, bool sent, bool replay, bool blocking,
+			bool timed, uint64_t *until_ms)
 {
 	const struct config *cfg = config_for(base, t); /* BACKOFF_DESTINATIONS */
 	struct share_slot *s = share_get(cfg, t);
 	struct events_subject what = { .call = "connect", .target = t };
-	uint64_t now = clock_now_ns(), since, prev, cap = cfg->policy.cap_ms;
+	uint64_t now = clock_now_ns(), since, prev;
 	struct engine_early e = {
 		.at_least_ms = at_least_ms,
 		.sent = sent,
 		.replay = replay,
 		.said = answer != NULL,
+		.full = full,
 		.blocking = blocking,
 		.timed = timed,
 		.port = t->family == AF_UNIX ? 0 : t->port,
@@ -422,9 +423,9 @@ bool decide_early_close(const struct config *base, const struct target_addr *t, 
 		events_early_end(&what, 0, EVENTS_END_GONE);
 		return false;
 	}
-	/* A streak whose last early close is further back than two of the longest delays is over.
-	 */
-	e.streak = share_note_early(s, now, 2 * (cap + 1000) * 1000000, &since, &prev);
+	e.streak = share_note_early(s, now, engine_streak_stale_ms(cfg) * 1000000, &since, &prev);
+	if (full)
+		share_note_full(s, now, engine_streak_stale_ms(cfg) * 1000000);
 	e.now_ms = now / 1000000;
 	e.since_ms = since / 1000000;
 	e.prev_delay_ms = prev;

@@ -62,10 +62,12 @@ void decide_connected(const struct config *cfg, const struct target_addr *t, pid
 /*
  * Early close: a connection to @t that its peer ended (FIN or RST) before
  * sending a byte, or whose server answered "try later" (@answer, as text;
- * NULL: none; @at_least_ms: the wait it asked for, 0: none), is a failed
- * attempt of its destination, host-wide through
+ * NULL: none; @full: an answer that its connections are all taken;
+ * @at_least_ms: the wait it asked for, 0: none), is a failed attempt of its
+ * destination, host-wide through
  * the shared state: its streak grows, and new connects to it wait for the
- * policy's delay for the streak (damping).  Whether the caller is to connect
+ * policy's delay for the streak (damping); a full destination's wait in its
+ * line (share_note_full).  Whether the caller is to connect
  * the same socket again: only if the program has @sent nothing on it, or
  * what it sent is to be sent again on the new connection (@replay: recorded
  * in full under BACKOFF_REPLAY=on), it is @blocking (or BACKOFF_NONBLOCK is
@@ -76,8 +78,8 @@ void decide_connected(const struct config *cfg, const struct target_addr *t, pid
  * BACKOFF_ATTEMPT_TIMEOUT after its planned start, within the budget.
  */
 bool decide_early_close(const struct config *cfg, const struct target_addr *t, const char *answer,
-			uint64_t at_least_ms, bool sent, bool replay, bool blocking, bool timed,
-			uint64_t *until_ms);
+			bool full, uint64_t at_least_ms, bool sent, bool replay, bool blocking,
+			bool timed, uint64_t *until_ms);
 
 /* Whether a success may have news to tell (some destination is down): one or two loads. */
 static inline bool decide_any_down(void)

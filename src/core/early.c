@@ -195,11 +195,11 @@ static void say_connack(char said[SAID_MAX], const unsigned char *p, size_t n)
 /*
  * A start-up that awaits its answer (@fl, recorded from the start) got the
  * first bytes @got of it (@n of them) on @fd: what they say (@said: the
- * answer, as text, when not ready).
+ * answer, as text, when not ready; *full: it says the server is full).
  */
 static enum ready_answer startup_answer(const struct config *cfg, int fd, const struct flight *fl,
 					const struct iovec *got, size_t n, char said[SAID_MAX],
-					uint64_t *at_least_ms)
+					bool *full, uint64_t *at_least_ms)
 {
 	unsigned char head[HTTP_ENOUGH];
 	enum ready_answer a;
@@ -211,11 +211,11 @@ static enum ready_answer startup_answer(const struct config *cfg, int fd, const 
 		/* One byte read alone ('N' to an SSLRequest) is the answer as it is. */
 		k = first_bytes(fd, got, n, n == 1 ? 1 : STARTUP_ENOUGH, head, sizeof(head));
 		a = ready_answer(head, k, fl->data, fl->len);
+		*full = a == READY_NOT && strcmp(ready_startup_refusal(head, k), "53300") == 0;
 		if (a == READY_NOT)
 			say_line(said,
-				 strcmp(ready_startup_refusal(head, k), "53300") == 0
-					 ? "PostgreSQL: SQLSTATE 53300 (too many connections)"
-					 : "PostgreSQL: SQLSTATE 57P03",
+				 *full ? "PostgreSQL: SQLSTATE 53300 (too many connections)"
+				       : "PostgreSQL: SQLSTATE 57P03",
 				 NULL, 0);
 		return a;
 	}
@@ -244,6 +244,9 @@ static enum ready_answer startup_answer(const struct config *cfg, int fd, const 
 			return READY_ANSWERED;
 		k = first_bytes(fd, got, n, sizeof(head), head, sizeof(head));
 		a = ready_http_answer(head, k, clock_wall_ms() / 1000, at_least_ms);
+		/* A 503 or 429 that names no time: the server's room, not its state. */
+		*full = a == READY_NOT && *at_least_ms == 0 &&
+			(memcmp(head + 9, "503", 3) == 0 || memcmp(head + 9, "429", 3) == 0);
 		if (a == READY_NOT)
 			say_http(said, head, *at_least_ms);
 		return a;
@@ -278,7 +281,7 @@ static bool recorded_startup(const struct config *cfg, const unsigned char *p, s
  * (first_bytes).
  */
 static bool greeting_refused(const struct config *cfg, int fd, const struct iovec *got, size_t n,
-			     char said[SAID_MAX])
+			     char said[SAID_MAX], bool *full)
 {
 	unsigned char head[GREETING_ENOUGH];
 	const unsigned char *p = got->iov_base;
@@ -293,6 +296,7 @@ static bool greeting_refused(const struct config *cfg, int fd, const struct iove
 	}
 	if (g != READY_REFUSAL)
 		return false;
+	*full = ready_greeting_full(name);
 	/* FTP's and SMTP's reply says why; the others' names say all. */
 	say_line(said, name, p, k >= 3 && memcmp(p, "421", 3) == 0 ? k : 0);
 	return true;
@@ -350,7 +354,7 @@ enum early_action early_seen(const struct config *cfg, int fd, ssize_t rc, int e
 	uint64_t at_least = 0;	  /* the wait it asked for */
 	struct target_addr t;
 	struct flight *fl = NULL;
-	bool again, blocking, sent, ended, recorded = false;
+	bool again, blocking, sent, ended, recorded = false, full = false;
 	uint64_t until = CONFIG_INFINITE;
 	uint32_t w;
 
@@ -380,7 +384,8 @@ enum early_action early_seen(const struct config *cfg, int fd, ssize_t rc, int e
 		recorded = fl && fl->len != 0;
 		/* Data on a start-up without effect: the server's answer may be "not ready". */
 		if (rc > 0 && !(w & FDS_NOREPLAY))
-			answer = startup_answer(cfg, fd, fl, got, (size_t)rc, said, &at_least);
+			answer = startup_answer(cfg, fd, fl, got, (size_t)rc, said, &full,
+						&at_least);
 		fl = NULL;
 		fdtable_release(s, fdtable_state_of(s));
 	}
@@ -392,7 +397,7 @@ enum early_action early_seen(const struct config *cfg, int fd, ssize_t rc, int e
 	 * what was sent is safe to send again).
 	 */
 	if (answer != READY_NOT && rc > 0 && !sending && got && !(w & FDS_NOREPLAY) &&
-	    greeting_refused(cfg, fd, got, (size_t)rc, said))
+	    greeting_refused(cfg, fd, got, (size_t)rc, said, &full))
 		answer = READY_NOT;
 	if (!fdtable_set_first(s, false))
 		return EARLY_NONE; /* another thread saw it first */
@@ -430,9 +435,9 @@ enum early_action early_seen(const struct config *cfg, int fd, ssize_t rc, int e
 	}
 	blocking = sock_is_blocking(fd);
 	/* A blocking read with a timeout of its own is not made to wait for a new connection. */
-	again = decide_early_close(cfg, &t, answer == READY_NOT ? said : NULL, at_least, sent,
-				   fl != NULL, blocking,
-				   blocking && sock_rcvtimeo_ms(fd) != UINT64_MAX, &until);
+	again = decide_early_close(
+		cfg, &t, answer == READY_NOT ? said : NULL, answer == READY_NOT && full, at_least,
+		sent, fl != NULL, blocking, blocking && sock_rcvtimeo_ms(fd) != UINT64_MAX, &until);
 	if (!again) {
 		fdtable_flight_free(fl);
 		/* Ended by a connection of the library's: the first end is the program's. */

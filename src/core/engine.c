@@ -324,6 +324,19 @@ struct engine_action engine_step(const struct config *cfg, const struct config_e
 	}
 }
 
+uint64_t engine_streak_stale_ms(const struct config *cfg)
+{
+	return 2 * (cfg->policy.cap_ms + 1000);
+}
+
+uint64_t engine_full_until_ms(const struct config *cfg, uint64_t now_ms, uint64_t damped_until_ms,
+			      uint64_t draw)
+{
+	uint64_t half = cfg->policy.cap_ms / 2, until = now_ms + half + draw % (half + 1);
+
+	return damped_until_ms > until ? damped_until_ms : until;
+}
+
 uint64_t engine_run_open_ms(const struct config *cfg, uint32_t giveups, uint64_t draw)
 {
 	uint64_t open = cfg->timeout_ms == CONFIG_INFINITE ? cfg->policy.cap_ms : cfg->timeout_ms;
@@ -395,7 +408,10 @@ struct engine_early_verdict engine_early_close(const struct config *cfg,
 	if (v.why)
 		return v;
 	if (cfg->attempt_timeout_ms != CONFIG_INFINITE)
-		v.until_ms = e->now_ms + v.delay_ms + cfg->attempt_timeout_ms;
+		v.until_ms = e->now_ms +
+			     (e->full && cfg->policy.cap_ms > v.delay_ms ? cfg->policy.cap_ms
+									 : v.delay_ms) +
+			     cfg->attempt_timeout_ms;
 	if (cfg->timeout_ms != CONFIG_INFINITE && e->since_ms + cfg->timeout_ms < v.until_ms)
 		v.until_ms = e->since_ms + cfg->timeout_ms;
 	return v;

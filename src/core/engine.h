@@ -194,6 +194,7 @@ struct engine_early {
 	bool sent;		/* the program sent something on it (or ended its side) */
 	bool replay;		/* what it sent is recorded in full, to be sent again */
 	bool said;		/* the server said "try later" (core/ready.h), not a close */
+	bool full;		/* ... that it is full: the new connect waits in its line */
 	bool greeted;		/* the destination's server spoke first before, host-wide */
 	uint16_t port;		/* the destination's TCP port (0: none) */
 	bool blocking;		/* the program's read waits (else an event loop's) */
@@ -236,6 +237,32 @@ bool engine_early_answer(const struct config *cfg, const struct engine_early *e)
  */
 uint64_t engine_run_open_ms(const struct config *cfg, uint32_t giveups, uint64_t draw);
 
+/*
+ * A streak of early closes whose last is further back than this is over,
+ * and a full server (a "try later" answer that means its connections are
+ * all taken) that said so last this long ago is no longer taken for full:
+ * two of the longest delays.
+ */
+uint64_t engine_streak_stale_ms(const struct config *cfg);
+
+/*
+ * A connect waiting at @now_ms in a full server's line, for a connection
+ * held to it to close, attempts anyway by then: its planned delay's end
+ * @damped_until_ms (0: none), and at least half the delay cap to the cap
+ * from now by @draw, so that connects that joined the line together do not
+ * leave it together (the close that would wake them may be made on another
+ * host, or by a program without the library).
+ */
+uint64_t engine_full_until_ms(const struct config *cfg, uint64_t now_ms, uint64_t damped_until_ms,
+			      uint64_t draw);
+
+/*
+ * A connect woken in a full server's line by a close attempts this much
+ * later: the server frees the place when it reads the close, a moment after
+ * it was made (a connect before that meets "full" again).
+ */
+#define ENGINE_FULL_SETTLE_MS 2
+
 /* What an early close is to do. */
 struct engine_early_verdict {
 	/*
@@ -258,7 +285,9 @@ struct engine_early_verdict {
  * as the attempts, BACKOFF_RETRIES and BACKOFF_TIMEOUT bound it, and its
  * delay is the policy's.  The same connection is connected again only if
  * nothing was sent on it or what was is sent again, its read is the
- * library's to wait in, and it has no timeout of its own.
+ * library's to wait in, and it has no timeout of its own.  A full server's
+ * line may hold the new connect longer than the delay (engine_full_until_ms):
+ * its attempt's time then counts from the longest the line holds it.
  */
 struct engine_early_verdict engine_early_close(const struct config *cfg,
 					       const struct engine_early *e);

@@ -257,8 +257,13 @@ void events_early_answer(const struct events_subject *s)
 	line(LOG_LEVEL_INFO, "early-end", s, 0, 0, LOG_NONE, LOG_NONE, LOG_NONE, "answer");
 }
 
-void events_damped(const struct events_subject *s, uint64_t streak, uint64_t wait_ms)
+void events_damped(const struct events_subject *s, uint64_t streak, uint64_t wait_ms, int ahead)
 {
 	count(&stat_waited_ms, wait_ms);
-	line(LOG_LEVEL_INFO, "damped", s, 0, streak, LOG_NONE, (int64_t)wait_ms, LOG_NONE, NULL);
+	if (ahead >= 0)
+		line(LOG_LEVEL_INFO, "damped", s, 0, (uint64_t)ahead, LOG_NONE, (int64_t)wait_ms,
+		     LOG_NONE, "full");
+	else
+		line(LOG_LEVEL_INFO, "damped", s, 0, streak, LOG_NONE, (int64_t)wait_ms, LOG_NONE,
+		     NULL);
 }

@@ -121,8 +121,12 @@ void events_early_end(const struct events_subject *s, int err, enum events_end w
  */
 void events_early_answer(const struct events_subject *s);
 
-/* A connect waits @wait_ms before its attempt: @streak early closes in a row.  At info. */
-void events_damped(const struct events_subject *s, uint64_t streak, uint64_t wait_ms);
+/*
+ * A connect waits @wait_ms before its attempt: @streak early closes in a
+ * row; @ahead >= 0: in a full server's line, behind @ahead others (reason
+ * "full").  At info.
+ */
+void events_damped(const struct events_subject *s, uint64_t streak, uint64_t wait_ms, int ahead);
 
 /* Log a failed call that is passed through unretried, at debug level. */
 void events_pass(const char *call, const struct target_addr *target, int err, const char *reason);

@@ -186,6 +186,14 @@ static bool refused(enum ready_greeting r, const char *said, const char **name,
 	return false;
 }
 
+/* The one refusal in place of a greeting that is not for want of room. */
+static const char mysql_down[] = "MySQL: shutting down (1053)";
+
+bool ready_greeting_full(const char *name)
+{
+	return name != NULL && name != mysql_down;
+}
+
 enum ready_greeting ready_greeting(const void *buf, size_t n, unsigned protocols, const char **name)
 {
 	const unsigned char *p = buf;
@@ -202,9 +210,8 @@ enum ready_greeting ready_greeting(const void *buf, size_t n, unsigned protocols
 	}
 	if ((protocols & READY_MYSQL) &&
 	    refused(mysql(p, n),
-		    n > 5 && p[5] == 0x10 ? "MySQL: too many connections (1040)"
-					  : "MySQL: shutting down (1053)",
-		    name, &best))
+		    n > 5 && p[5] == 0x10 ? "MySQL: too many connections (1040)" : mysql_down, name,
+		    &best))
 		return READY_REFUSAL;
 	if ((protocols & READY_NATS) &&
 	    refused(nats(p, n), "NATS: maximum connections exceeded", name, &best))

@@ -148,4 +148,10 @@ enum ready_greeting {
 enum ready_greeting ready_greeting(const void *buf, size_t n, unsigned protocols,
 				   const char **name);
 
+/*
+ * Whether the refusal ready_greeting named @name says its server is full
+ * (max clients, 1040, a 421...), rather than going away (MySQL's 1053).
+ */
+bool ready_greeting_full(const char *name);
+
 #endif

@@ -1,6 +1,7 @@
 /* The state file's slots: one user's processes share, per destination, who probes and what it
  * found. */
 #include "core/share.h"
+#include "core/share_int.h"
 
 #include <errno.h>
 #include <linux/futex.h>
@@ -197,8 +198,7 @@ static unsigned bucket_of(uint64_t key)
 	return b < SHARE_BUCKETS ? b : SHARE_UNIX_BUCKET;
 }
 
-/* A prober of @key's bucket holds a lease until @until: the connect hook's gate stays open. */
-static void probing_until(struct share_head *h, uint64_t key, uint64_t until)
+void share_gate_until(struct share_head *h, uint64_t key, uint64_t until)
 {
 	_Atomic uint64_t *u = &h->probing_until[bucket_of(key)];
 	uint64_t cur = atomic_load_explicit(u, memory_order_relaxed);
@@ -399,7 +399,7 @@ uint32_t share_seq(struct share_slot *s)
 	return atomic_load_explicit(&s->seq, memory_order_acquire);
 }
 
-static long futex(_Atomic uint32_t *word, int op, uint32_t val, const struct timespec *ts)
+long share_futex(_Atomic uint32_t *word, int op, uint32_t val, const struct timespec *ts)
 {
 	/* Not FUTEX_PRIVATE_FLAG: the word is in a file other processes map. */
 	return syscall(SYS_futex, word, op, val, ts, NULL, FUTEX_BITSET_MATCH_ANY);
@@ -437,7 +437,7 @@ void share_note(struct share_slot *s, int err, uint64_t now_ns)
 	if (atomic_load_explicit(&s->waiters, memory_order_relaxed) != 0) {
 		int saved = errno;
 
-		futex(&s->seq, FUTEX_WAKE_BITSET, SHARE_RAMP, NULL);
+		share_futex(&s->seq, FUTEX_WAKE_BITSET, SHARE_RAMP, NULL);
 		errno = saved;
 	}
 }
@@ -474,7 +474,7 @@ void share_damp(struct share_slot *s, uint64_t until_ns, uint64_t delay_ms)
 	atomic_store_explicit(&s->damp_ms, delay_ms, memory_order_relaxed);
 	atomic_store_explicit(&s->damp_ns, until_ns, memory_order_relaxed);
 	if (h)
-		probing_until(h, atomic_load_explicit(&s->key, memory_order_relaxed), until_ns);
+		share_gate_until(h, atomic_load_explicit(&s->key, memory_order_relaxed), until_ns);
 }
 
 uint64_t share_damped_until(struct share_slot *s, uint64_t now_ns, uint64_t max_ns,
@@ -653,7 +653,7 @@ bool share_lead(struct share_slot *s, uint64_t now_ns, uint64_t until_ns)
 		atomic_store_explicit(&s->prober_pid, my_pid(), memory_order_relaxed);
 	/* The connect hook's gate stays open while the lease runs, by itself no longer. */
 	if (h)
-		probing_until(h, atomic_load_explicit(&s->key, memory_order_relaxed), until_ns);
+		share_gate_until(h, atomic_load_explicit(&s->key, memory_order_relaxed), until_ns);
 	/* The deputy became the prober: the turn to watch is another's. */
 	atomic_compare_exchange_strong_explicit(&s->deputy, &me, 0, memory_order_relaxed,
 						memory_order_relaxed);
@@ -702,7 +702,7 @@ int share_wait(struct share_slot *s, uint32_t seq, uint64_t until_ns)
 	atomic_fetch_add_explicit(&s->waiters, 1, memory_order_relaxed);
 	while (share_seq(s) == seq) {
 		/* FUTEX_WAIT_BITSET takes an absolute CLOCK_MONOTONIC time. */
-		if (futex(&s->seq, FUTEX_WAIT_BITSET, seq, &ts) == 0 || errno != EINTR)
+		if (share_futex(&s->seq, FUTEX_WAIT_BITSET, seq, &ts) == 0 || errno != EINTR)
 			break;
 		if (!clock_every_handler_restarts()) {
 			rc = EINTR;
@@ -756,6 +756,9 @@ bool share_view_slot(const struct share_head *h, unsigned i, uint64_t now_ns, st
 	early = atomic_load_explicit(&s->early_ns, memory_order_relaxed);
 	if (early != 0 && early <= now_ns && !older_than(early, now_ns, SHARE_IDLE_NS))
 		v->early = atomic_load_explicit(&s->early, memory_order_relaxed);
+	v->full = share_full_line(s, now_ns, SHARE_IDLE_NS) >= 0;
+	if (v->full)
+		v->queued = atomic_load_explicit(&s->queued, memory_order_relaxed);
 	for (unsigned k = 0; k < SHARE_LOOPS; k++) {
 		uint64_t w = atomic_load_explicit(&s->loops[k], memory_order_relaxed);
 

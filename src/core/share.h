@@ -109,7 +109,16 @@ struct share_slot {
 	 * port is another server, whose closes the greeting says nothing of.
 	 */
 	_Atomic uint64_t greeted_by;
-	uint64_t spare[4];
+	/*
+	 * A full server (a "try later" answer that means its connections are
+	 * all taken: share_note_full): when it last said so.  Its line:
+	 * connects waiting for one of the connections held to it to close,
+	 * queued of them asleep on freed, which each such close bumps.
+	 */
+	_Atomic uint64_t full_ns;
+	_Atomic uint32_t freed;
+	_Atomic uint32_t queued;
+	uint64_t spare[2];
 };
 
 /* The connect hook's gate counts probers in buckets: by port, and one for unix paths. */
@@ -133,7 +142,13 @@ struct share_head {
 	 * down (a wrong count costs a look, never a wrong state).
 	 */
 	_Atomic uint64_t downs;
-	uint64_t spare2[3];
+	/*
+	 * Until when some destination may be full (CLOCK_MONOTONIC ns; 0: none
+	 * is): the close hook reads this one word, and looks further only while
+	 * it is set.
+	 */
+	_Atomic uint64_t full_until;
+	uint64_t spare2[2];
 };
 
 #define SHARE_FILE_SIZE (sizeof(struct share_head) + SHARE_SLOTS * sizeof(struct share_slot))
@@ -324,6 +339,41 @@ void share_note_run_open(struct share_slot *s, uint64_t until_ns);
 /* Whether run @run spent its budget for @t and its open time still runs at @now_ns. */
 bool share_run_spent(const struct target_addr *t, uint64_t run, uint64_t now_ns);
 
+/*
+ * @s answered at @now_ns that it is full: it is so for @window_ns from now
+ * (each such answer renews it), and new connects to it find its line.
+ */
+void share_note_full(struct share_slot *s, uint64_t now_ns, uint64_t window_ns);
+
+/* How many connects wait in @s's line if it is full at @now_ns, for @window_ns since its answer;
+ * -1: not full. */
+int share_full_line(const struct share_slot *s, uint64_t now_ns, uint64_t window_ns);
+
+/* Whether some destination of the file may be full: one or two loads, for every close. */
+static inline bool share_any_full(void)
+{
+	struct share_head *h = atomic_load_explicit(&share_map, memory_order_acquire);
+
+	return h && atomic_load_explicit(&h->full_until, memory_order_relaxed) != 0;
+}
+
+/*
+ * A connection to @t is being closed at @now_ns: if its destination is
+ * full, the first connect in its line is woken.  A file whose last full
+ * destination's time is over is cleared, so that closes read one 0 again.
+ */
+void share_note_closing(const struct target_addr *t, uint64_t now_ns, uint64_t window_ns);
+
+/* The count of closes seen by @s's line, to wait on. */
+uint32_t share_freed(struct share_slot *s);
+
+/*
+ * Wait in @s's line until a close wakes the calling thread, or @until_ns.
+ * Returns 1 when woken (or a close came since @freed was read), 0 at
+ * @until_ns, EINTR as share_wait.  errno preserved.
+ */
+int share_full_wait(struct share_slot *s, uint32_t freed, uint64_t until_ns);
+
 /* A connection to @s received its first byte: its streak of early closes ends. */
 void share_note_first_byte(struct share_slot *s);
 
@@ -392,7 +442,9 @@ struct share_view {
 	int err;		    /* errno of the last failed attempt, 0: none or out of range */
 	uint32_t waiters;	    /* threads asleep on the slot, as the library believes them */
 	uint64_t attempts, saved;
-	uint32_t early; /* early closes in a row, the last within a minute; 0: none */
+	uint32_t early;	 /* early closes in a row, the last within a minute; 0: none */
+	bool full;	 /* it said it is full within a minute */
+	uint32_t queued; /* connects waiting in its line, when full */
 	struct target_addr target;
 	/* Event loops' connects waiting, by process, those whose lease runs (count 0: none). */
 	int loop_pid[SHARE_LOOPS];

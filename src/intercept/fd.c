@@ -8,8 +8,10 @@
 #include <sys/ioctl.h>
 #include <unistd.h>
 
+#include "core/call.h"
 #include "core/fdtable.h"
 #include "core/pending.h"
+#include "core/share.h"
 #include "init.h"
 #include "sys/real.h"
 
@@ -20,6 +22,8 @@
 /* State is dropped before the real call: the number may be reused at once after it. */
 EXPORT int close(int fd)
 {
+	if (__builtin_expect(share_any_full(), 0))
+		call_closing(init_config_get(), fd);
 	if (__builtin_expect(pending_any(), 0))
 		pending_closing(init_config_get(), fd);
 	fdtable_forget(fd);

@@ -346,6 +346,14 @@ static void format_text(struct text *t, const struct log_event *ev)
 		    (strcmp(ev->reason, "gone") == 0 || strcmp(ev->reason, "unaccepted") == 0))
 			text_str(t, ": the listener served its one connection");
 		text_str(t, "; the program gets the end it met");
+	} else if (strcmp(ev->event, "damped") == 0 && ev->reason) {
+		text_str(t,
+			 "the server said it is full: waiting in its line for a connection to it "
+			 "to close, at most ");
+		text_u64(t, (uint64_t)ev->wait_ms);
+		text_str(t, "ms (");
+		text_u64(t, ev->attempt);
+		text_str(t, " ahead)");
 	} else if (strcmp(ev->event, "damped") == 0) {
 		text_str(t, "waiting ");
 		text_u64(t, (uint64_t)ev->wait_ms);

@@ -166,7 +166,7 @@ class Bench:
         return counts
 
     def part_watch(self):
-        self.log("1/3 the watch's cost per connection and per first read")
+        self.log("1/4 the watch's cost per connection and per first read")
         lines = ["## 1. The watch on a healthy connection", ""]
         if shutil.which("valgrind") is None:
             lines += ["valgrind is not installed: part skipped.", ""]
@@ -306,7 +306,7 @@ class Bench:
     # ------------------------------------------------------------ 2. nginx
 
     def part_nginx(self):
-        self.log("2/3 nginx reverse proxy")
+        self.log("2/4 nginx reverse proxy")
         lines = ["## 2. nginx as a reverse proxy", ""]
         nginx, ab = shutil.which("nginx") or "/usr/sbin/nginx", shutil.which("ab")
         if not os.path.exists(nginx) or ab is None:
@@ -561,7 +561,7 @@ class Bench:
     # ------------------------------------------------------------ 3. readiness to success
 
     def part_ready(self):
-        self.log("3/3 from readiness to success")
+        self.log("3/4 from readiness to success")
         lines = ["## 3. From the server's readiness to the client's success", ""]
         rounds = 1 if self.quick else 5
         cases = [FtpCase, RedisMaxclientsCase, RedisLoadingCase, Http503Case, Nginx502Case,
@@ -654,6 +654,93 @@ class Bench:
             f"{cls.key} {statistics.median(x['success'] for x in res if 'error' not in x):.0f} "
             f"ms (planned {statistics.median(x['planned'] for x in res if 'error' not in x):.0f})"
             for cls, res in rows if any("error" not in x for x in res)))
+        self.sections.append("\n".join(lines))
+
+    # ------------------------------------------------------------ 4. a crowd at a full server
+
+    CROWD_CLIENT = """
+import socket, sys
+s = socket.create_connection(("127.0.0.1", int(sys.argv[1])))
+s.sendall(b"*1\\r\\n$4\\r\\nPING\\r\\n")
+if not s.recv(100).startswith(b"+PONG"):
+    sys.exit(1)
+import time
+time.sleep(float(sys.argv[2]))
+s.sendall(b"*1\\r\\n$4\\r\\nQUIT\\r\\n")
+s.recv(100)
+s.close()
+"""
+
+    def crowd_round(self, clients, limit, hold, env):
+        """One crowd against a fresh redis-server: served, attempts the server counted, and
+        the time from the first client's start to the last one's end."""
+        port = free_port()
+        redis = subprocess.Popen(["redis-server", "--port", str(port), "--bind", "127.0.0.1",
+                                  "--maxclients", str(limit), "--save", "", "--appendonly",
+                                  "no"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        try:
+            if not wait_port(port):
+                raise RuntimeError("redis-server does not listen")
+
+            def counted():
+                r = subprocess.run(["redis-cli", "-p", str(port), "info", "stats"],
+                                   capture_output=True, text=True, check=True)
+                return sum(int(line.split(":")[1]) for line in r.stdout.splitlines()
+                           if line.startswith(("total_connections_received:",
+                                               "rejected_connections:")))
+            base = counted()
+            t0 = time.monotonic()
+            procs = [subprocess.Popen([sys.executable, "-c", self.CROWD_CLIENT, str(port),
+                                       str(hold)], env=env, stdout=subprocess.DEVNULL,
+                                      stderr=subprocess.DEVNULL) for _ in range(clients)]
+            served = sum(p.wait(timeout=120) == 0 for p in procs)
+            elapsed = time.monotonic() - t0
+            return served, counted() - base - 1, elapsed
+        finally:
+            redis.terminate()
+            redis.wait()
+
+    def part_crowd(self):
+        self.log("4/4 a crowd at a full server")
+        clients, limit, hold = 60, 10, 1.0
+        pace = clients / limit * hold
+        lines = ["## 4. A crowd at a full server", "",
+                 f"{clients} python clients, started in turn without waiting (as a job's "
+                 f"workers are), each connecting to redis-server `--maxclients {limit}`, "
+                 f"sending `PING`, holding its connection {hold:.0f} s once served, then `QUIT`. "
+                 f"The server's pace is {pace:.0f} s ({clients} / {limit} x {hold:.0f} s). "
+                 "*Attempts* are the connections the server counted (accepted and refused); "
+                 "the time is from the first start to the last end, the clients' own start-up "
+                 "included (the crowd without the library, whose clients end at once when "
+                 "refused, shows what start-up alone costs).", ""]
+        if not shutil.which("redis-server") or not shutil.which("redis-cli"):
+            lines.append("Not run: redis-server is not installed.")
+            self.sections.append("\n".join(lines))
+            return
+        rounds = 1 if self.quick else 3
+        res = {"without": [], "with": []}
+        for r in range(rounds):
+            for name in ("without", "with"):
+                env = (clean_env() if name == "without" else
+                       self.lib_env({}, os.path.join(self.data, f"state-crowd-{r}")))
+                res[name].append(self.crowd_round(clients, limit, hold, env))
+        lines += ["| library | served (median) | attempts per client | time (s) | "
+                  "time / pace | goal |", "|---|---:|---:|---:|---:|---|"]
+        for name in ("without", "with"):
+            served = statistics.median(x[0] for x in res[name])
+            per = statistics.median(x[1] / clients for x in res[name])
+            t = statistics.median(x[2] for x in res[name])
+            goal = ("" if name == "without" else
+                    "met" if served == clients and per <= 1.3 and t <= 1.5 * pace else "missed")
+            lines.append(f"| {name} | {served:.0f} of {clients} | {per:.2f} | {t:.1f} | "
+                         f"{t / pace:.2f} | {goal} |")
+        lines += ["", f"Goal: all served, at most 1.3 attempts per client, within 1.5 times the "
+                  f"pace ({1.5 * pace:.0f} s). Rounds: {rounds}, medians."]
+        w = res["with"]
+        self.summary.append(
+            f"crowd: {statistics.median(x[0] for x in w):.0f} of {clients} served, "
+            f"{statistics.median(x[1] / clients for x in w):.2f} attempts per client, "
+            f"{statistics.median(x[2] for x in w) / pace:.2f} of the pace")
         self.sections.append("\n".join(lines))
 
     def write(self, started):
@@ -1113,11 +1200,12 @@ def main():
     ap.add_argument("--build", required=True)
     ap.add_argument("--out", required=True)
     ap.add_argument("--quick", action="store_true")
-    ap.add_argument("--parts", default="123", help="the parts to run (a report of them alone)")
+    ap.add_argument("--parts", default="1234", help="the parts to run (a report of them alone)")
     a = ap.parse_args()
     started = time.monotonic()
     b = Bench(a)
-    for key, part in (("1", b.part_watch), ("2", b.part_nginx), ("3", b.part_ready)):
+    for key, part in (("1", b.part_watch), ("2", b.part_nginx), ("3", b.part_ready),
+                      ("4", b.part_crowd)):
         if key not in a.parts:
             continue
         t0 = time.monotonic()

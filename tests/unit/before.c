@@ -63,6 +63,7 @@ static struct before_facts facts(bool blocking, uint64_t damp_ms, int err)
 		.now_ns = NOW,
 		.damped_until_ns = damp_ms ? NOW + damp_ms * MS : 0,
 		.down_err = err,
+		.full_line = -1,
 	};
 }
 
@@ -103,6 +104,51 @@ static void test_damped_blocking_waits_within_its_own_timeout(void)
 	f.sndtimeo_ms = UINT64_MAX / 2; /* no overflow */
 	CHECK_U64(before_decide(&cfg, &t, &f, &until), BEFORE_WAIT);
 	CHECK_U64(until, NOW + 800 * MS);
+}
+
+/*
+ * A full server's line: a blocking connect joins it when others wait in it
+ * or it would wait anyway, until half the cap to the cap by the draw (or its
+ * delay's end), within its own send timeout; an event loop's keeps its delay.
+ */
+static void test_full_server_line(void)
+{
+	static const char *const env[] = { "BACKOFF_CAP=2s", NULL };
+	struct target_addr t = inet("127.0.0.1", 6379);
+	struct before_facts f = facts(true, 0, 0);
+	struct config cfg;
+	uint64_t until = 0;
+
+	parse(&cfg, env);
+	f.full_line = 0; /* full, nobody in line, no delay: attempt */
+	CHECK_U64(before_decide(&cfg, &t, &f, &until), BEFORE_ATTEMPT);
+	f.full_line = 3;
+	f.draw = 0;
+	CHECK_U64(before_decide(&cfg, &t, &f, &until), BEFORE_WAIT);
+	CHECK_U64(until, NOW + 1000 * MS);
+	f.draw = 1000;
+	CHECK_U64(before_decide(&cfg, &t, &f, &until), BEFORE_WAIT);
+	CHECK_U64(until, NOW + 2000 * MS);
+	/* Nobody in line, but a delay to wait: in line, its end if later. */
+	f.full_line = 0;
+	f.draw = 0;
+	f.damped_until_ns = NOW + 300 * MS;
+	CHECK_U64(before_decide(&cfg, &t, &f, &until), BEFORE_WAIT);
+	CHECK_U64(until, NOW + 1000 * MS);
+	f.damped_until_ns = NOW + 1500 * MS;
+	CHECK_U64(before_decide(&cfg, &t, &f, &until), BEFORE_WAIT);
+	CHECK_U64(until, NOW + 1500 * MS);
+	/* The program's send timeout bounds the line too. */
+	f.sndtimeo_ms = 400;
+	CHECK_U64(before_decide(&cfg, &t, &f, &until), BEFORE_WAIT);
+	CHECK_U64(until, NOW + 400 * MS);
+	/* An event loop's connect: no close wakes its poll; the delay alone. */
+	f = facts(false, 300, 0);
+	f.full_line = 3;
+	CHECK_U64(before_decide(&cfg, &t, &f, &until), BEFORE_LATER);
+	CHECK_U64(until, NOW + 300 * MS);
+	f.damped_until_ns = 0;
+	CHECK_U64(before_decide(&cfg, &t, &f, &until), BEFORE_ATTEMPT);
 }
 
 static void test_damped_nonblocking_is_the_event_loops(void)
@@ -229,6 +275,7 @@ int main(void)
 	test_nothing_known_attempts_now();
 	test_damped_blocking_waits_within_its_own_timeout();
 	test_damped_nonblocking_is_the_event_loops();
+	test_full_server_line();
 	test_damping_is_for_tcp_connects_to_targets();
 	test_a_fresh_finding_leaves_a_local_stream_attempt();
 	test_the_delay_comes_before_the_finding();

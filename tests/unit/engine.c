@@ -373,6 +373,33 @@ static void test_early_close(void)
 		  1000 + 100 + 5000,
 		  false,
 		  CONFIG_EARLY_AUTO },
+		{ "a full server: the new connect's time counts from the longest its line holds it "
+		  "(the cap)",
+		  { .now_ms = 1000,
+		    .since_ms = 1000,
+		    .streak = 1,
+		    .said = true,
+		    .full = true,
+		    .blocking = true },
+		  5,
+		  10000,
+		  NULL,
+		  1000 + 1000 + 5000,
+		  false,
+		  CONFIG_EARLY_AUTO },
+		{ "a full server: its line's time within the budget",
+		  { .now_ms = 1000,
+		    .since_ms = 1000,
+		    .streak = 1,
+		    .said = true,
+		    .full = true,
+		    .blocking = true },
+		  5,
+		  3000,
+		  NULL,
+		  1000 + 3000,
+		  false,
+		  CONFIG_EARLY_AUTO },
 		{ "what was sent is recorded: connected again, and sent again",
 		  { .now_ms = 1000,
 		    .since_ms = 1000,
@@ -605,6 +632,24 @@ static void test_run_open(void)
 	CHECK_U64(engine_run_open_ms(&cfg, 1, 0), 1600);
 }
 
+/*
+ * A full server's line: a connect in it attempts by half the cap to the cap
+ * (by the draw), or its planned delay's end if later; "full" lasts as long
+ * as a streak of early closes.
+ */
+static void test_full_line(void)
+{
+	struct setup set = PLAIN;
+	struct config cfg = configured(&set);
+
+	CHECK_U64(engine_streak_stale_ms(&cfg), 2 * (1000 + 1000));
+	CHECK_U64(engine_full_until_ms(&cfg, 1000, 0, 0), 1500);
+	CHECK_U64(engine_full_until_ms(&cfg, 1000, 0, 500), 2000);
+	CHECK_U64(engine_full_until_ms(&cfg, 1000, 0, 501), 1500);  /* the draw wraps */
+	CHECK_U64(engine_full_until_ms(&cfg, 1000, 1800, 0), 1800); /* the delay's end is later */
+	CHECK_U64(engine_full_until_ms(&cfg, 1000, 1200, 500), 2000);
+}
+
 /* Which failed connect is the library's to retry, in both engines. */
 static void test_eligible(void)
 {
@@ -657,6 +702,7 @@ int main(void)
 	test_outcome();
 	test_early_close();
 	test_run_open();
+	test_full_line();
 	test_eligible();
 	return unit_report("engine");
 }

@@ -104,6 +104,48 @@ int main(void)
 	for (i = 0; i < SHARE_LOOPS; i++)
 		atomic_store(&s->loops[i], 0);
 
+	/*
+	 * A full server: its line is told only while its answer is fresh; a
+	 * close of a connection to it frees a place (one waiter woken), to
+	 * another destination nothing; the file's mark ends with its time.
+	 */
+	{
+		uint64_t w = 4 * S;
+		uint32_t freed;
+		struct target_addr other = t;
+
+		other.port = 5433;
+		CHECK_U64((uint64_t)(int64_t)share_full_line(s, now, w), (uint64_t)(int64_t)-1);
+		share_note_closing(&t, now, w);
+		CHECK_U64(share_freed(s), 0);
+		share_note_full(s, now, w);
+		CHECK_U64(atomic_load(&h->full_until), now + w);
+		CHECK(share_any_full());
+		CHECK_U64((uint64_t)share_full_line(s, now + w - 1, w), 0);
+		CHECK_U64((uint64_t)(int64_t)share_full_line(s, now + w, w), (uint64_t)(int64_t)-1);
+		CHECK_U64((uint64_t)(int64_t)share_full_line(s, now - 1, w), (uint64_t)(int64_t)-1);
+		share_note_closing(&other, now, w); /* another destination's close: nothing */
+		CHECK_U64(share_freed(s), 0);
+		share_note_closing(&t, now + 1, w);
+		CHECK_U64(share_freed(s), 1);
+		/* Nobody woke it: the line's wait ends at its time, not at once. */
+		freed = share_freed(s);
+		CHECK_U64((uint64_t)share_full_wait(s, freed, clock_now_ns() + S / 100), 0);
+		/* A close since the count was read: this connect's turn. */
+		CHECK_U64((uint64_t)share_full_wait(s, freed - 1, clock_now_ns() + S), 1);
+		CHECK_U64(atomic_load(&s->queued), 0);
+		/* Over: the file's mark is cleared by the next close, which frees nothing. */
+		share_note_closing(&t, now + w, w);
+		CHECK_U64(atomic_load(&h->full_until), 0);
+		CHECK(!share_any_full());
+		CHECK_U64(share_freed(s), 1);
+		/* A hostile end far ahead is no mark either. */
+		atomic_store(&h->full_until, now + 100 * w);
+		share_note_closing(&t, now, w);
+		CHECK_U64(atomic_load(&h->full_until), 0);
+		atomic_store(&s->full_ns, 0);
+	}
+
 	/* A unix address of zero bytes names nothing: no slot. */
 	CHECK(target_from_sockaddr((const struct sockaddr *)&sun, sizeof(sun), &empty));
 	CHECK(share_get(&cfg, &empty) == NULL);

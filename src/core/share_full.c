@@ -1,0 +1,105 @@
+/* A full server's line in the state file: connects that wait for a connection held to it to close.
+ */
+#include "core/share.h"
+#include "core/share_int.h"
+
+#include <errno.h>
+#include <linux/futex.h>
+
+#include "sys/clock.h"
+
+/* Whether @s said it is full within @window_ns of @now_ns. */
+static bool full_at(const struct share_slot *s, uint64_t now_ns, uint64_t window_ns)
+{
+	uint64_t at = atomic_load_explicit(&s->full_ns, memory_order_relaxed);
+
+	/* A time to come is a hostile one: not full. */
+	return at != 0 && at <= now_ns && now_ns - at < window_ns;
+}
+
+void share_note_full(struct share_slot *s, uint64_t now_ns, uint64_t window_ns)
+{
+	struct share_head *h = atomic_load_explicit(&share_map, memory_order_relaxed);
+	uint64_t until = now_ns + window_ns, cur;
+
+	atomic_store_explicit(&s->full_ns, now_ns, memory_order_relaxed);
+	if (!h)
+		return;
+	cur = atomic_load_explicit(&h->full_until, memory_order_relaxed);
+	while (cur < until &&
+	       !atomic_compare_exchange_weak_explicit(&h->full_until, &cur, until,
+						      memory_order_relaxed, memory_order_relaxed))
+		;
+	/* New connects to it look at its line before their attempt. */
+	share_gate_until(h, atomic_load_explicit(&s->key, memory_order_relaxed), until);
+}
+
+int share_full_line(const struct share_slot *s, uint64_t now_ns, uint64_t window_ns)
+{
+	uint32_t n;
+
+	if (!full_at(s, now_ns, window_ns))
+		return -1;
+	n = atomic_load_explicit(&s->queued, memory_order_relaxed);
+	/* Sleepers a killed process left behind make a line longer, never a wrong answer. */
+	return n < 1U << 20 ? (int)n : 1 << 20;
+}
+
+void share_note_closing(const struct target_addr *t, uint64_t now_ns, uint64_t window_ns)
+{
+	struct share_head *h = atomic_load_explicit(&share_map, memory_order_acquire);
+	uint64_t until;
+	struct share_slot *s;
+
+	if (!h || (until = atomic_load_explicit(&h->full_until, memory_order_relaxed)) == 0)
+		return;
+	if (until <= now_ns || until - now_ns > 2 * window_ns) {
+		/* Over, or a hostile value: closes read one 0 from now on. */
+		atomic_compare_exchange_strong_explicit(&h->full_until, &until, 0,
+							memory_order_relaxed, memory_order_relaxed);
+		return;
+	}
+	s = share_find(t);
+	if (!s || !full_at(s, now_ns, window_ns))
+		return;
+	atomic_fetch_add_explicit(&s->freed, 1, memory_order_release);
+	if (atomic_load_explicit(&s->queued, memory_order_relaxed) != 0) {
+		int saved = errno;
+
+		/* One: the connection frees one place. */
+		share_futex(&s->freed, FUTEX_WAKE_BITSET, 1, NULL);
+		errno = saved;
+	}
+}
+
+uint32_t share_freed(struct share_slot *s)
+{
+	return atomic_load_explicit(&s->freed, memory_order_acquire);
+}
+
+int share_full_wait(struct share_slot *s, uint32_t freed, uint64_t until_ns)
+{
+	struct timespec ts = {
+		.tv_sec = (time_t)(until_ns / 1000000000ULL),
+		.tv_nsec = (long)(until_ns % 1000000000ULL),
+	};
+	int saved = errno, rc = 0;
+
+	atomic_fetch_add_explicit(&s->queued, 1, memory_order_relaxed);
+	for (;;) {
+		/* FUTEX_WAIT_BITSET takes an absolute CLOCK_MONOTONIC time. */
+		if (share_futex(&s->freed, FUTEX_WAIT_BITSET, freed, &ts) == 0 || errno == EAGAIN) {
+			rc = 1; /* woken, or a close came before the sleep */
+			break;
+		}
+		if (errno != EINTR)
+			break; /* ETIMEDOUT */
+		if (!clock_every_handler_restarts()) {
+			rc = EINTR;
+			break;
+		}
+	}
+	atomic_fetch_sub_explicit(&s->queued, 1, memory_order_relaxed);
+	errno = saved;
+	return rc;
+}

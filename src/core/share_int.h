@@ -1,0 +1,16 @@
+/* What share.c and share_full.c have in common and no other module needs. */
+#ifndef BACKOFF_CORE_SHARE_INT_H
+#define BACKOFF_CORE_SHARE_INT_H
+
+#include <stdint.h>
+#include <time.h>
+
+#include "core/share.h"
+
+/* A futex call on @word, a word of the mapped file (never FUTEX_PRIVATE_FLAG). */
+long share_futex(_Atomic uint32_t *word, int op, uint32_t val, const struct timespec *ts);
+
+/* The connect hook's gate stays open for @key's bucket until @until (CLOCK_MONOTONIC ns). */
+void share_gate_until(struct share_head *h, uint64_t key, uint64_t until);
+
+#endif

@@ -1,0 +1,114 @@
+#!/usr/bin/env bats
+# A full server served at its own pace: a "try later" answer that means its
+# connections are all taken (Redis's max number of clients here) puts the
+# destination's blocking connects in a line, and each close of a connection
+# held to it wakes the first in line; a connect that arrives while others wait
+# joins the line rather than pass them.  Attempts are counted by the server.
+# shellcheck disable=SC2154 # status, output, stderr: set by bats run
+
+load helper
+
+setup() {
+	require_build
+	require_program redis-server
+	require_program redis-cli
+}
+
+# A client: connects, PINGs, holds its connection 1 s once served, QUITs and
+# closes; prints "ok", or "refused" and the answer.
+CLIENT='
+import socket, sys, time
+s = socket.create_connection(("127.0.0.1", int(sys.argv[1])))
+s.sendall(b"*1\r\n$4\r\nPING\r\n")
+r = s.recv(100)
+if not r.startswith(b"+PONG"):
+    print("refused", r[:40], flush=True)
+    sys.exit(1)
+time.sleep(1)
+s.sendall(b"*1\r\n$4\r\nQUIT\r\n")
+s.recv(100)
+s.close()
+print("ok", flush=True)
+'
+
+# start_redis MAXCLIENTS: a redis-server on a free port (PORT), its
+# connections counted so far in BASE.
+start_redis() {
+	PORT=$(free_port)
+	start_bg redis redis-server --port "$PORT" --bind 127.0.0.1 --maxclients "$1" --save '' \
+		--appendonly no
+	wait_for_port "$PORT" 5 || fail "redis-server does not listen" || return
+	BASE=$(redis_count)
+}
+
+# redis_count: the connections the server accepted (this one's included) and refused.
+redis_count() {
+	redis-cli -p "$PORT" info stats | tr -d '\r' |
+		awk -F: '/^(total_connections_received|rejected_connections):/ { n += $2 } END { print n }'
+}
+
+# crowd FIRST COUNT [env...]: COUNT clients numbered from FIRST, started in
+# turn without waiting, under the env given (none: without the library).
+crowd() {
+	local first=$1 count=$2 i
+	shift 2
+	for ((i = first; i < first + count; i++)); do
+		start_bg "c$i" env "$@" "$PYTHON" -c "$CLIENT" "$PORT"
+		CLIENTS+=("$!")
+	done
+}
+
+# under_library I: the environment of client I under the library.
+under_library() {
+	printf '%s\n' LD_PRELOAD="$LIB" BACKOFF_SHARED="$T/state" BACKOFF_LOG=info BACKOFF_CAP=10s \
+		BACKOFF_LOG_FILE="$T/c$1.log"
+}
+
+# served: the clients that printed ok.
+served() {
+	cat "$T"/c*.out | grep -c '^ok$' || true
+}
+
+@test "12 clients against redis-server --maxclients 3 (each holds 1 s): all served as places free, at most 16 connection attempts, within twice the server's pace; without the library 3 or so" {
+	local start elapsed attempts
+	start_redis 3 || return
+	CLIENTS=()
+	crowd 1 12
+	wait "${CLIENTS[@]}" || true
+	assert_between "$(served)" 1 9 "served without the library"
+	rm -f "$T"/c*.out
+	BASE=$(redis_count)
+	CLIENTS=()
+	start=$(now_ms)
+	# shellcheck disable=SC2046 # one word per variable
+	crowd 1 12 $(under_library all)
+	wait "${CLIENTS[@]}" || true
+	elapsed=$(($(now_ms) - start))
+	assert_eq "$(served)" 12 "served under the library: $(cat "$T"/c*.out "$T"/c*.err)"
+	# The counting connection of redis_count is one of them.
+	attempts=$(($(redis_count) - BASE - 1))
+	assert_between "$attempts" 12 16 "connection attempts for 12 clients: $(cat "$T/call.log")"
+	# The pace: 12 / 3 x 1 s.  A line without wakes would wait 5 s to 10 s.
+	assert_between "$elapsed" 3900 9000 "ms for the crowd"
+	grep -q 'waiting in its line' "$T/call.log" || fail "no wait in line said: $(cat "$T/call.log")"
+}
+
+@test "a client that arrives while others wait in the full server's line joins it: no attempt of its own before a place frees" {
+	local attempts
+	start_redis 3 || return
+	CLIENTS=()
+	# shellcheck disable=SC2046 # one word per variable
+	crowd 1 5 $(under_library first)
+	# Two wait in line: the server said it is full to each.
+	wait_for_line "$T/cfirst.log" 'waiting in its line' 10 ||
+		fail "nobody waits in line: $(cat "$T/cfirst.log")" || return
+	# shellcheck disable=SC2046 # one word per variable
+	crowd 6 6 $(under_library late)
+	wait "${CLIENTS[@]}" || true
+	assert_eq "$(served)" 11 "served: $(cat "$T"/c*.out "$T"/c*.err)"
+	# 11 served, 2 refused in the first crowd; at most 2 more.
+	attempts=$(($(redis_count) - BASE - 1))
+	assert_between "$attempts" 11 15 "connection attempts: $(cat "$T/cfirst.log" "$T/clate.log")"
+	grep -q 'waiting in its line.*([1-9][0-9]* ahead)' "$T/clate.log" ||
+		fail "no late client in line behind others: $(cat "$T/clate.log")"
+}
