@@ -29,12 +29,14 @@ enum before_verdict before_decide(const struct config *cfg, const struct target_
 	uint64_t until = f->damped_until_ns;
 
 	/*
-	 * A full server's line: joined by a blocking connect that would wait
-	 * anyway, or that others wait before; it ends when a connection held to
-	 * the server closes, or by engine_full_until_ms.  An event loop's
-	 * connect keeps the delay: no close wakes a program's poll.
+	 * A full server's line: joined by a connect that would wait anyway, or
+	 * that others wait before; it ends when a connection held to the
+	 * server closes, or by engine_full_until_ms.  A blocking one is woken;
+	 * a non-blocking one only where its driver looks for a place freed
+	 * (the preload's event loop), else it keeps the delay.
 	 */
-	if (f->blocking && (f->full_line > 0 || (f->full_line == 0 && until > f->now_ns)))
+	if ((f->blocking || f->looks) &&
+	    (f->full_line > 0 || (f->full_line == 0 && until > f->now_ns)))
 		until = engine_full_until_ms(cfg, f->now_ns / 1000000, until / 1000000, f->draw) *
 			1000000;
 	/* A streak is of TCP connections: a datagram socket to the same port does not wait. */
@@ -128,6 +130,7 @@ enum before_verdict before_connect(const struct config *cfg, struct before_conne
 	if (!share_probing(b->addr, b->len) || !target_from_sockaddr(b->addr, b->len, b->target) ||
 	    !read_facts(cfg, b->fd, b->target, !b->past_delay, true, &b->slot, &streak, &f))
 		goto out;
+	f.looks = b->looks;
 	v = before_decide(cfg, b->target, &f, &b->until_ns);
 	if (v == BEFORE_WAIT || v == BEFORE_LATER)
 		said_damped(b->target, streak, &f, b->until_ns);
@@ -146,23 +149,47 @@ out:
  * looking every BACKOFF_LOCAL_PROBE whether @t's local listener is gone.  0,
  * EINTR (a signal that may not restart the call), or ECONNREFUSED (gone).
  */
-static int damp_wait(const struct config *cfg, struct share_slot *s, const struct target_addr *t,
-		     uint64_t until_ns, bool watch)
+static int damp_wait(const struct config *cfg, int fd, struct share_slot *s,
+		     const struct target_addr *t, uint64_t until_ns, bool watch)
 {
-	uint64_t look_ns = watch ? decide_look_ms(cfg, t) * 1000000 : 0, now, to;
-	bool full = share_full_line(s, clock_now_ns(), engine_streak_stale_ms(cfg) * 1000000) >= 0;
+	uint64_t look_ns = watch ? decide_look_ms(cfg, t) * 1000000 : 0, now, to,
+		 began = clock_now_ns();
+	bool full = share_full_line(s, began, engine_streak_stale_ms(cfg) * 1000000) >= 0;
 	int rc = 0;
 
-	while (rc == 0 && (now = clock_now_ns()) < until_ns) {
+	while (rc == 0) {
+		now = clock_now_ns();
+		/*
+		 * Its time in a full server's line came while the line moves: it
+		 * waits on, within one budget, unless that time was the program's
+		 * own timeout's.
+		 */
+		if (now >= until_ns &&
+		    (!full ||
+		     !engine_full_moving(cfg, now / 1000000, share_freed_ns(s) / 1000000) ||
+		     (cfg->timeout_ms != CONFIG_INFINITE &&
+		      now - began >= cfg->timeout_ms * 1000000) ||
+		     sock_sndtimeo_ms(fd) != CONFIG_INFINITE))
+			break;
+		if (now >= until_ns)
+			until_ns =
+				engine_full_until_ms(cfg, now / 1000000, 0, rng_next()) * 1000000;
 		to = look_ns && now + look_ns < until_ns ? now + look_ns : until_ns;
 		if (full) {
 			/*
 			 * Woken: a held connection closed, and the place is this
-			 * connect's once its server has read the close.
+			 * connect's (unless an event loop's took it) once its
+			 * server has read the close.
 			 */
-			if ((rc = share_full_wait(s, share_freed(s), to)) == 1)
-				return share_wait(s, share_seq(s),
-						  clock_now_ns() + ENGINE_FULL_SETTLE_MS * 1000000);
+			if ((rc = share_full_wait(s, share_freed(s), to)) == 1) {
+				if (share_full_claim(s, clock_now_ns(),
+						     ENGINE_FULL_FRESH_MS * 1000000))
+					return share_wait(s, share_seq(s),
+							  clock_now_ns() +
+								  ENGINE_FULL_SETTLE_MS * 1000000);
+				rc = 0;
+				continue;
+			}
 		} else {
 			rc = share_wait(s, share_seq(s), to);
 		}
@@ -174,7 +201,7 @@ static int damp_wait(const struct config *cfg, struct share_slot *s, const struc
 
 int before_wait(const struct config *cfg, struct before_connect *b)
 {
-	return damp_wait(cfg, b->slot, b->target, b->until_ns, false);
+	return damp_wait(cfg, b->fd, b->slot, b->target, b->until_ns, false);
 }
 
 int before_damp(const struct config *cfg, int fd, const struct target_addr *t, uint64_t *until_ms,
@@ -195,7 +222,7 @@ int before_damp(const struct config *cfg, int fd, const struct target_addr *t, u
 		return EINPROGRESS;
 	case BEFORE_WAIT:
 		said_damped(t, streak, &f, until);
-		return damp_wait(cfg, s, t, until, watch);
+		return damp_wait(cfg, fd, s, t, until, watch);
 	default:
 		return 0;
 	}

@@ -43,6 +43,7 @@ struct before_facts {
 	/* It said it is full (share_full_line): connects waiting in its line; -1: not full. */
 	int full_line;
 	uint64_t draw; /* a random draw, for a wait in the line */
+	bool looks;    /* a non-blocking connect's driver looks for a place freed in a line */
 };
 
 /*
@@ -77,6 +78,7 @@ struct before_connect {
 	 * attempt to its event loop (BEFORE_LATER): the delay is not asked again.
 	 */
 	bool past_delay;
+	bool looks; /* its driver's event loop looks for a place freed in a full server's line */
 	/* Set by before_connect. */
 	uint64_t until_ns; /* BEFORE_WAIT, BEFORE_LATER: when the attempt may be made */
 	int err;	   /* BEFORE_LEFT: the prober's errno */

@@ -146,7 +146,9 @@ static int connect_slow(const struct config *cfg, int fd, const struct sockaddr 
 		c.err = errno;
 	}
 	if (!attempted && __builtin_expect(share_probing(addr, len), 0)) {
-		struct before_connect b = { .fd = fd, .addr = addr, .len = len, .target = &target };
+		struct before_connect b = {
+			.fd = fd, .addr = addr, .len = len, .target = &target, .looks = true
+		};
 		enum before_verdict v;
 
 		/* Its destination's delay for early closes, or its prober's finding, first. */

@@ -478,6 +478,38 @@ uint64_t decide_look_ms(const struct config *cfg, const struct target_addr *t)
 	return cfg->local_probe_ms && share_is_local(t) ? cfg->local_probe_ms : 0;
 }
 
+int decide_full_line(const struct config *cfg, const struct target_addr *t)
+{
+	struct share_slot *s = cfg->shared ? share_find(t) : NULL;
+
+	return s ? share_full_line(s, clock_now_ns(),
+				   engine_streak_stale_ms(config_for(cfg, t)) * 1000000)
+		 : -1;
+}
+
+bool decide_full_turn(const struct config *cfg, const struct target_addr *t)
+{
+	struct share_slot *s = cfg->shared ? share_find(t) : NULL;
+	uint64_t now = clock_now_ns();
+
+	return s &&
+	       share_full_line(s, now, engine_streak_stale_ms(config_for(cfg, t)) * 1000000) >= 0 &&
+	       share_full_claim(s, now, ENGINE_FULL_FRESH_MS * 1000000);
+}
+
+uint64_t decide_full_replan_ms(const struct config *cfg, const struct target_addr *t,
+			       uint64_t now_ms, uint64_t since_ms, uint64_t planned_ms)
+{
+	const struct config *c = config_for(cfg, t);
+	struct share_slot *s = cfg->shared && now_ms >= planned_ms ? share_find(t) : NULL;
+
+	if (!s || share_full_line(s, now_ms * 1000000, engine_streak_stale_ms(c) * 1000000) < 0 ||
+	    !engine_full_moving(c, now_ms, share_freed_ns(s) / 1000000) ||
+	    (c->timeout_ms != CONFIG_INFINITE && now_ms - since_ms >= c->timeout_ms))
+		return planned_ms;
+	return engine_full_until_ms(c, now_ms, 0, rng_next());
+}
+
 bool decide_listener_gone(const struct config *cfg, const struct target_addr *t)
 {
 	return decide_look_ms(cfg, t) && listen_probe(t) == 0;

@@ -107,6 +107,20 @@ void decide_first_byte(const struct config *cfg, const struct target_addr *t, bo
  */
 uint64_t decide_look_ms(const struct config *cfg, const struct target_addr *t);
 
+/* How many connects wait in @t's line if it is full (share_full_line); -1: not full. */
+int decide_full_line(const struct config *cfg, const struct target_addr *t);
+
+/* Whether @t is full and a place freed in its line is taken now (share_full_claim). */
+bool decide_full_turn(const struct config *cfg, const struct target_addr *t);
+
+/*
+ * When a connect to @t planned at @planned_ms, waiting since @since_ms, is
+ * to attempt: @planned_ms, or, its time come at @now_ms in a full server's
+ * line that moves (engine_full_moving), a later time within its budget.
+ */
+uint64_t decide_full_replan_ms(const struct config *cfg, const struct target_addr *t,
+			       uint64_t now_ms, uint64_t since_ms, uint64_t planned_ms);
+
 /*
  * Whether nothing listens at @t any more: a local destination, looked up
  * in the kernel's tables (decide_look_ms).  A remote one: false.

@@ -337,6 +337,11 @@ uint64_t engine_full_until_ms(const struct config *cfg, uint64_t now_ms, uint64_
 	return damped_until_ms > until ? damped_until_ms : until;
 }
 
+bool engine_full_moving(const struct config *cfg, uint64_t now_ms, uint64_t freed_ms)
+{
+	return freed_ms != 0 && freed_ms <= now_ms && now_ms - freed_ms < cfg->policy.cap_ms / 2;
+}
+
 uint64_t engine_run_open_ms(const struct config *cfg, uint32_t giveups, uint64_t draw)
 {
 	uint64_t open = cfg->timeout_ms == CONFIG_INFINITE ? cfg->policy.cap_ms : cfg->timeout_ms;
@@ -407,11 +412,8 @@ struct engine_early_verdict engine_early_close(const struct config *cfg,
 		v.why = "budget";
 	if (v.why)
 		return v;
-	if (cfg->attempt_timeout_ms != CONFIG_INFINITE)
-		v.until_ms = e->now_ms +
-			     (e->full && cfg->policy.cap_ms > v.delay_ms ? cfg->policy.cap_ms
-									 : v.delay_ms) +
-			     cfg->attempt_timeout_ms;
+	if (cfg->attempt_timeout_ms != CONFIG_INFINITE && !e->full)
+		v.until_ms = e->now_ms + v.delay_ms + cfg->attempt_timeout_ms;
 	if (cfg->timeout_ms != CONFIG_INFINITE && e->since_ms + cfg->timeout_ms < v.until_ms)
 		v.until_ms = e->since_ms + cfg->timeout_ms;
 	return v;

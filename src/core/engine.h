@@ -257,11 +257,27 @@ uint64_t engine_full_until_ms(const struct config *cfg, uint64_t now_ms, uint64_
 			      uint64_t draw);
 
 /*
+ * Whether a full server's line still moves at @now_ms: a place freed at
+ * @freed_ms (0: never) less than half the delay cap ago.  A connect whose
+ * time in the line came waits on (engine_full_until_ms again) while it
+ * moves: its turn is coming, and an attempt would meet "full".
+ */
+bool engine_full_moving(const struct config *cfg, uint64_t now_ms, uint64_t freed_ms);
+
+/*
  * A connect woken in a full server's line by a close attempts this much
  * later: the server frees the place when it reads the close, a moment after
  * it was made (a connect before that meets "full" again).
  */
 #define ENGINE_FULL_SETTLE_MS 2
+
+/*
+ * An event loop's connect in a full server's line looks this often whether
+ * a place freed (a close wakes no poll); a place freed is taken within
+ * ENGINE_FULL_FRESH_MS, or by nobody.
+ */
+#define ENGINE_FULL_LOOK_MS 10
+#define ENGINE_FULL_FRESH_MS 100
 
 /* What an early close is to do. */
 struct engine_early_verdict {
@@ -286,8 +302,8 @@ struct engine_early_verdict {
  * delay is the policy's.  The same connection is connected again only if
  * nothing was sent on it or what was is sent again, its read is the
  * library's to wait in, and it has no timeout of its own.  A full server's
- * line may hold the new connect longer than the delay (engine_full_until_ms):
- * its attempt's time then counts from the longest the line holds it.
+ * line holds the new connect as long as it moves (engine_full_moving): its
+ * time is the budget's.
  */
 struct engine_early_verdict engine_early_close(const struct config *cfg,
 					       const struct engine_early *e);

@@ -193,6 +193,9 @@ static unsigned again_look(const struct config *cfg, struct fdslot *s, uint64_t 
 {
 	uint64_t due = s->conn.progress.planned_ms, look = decide_look_ms(cfg, &s->conn.target);
 
+	if (decide_full_line(cfg, &s->conn.target) >= 0)
+		look = ENGINE_FULL_LOOK_MS; /* in a full server's line: a place freed is looked for
+					     */
 	if (look && now + look < due)
 		due = now + look;
 	atomic_store_explicit(&s->conn.due_ms, due, memory_order_relaxed);
@@ -320,7 +323,7 @@ static bool manage(const struct config *cfg, int fd, const struct sockaddr *addr
 		/* No attempt yet: the first is made when due, as a retry is. */
 		s->conn.progress.attempt = 0;
 		state = hide(s, fd, later_ms);
-		if (early_again(s))
+		if (early_again(s) || decide_full_line(cfg, t) >= 0)
 			state = again_look(cfg, s, now);
 		goto out_release;
 	}
@@ -434,12 +437,22 @@ static unsigned attempt_again(const struct config *cfg, struct fdslot *s, int fd
 	bool made = false;
 	int err = 0;
 
-	if (early_again(s)) {
+	/* A first attempt not made yet may wait in a full server's line too. */
+	if (early_again(s) ||
+	    (s->conn.progress.attempt == 0 && decide_full_line(cfg, &s->conn.target) >= 0)) {
 		/* Its listener gone, it served its one connection: no attempt. */
-		if (decide_listener_gone(cfg, &s->conn.target))
+		if (early_again(s) && decide_listener_gone(cfg, &s->conn.target))
 			return again_over(s, fd, 0, EVENTS_END_GONE, true);
-		if (now_ms < s->conn.progress.planned_ms)
-			return again_look(cfg, s, now_ms);
+		/* In a full server's line: its turn when it takes a place freed. */
+		/* Its time came in a line that moves: it waits on, within its budget. */
+		s->conn.progress.planned_ms = decide_full_replan_ms(cfg, &s->conn.target, now_ms,
+								    s->conn.progress.start_ms,
+								    s->conn.progress.planned_ms);
+		if (now_ms < s->conn.progress.planned_ms) {
+			if (!decide_full_turn(cfg, &s->conn.target))
+				return again_look(cfg, s, now_ms);
+			s->conn.progress.planned_ms = now_ms;
+		}
 	}
 
 	switch (decide_loop_wake(cfg, &s->conn, now_ms, attempt_real, &w, &err, &due)) {

@@ -113,12 +113,15 @@ struct share_slot {
 	 * A full server (a "try later" answer that means its connections are
 	 * all taken: share_note_full): when it last said so.  Its line:
 	 * connects waiting for one of the connections held to it to close,
-	 * queued of them asleep on freed, which each such close bumps.
+	 * queued of them asleep on freed, which each such close bumps (at
+	 * freed_ns); claimed: the places taken of those freed.
 	 */
 	_Atomic uint64_t full_ns;
 	_Atomic uint32_t freed;
 	_Atomic uint32_t queued;
-	uint64_t spare[2];
+	_Atomic uint32_t claimed;
+	uint32_t spare_full;
+	_Atomic uint64_t freed_ns;
 };
 
 /* The connect hook's gate counts probers in buckets: by port, and one for unix paths. */
@@ -366,6 +369,16 @@ void share_note_closing(const struct target_addr *t, uint64_t now_ns, uint64_t w
 
 /* The count of closes seen by @s's line, to wait on. */
 uint32_t share_freed(struct share_slot *s);
+
+/* When a place in @s's line was last freed (0: never). */
+uint64_t share_freed_ns(const struct share_slot *s);
+
+/*
+ * Take a place freed in @s's line at @now_ns: true if one was (a close
+ * since the last taken, within @fresh_ns: an older one was taken by a
+ * connect made meanwhile, or by nobody).  One place, one connect.
+ */
+bool share_full_claim(struct share_slot *s, uint64_t now_ns, uint64_t fresh_ns);
 
 /*
  * Wait in @s's line until a close wakes the calling thread, or @until_ns.

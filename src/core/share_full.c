@@ -62,6 +62,7 @@ void share_note_closing(const struct target_addr *t, uint64_t now_ns, uint64_t w
 	s = share_find(t);
 	if (!s || !full_at(s, now_ns, window_ns))
 		return;
+	atomic_store_explicit(&s->freed_ns, now_ns, memory_order_relaxed);
 	atomic_fetch_add_explicit(&s->freed, 1, memory_order_release);
 	if (atomic_load_explicit(&s->queued, memory_order_relaxed) != 0) {
 		int saved = errno;
@@ -75,6 +76,33 @@ void share_note_closing(const struct target_addr *t, uint64_t now_ns, uint64_t w
 uint32_t share_freed(struct share_slot *s)
 {
 	return atomic_load_explicit(&s->freed, memory_order_acquire);
+}
+
+uint64_t share_freed_ns(const struct share_slot *s)
+{
+	return atomic_load_explicit(&s->freed_ns, memory_order_relaxed);
+}
+
+bool share_full_claim(struct share_slot *s, uint64_t now_ns, uint64_t fresh_ns)
+{
+	uint32_t freed = atomic_load_explicit(&s->freed, memory_order_acquire),
+		 claimed = atomic_load_explicit(&s->claimed, memory_order_relaxed);
+	uint64_t at = atomic_load_explicit(&s->freed_ns, memory_order_relaxed);
+
+	while (claimed != freed) {
+		/* Stale (or a hostile count, or a time to come): every place is taken. */
+		if (at > now_ns || now_ns - at > fresh_ns || freed - claimed > 1U << 16) {
+			atomic_compare_exchange_strong_explicit(&s->claimed, &claimed, freed,
+								memory_order_relaxed,
+								memory_order_relaxed);
+			return false;
+		}
+		if (atomic_compare_exchange_weak_explicit(&s->claimed, &claimed, claimed + 1,
+							  memory_order_relaxed,
+							  memory_order_relaxed))
+			return true;
+	}
+	return false;
 }
 
 int share_full_wait(struct share_slot *s, uint32_t freed, uint64_t until_ns)

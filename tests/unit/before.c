@@ -107,9 +107,9 @@ static void test_damped_blocking_waits_within_its_own_timeout(void)
 }
 
 /*
- * A full server's line: a blocking connect joins it when others wait in it
- * or it would wait anyway, until half the cap to the cap by the draw (or its
- * delay's end), within its own send timeout; an event loop's keeps its delay.
+ * A full server's line: a connect joins it when others wait in it or it
+ * would wait anyway, until half the cap to the cap by the draw (or its
+ * delay's end), a blocking one within its own send timeout.
  */
 static void test_full_server_line(void)
 {
@@ -142,12 +142,18 @@ static void test_full_server_line(void)
 	f.sndtimeo_ms = 400;
 	CHECK_U64(before_decide(&cfg, &t, &f, &until), BEFORE_WAIT);
 	CHECK_U64(until, NOW + 400 * MS);
-	/* An event loop's connect: no close wakes its poll; the delay alone. */
+	/* An event loop's connect joins it too where its driver looks for a place freed.
+	 */
 	f = facts(false, 300, 0);
 	f.full_line = 3;
+	f.sndtimeo_ms = 100;
 	CHECK_U64(before_decide(&cfg, &t, &f, &until), BEFORE_LATER);
-	CHECK_U64(until, NOW + 300 * MS);
+	CHECK_U64(until, NOW + 300 * MS); /* its driver does not look: the delay alone */
+	f.looks = true;
+	CHECK_U64(before_decide(&cfg, &t, &f, &until), BEFORE_LATER);
+	CHECK_U64(until, NOW + 1000 * MS);
 	f.damped_until_ns = 0;
+	f.full_line = 0;
 	CHECK_U64(before_decide(&cfg, &t, &f, &until), BEFORE_ATTEMPT);
 }
 

@@ -373,8 +373,8 @@ static void test_early_close(void)
 		  1000 + 100 + 5000,
 		  false,
 		  CONFIG_EARLY_AUTO },
-		{ "a full server: the new connect's time counts from the longest its line holds it "
-		  "(the cap)",
+		{ "a full server: the new connect's time is the budget's (its line holds it while "
+		  "it moves)",
 		  { .now_ms = 1000,
 		    .since_ms = 1000,
 		    .streak = 1,
@@ -384,7 +384,7 @@ static void test_early_close(void)
 		  5,
 		  10000,
 		  NULL,
-		  1000 + 1000 + 5000,
+		  1000 + 10000,
 		  false,
 		  CONFIG_EARLY_AUTO },
 		{ "a full server: its line's time within the budget",
@@ -648,6 +648,11 @@ static void test_full_line(void)
 	CHECK_U64(engine_full_until_ms(&cfg, 1000, 0, 501), 1500);  /* the draw wraps */
 	CHECK_U64(engine_full_until_ms(&cfg, 1000, 1800, 0), 1800); /* the delay's end is later */
 	CHECK_U64(engine_full_until_ms(&cfg, 1000, 1200, 500), 2000);
+	/* The line moves while a place freed less than half the cap ago. */
+	CHECK(!engine_full_moving(&cfg, 1000, 0));
+	CHECK(engine_full_moving(&cfg, 1000, 600));
+	CHECK(!engine_full_moving(&cfg, 1000, 500));
+	CHECK(!engine_full_moving(&cfg, 1000, 1200)); /* a time to come */
 }
 
 /* Which failed connect is the library's to retry, in both engines. */

@@ -128,6 +128,17 @@ int main(void)
 		CHECK_U64(share_freed(s), 0);
 		share_note_closing(&t, now + 1, w);
 		CHECK_U64(share_freed(s), 1);
+		CHECK_U64(share_freed_ns(s), now + 1);
+		/* One place freed, one connect takes it. */
+		CHECK(share_full_claim(s, now + 2, S / 10));
+		CHECK(!share_full_claim(s, now + 3, S / 10));
+		/* A place nobody took in time is nobody's. */
+		share_note_closing(&t, now + 4, w);
+		CHECK(!share_full_claim(s, now + 4 + S, S / 10));
+		CHECK(!share_full_claim(s, now + 5, S / 10));
+		CHECK_U64(atomic_load(&s->claimed), 2);
+		atomic_store(&s->freed, 1);
+		atomic_store(&s->claimed, 1);
 		/* Nobody woke it: the line's wait ends at its time, not at once. */
 		freed = share_freed(s);
 		CHECK_U64((uint64_t)share_full_wait(s, freed, clock_now_ns() + S / 100), 0);
