@@ -2,7 +2,7 @@
 """Try later: what the watch on a connection's first answer costs, and how soon a client
 refused for now gets through once its server is ready.
 
-usage: trylater.py --build DIR --out DIR [--quick] [--parts 123]
+usage: trylater.py --build DIR --out DIR [--quick] [--parts 1234]
 
 1. The watch's cost: build/bench/fastpath's greet and request loops (connect,
    read the first answer, close; the server's side in raw system calls) and
@@ -19,6 +19,10 @@ usage: trylater.py --build DIR --out DIR [--quick] [--parts 123]
    a scripted MQTT broker refusing CONNECTs), the time from the server's
    readiness to the client's success under the library, beside the policy's
    planned next attempt read from the JSON log.
+4. Crowds at a full server: 60 python clients at redis-server --maxclients 10,
+   60 curl behind nginx's limit_conn 5 (503), each holding what it gets 1 s:
+   served, attempts per client the server counted, and the time against the
+   server's pace, without and with the library.
 
 Writes OUT/trylater.md; raw files go to BUILD/bench/trylater (or
 BUILD/bench-quick/trylater).  Standard library only.  --quick runs a reduced
@@ -28,6 +32,7 @@ A part whose programs are missing is skipped with a line in the report.
 
 import argparse
 import collections
+import http.server
 import json
 import os
 import re
@@ -671,9 +676,21 @@ s.recv(100)
 s.close()
 """
 
-    def crowd_round(self, clients, limit, hold, env):
-        """One crowd against a fresh redis-server: served, attempts the server counted, and
-        the time from the first client's start to the last one's end."""
+    @staticmethod
+    def crowd_run(argv, env, clients, ok):
+        """@clients runs of @argv started in turn without waiting: how many @ok(rc, out) says
+        were served, and the time from the first start to the last end."""
+        t0 = time.monotonic()
+        procs = [subprocess.Popen(argv, env=env, stdout=subprocess.PIPE,
+                                  stderr=subprocess.DEVNULL, text=True) for _ in range(clients)]
+        served = 0
+        for p in procs:
+            out, _ = p.communicate(timeout=180)
+            served += ok(p.returncode, out)
+        return served, time.monotonic() - t0
+
+    def crowd_redis(self, clients, limit, hold, env):
+        """A crowd against a fresh redis-server: served, attempts the server counted, time."""
         port = free_port()
         redis = subprocess.Popen(["redis-server", "--port", str(port), "--bind", "127.0.0.1",
                                   "--maxclients", str(limit), "--save", "", "--appendonly",
@@ -689,58 +706,102 @@ s.close()
                            if line.startswith(("total_connections_received:",
                                                "rejected_connections:")))
             base = counted()
-            t0 = time.monotonic()
-            procs = [subprocess.Popen([sys.executable, "-c", self.CROWD_CLIENT, str(port),
-                                       str(hold)], env=env, stdout=subprocess.DEVNULL,
-                                      stderr=subprocess.DEVNULL) for _ in range(clients)]
-            served = sum(p.wait(timeout=120) == 0 for p in procs)
-            elapsed = time.monotonic() - t0
+            served, elapsed = self.crowd_run(
+                [sys.executable, "-c", self.CROWD_CLIENT, str(port), str(hold)], env, clients,
+                lambda rc, out: rc == 0)
+            # The counting connection is one of them.
             return served, counted() - base - 1, elapsed
         finally:
             redis.terminate()
             redis.wait()
 
+    def crowd_nginx(self, clients, limit, hold, env, r):
+        """A crowd of curl against nginx's limit_conn (503) before a backend that holds each
+        request: served, requests nginx logged, time."""
+        class Slow(http.server.BaseHTTPRequestHandler):
+            def do_GET(self):
+                time.sleep(hold)
+                self.send_response(200)
+                self.send_header("Content-Length", "3")
+                self.end_headers()
+                self.wfile.write(b"ok\n")
+
+            def log_message(self, *args):
+                pass
+        backend = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Slow)
+        backend.daemon_threads = True
+        threading.Thread(target=backend.serve_forever, daemon=True).start()
+        d = os.path.join(self.data, f"crowd-nginx-{r}-{'with' if 'LD_PRELOAD' in env else 'without'}")
+        port = free_port()
+        conf = nginx_conf.write_conf(
+            d, f"limit_conn_zone $binary_remote_addr zone=crowd:1m;\n"
+               f"server {{ listen 127.0.0.1:{port}; access_log {d}/access.log; "
+               f"location / {{ limit_conn crowd {limit}; limit_conn_status 503; "
+               f"proxy_pass http://127.0.0.1:{backend.server_address[1]}; }} }}")
+        nginx = subprocess.Popen([shutil.which("nginx") or "/usr/sbin/nginx", "-p", d, "-e",
+                                  f"{d}/error.log", "-c", conf], env=clean_env(),
+                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        try:
+            if not wait_port(port):
+                raise RuntimeError("nginx does not listen")
+            served, elapsed = self.crowd_run(["curl", "-s", f"http://127.0.0.1:{port}/"], env,
+                                             clients, lambda rc, out: rc == 0 and out == "ok\n")
+            time.sleep(0.2)  # nginx writes its log line after the answer
+            with open(f"{d}/access.log", encoding="utf-8") as f:
+                requests = sum(1 for _ in f)
+            return served, requests, elapsed
+        finally:
+            nginx.terminate()
+            nginx.wait()
+            backend.shutdown()
+            backend.server_close()
+
     def part_crowd(self):
-        self.log("4/4 a crowd at a full server")
-        clients, limit, hold = 60, 10, 1.0
-        pace = clients / limit * hold
-        lines = ["## 4. A crowd at a full server", "",
-                 f"{clients} python clients, started in turn without waiting (as a job's "
-                 f"workers are), each connecting to redis-server `--maxclients {limit}`, "
-                 f"sending `PING`, holding its connection {hold:.0f} s once served, then `QUIT`. "
-                 f"The server's pace is {pace:.0f} s ({clients} / {limit} x {hold:.0f} s). "
-                 "*Attempts* are the connections the server counted (accepted and refused); "
-                 "the time is from the first start to the last end, the clients' own start-up "
-                 "included (the crowd without the library, whose clients end at once when "
-                 "refused, shows what start-up alone costs).", ""]
-        if not shutil.which("redis-server") or not shutil.which("redis-cli"):
-            lines.append("Not run: redis-server is not installed.")
-            self.sections.append("\n".join(lines))
-            return
+        self.log("4/4 crowds at a full server")
+        lines = ["## 4. Crowds at a full server", "",
+                 "Clients started in turn without waiting (as a job's workers are), each "
+                 "holding what the server gives it for 1 s once served: python clients "
+                 "(blocking sockets) sending Redis `PING` to redis-server `--maxclients 10`, "
+                 "and curl (`BACKOFF_PROTOCOLS=+http` under the library) behind nginx's "
+                 "`limit_conn 5` answering 503, whose backend holds each request 1 s. The "
+                 "server's pace is clients / places x 1 s. *Attempts* are what the server "
+                 "counted: Redis's connections accepted and refused, nginx's requests logged. "
+                 "The time runs from the first start to the last end, start-ups included (the "
+                 "crowd without the library, whose clients end at once when refused, shows "
+                 "what start-up alone costs).", ""]
+        cases = [("redis", 60, 10, ("redis-server", "redis-cli")),
+                 ("nginx", 60, 5, ("nginx", "curl"))]
         rounds = 1 if self.quick else 3
-        res = {"without": [], "with": []}
-        for r in range(rounds):
+        lines += ["| crowd | library | served (median) | attempts per client | time (s) | "
+                  "time / pace | goal |", "|---|---|---:|---:|---:|---:|---|"]
+        for key, clients, limit, needs in cases:
+            pace = clients / limit
+            if not all(shutil.which(n) for n in needs):
+                lines.append(f"| {key} | not run: {', '.join(needs)} not installed | | | | | |")
+                continue
+            res = {"without": [], "with": []}
+            for r in range(rounds):
+                for name in ("without", "with"):
+                    extra = {"BACKOFF_PROTOCOLS": "+http"} if key == "nginx" else {}
+                    env = (clean_env() if name == "without" else
+                           self.lib_env(extra, os.path.join(self.data, f"state-{key}-{r}")))
+                    res[name].append(self.crowd_redis(clients, limit, 1.0, env) if key == "redis"
+                                     else self.crowd_nginx(clients, limit, 1.0, env, r))
             for name in ("without", "with"):
-                env = (clean_env() if name == "without" else
-                       self.lib_env({}, os.path.join(self.data, f"state-crowd-{r}")))
-                res[name].append(self.crowd_round(clients, limit, hold, env))
-        lines += ["| library | served (median) | attempts per client | time (s) | "
-                  "time / pace | goal |", "|---|---:|---:|---:|---:|---|"]
-        for name in ("without", "with"):
-            served = statistics.median(x[0] for x in res[name])
-            per = statistics.median(x[1] / clients for x in res[name])
-            t = statistics.median(x[2] for x in res[name])
-            goal = ("" if name == "without" else
-                    "met" if served == clients and per <= 1.3 and t <= 1.5 * pace else "missed")
-            lines.append(f"| {name} | {served:.0f} of {clients} | {per:.2f} | {t:.1f} | "
-                         f"{t / pace:.2f} | {goal} |")
+                served = statistics.median(x[0] for x in res[name])
+                per = statistics.median(x[1] / clients for x in res[name])
+                t = statistics.median(x[2] for x in res[name])
+                goal = ("" if name == "without" else "met" if served == clients and per <= 1.3
+                        and t <= 1.5 * pace else "missed")
+                lines.append(f"| {key}: {clients} clients, {limit} places | {name} | "
+                             f"{served:.0f} | {per:.2f} | {t:.1f} | {t / pace:.2f} | {goal} |")
+            w = res["with"]
+            self.summary.append(
+                f"crowd {key}: {statistics.median(x[0] for x in w):.0f} of {clients} served, "
+                f"{statistics.median(x[1] / clients for x in w):.2f} attempts per client, "
+                f"{statistics.median(x[2] for x in w) / pace:.2f} of the pace")
         lines += ["", f"Goal: all served, at most 1.3 attempts per client, within 1.5 times the "
-                  f"pace ({1.5 * pace:.0f} s). Rounds: {rounds}, medians."]
-        w = res["with"]
-        self.summary.append(
-            f"crowd: {statistics.median(x[0] for x in w):.0f} of {clients} served, "
-            f"{statistics.median(x[1] / clients for x in w):.2f} attempts per client, "
-            f"{statistics.median(x[2] for x in w) / pace:.2f} of the pace")
+                  f"pace. Rounds: {rounds}, medians."]
         self.sections.append("\n".join(lines))
 
     def write(self, started):
