@@ -292,6 +292,33 @@ late_psql() {
 		"each start-up made again"
 }
 
+@test "9 psql clients at once against max_connections=3 (each session 1 s): all 9 answer as sessions end, at most 12 connections tried; without the library 3 or so" {
+	local i start elapsed tried
+	PG_EXTRA="-c max_connections=3 -c superuser_reserved_connections=0 -c max_wal_senders=0 -c log_connections=on" \
+		pg_start
+	for i in 1 2 3 4 5 6 7 8 9; do
+		start_bg "plain$i" psql -X -h 127.0.0.1 -p "$PG_PORT" -U postgres -At -c 'select pg_sleep(1), 42'
+	done
+	wait "${BG_PIDS[@]}" || true
+	assert_between "$(cat "$T"/plain*.out | grep -c '|42$')" 1 6 "answers without the library"
+	tried=$(grep -c 'connection received' "$PG_DIR/server.log")
+	BG_PIDS=()
+	start=$(now_ms)
+	for i in 1 2 3 4 5 6 7 8 9; do
+		start_bg "c$i" env LD_PRELOAD="$LIB" BACKOFF_CAP=2s BACKOFF_LOG=info \
+			BACKOFF_LOG_FILE="$T/crowd.log" BACKOFF_SHARED="$T/state" \
+			psql -X -h 127.0.0.1 -p "$PG_PORT" -U postgres -At -c 'select pg_sleep(1), 42'
+	done
+	wait "${BG_PIDS[@]}" || true
+	elapsed=$(($(now_ms) - start))
+	assert_eq "$(cat "$T"/c*.out | grep -c '|42$')" 9 "answers under the library: $(cat "$T"/c*.err)"
+	tried=$(($(grep -c 'connection received' "$PG_DIR/server.log") - tried))
+	assert_between "$tried" 9 12 "connections tried: $(cat "$T/crowd.log")"
+	# The pace: 9 / 3 x 1 s, and psql's start-ups.
+	assert_between "$elapsed" 2900 7000 "ms for the nine"
+	grep -q 'waiting in its line' "$T/crowd.log" || fail "no wait in line: $(cat "$T/crowd.log")"
+}
+
 @test "a wrong password, an unknown database and a pg_hba.conf reject reach psql at once, unchanged, without a retry" {
 	pg_start
 	psql -X -h "$PG_DIR/sock" -p "$PG_PORT" -U postgres -qc "create role alice login password 'right'" ||
