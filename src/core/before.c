@@ -152,13 +152,13 @@ out:
 static int damp_wait(const struct config *cfg, int fd, struct share_slot *s,
 		     const struct target_addr *t, uint64_t until_ns, bool watch)
 {
-	uint64_t look_ns = watch ? decide_look_ms(cfg, t) * 1000000 : 0, now, to,
-		 began = clock_now_ns();
+	uint64_t look_ns = watch ? decide_look_ms(cfg, t) * 1000000 : 0, began = clock_now_ns();
 	bool full = share_full_line(s, began, engine_streak_stale_ms(cfg) * 1000000) >= 0;
 	int rc = 0;
 
 	while (rc == 0) {
-		now = clock_now_ns();
+		uint64_t now = clock_now_ns(), to;
+
 		/*
 		 * Its time in a full server's line came while the line moves: it
 		 * waits on, within one budget, unless that time was the program's

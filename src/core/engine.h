@@ -269,15 +269,15 @@ bool engine_full_moving(const struct config *cfg, uint64_t now_ms, uint64_t free
  * later: the server frees the place when it reads the close, a moment after
  * it was made (a connect before that meets "full" again).
  */
-#define ENGINE_FULL_SETTLE_MS 2
+#define ENGINE_FULL_SETTLE_MS 2ULL
 
 /*
  * An event loop's connect in a full server's line looks this often whether
  * a place freed (a close wakes no poll); a place freed is taken within
  * ENGINE_FULL_FRESH_MS, or by nobody.
  */
-#define ENGINE_FULL_LOOK_MS 10
-#define ENGINE_FULL_FRESH_MS 100
+#define ENGINE_FULL_LOOK_MS 10ULL
+#define ENGINE_FULL_FRESH_MS 100ULL
 
 /* What an early close is to do. */
 struct engine_early_verdict {
