@@ -126,7 +126,7 @@ served_at_pace() {
 	CODE=$ACLIENT served_at_pace
 }
 
-@test "a client that arrives while others wait in the full server's line joins it: no attempt of its own before a place frees" {
+@test "a client that arrives while others wait in the full server's line joins it: no attempt of its own before a place frees; backoff status says full, with its line" {
 	local attempts
 	start_redis 3 || return
 	CLIENTS=()
@@ -135,6 +135,10 @@ served_at_pace() {
 	# Two wait in line: the server said it is full to each.
 	wait_for_line "$T/cfirst.log" 'waiting in its line' 10 ||
 		fail "nobody waits in line: $(cat "$T/cfirst.log")" || return
+	# backoff status says so while they wait: full, its line among the waiters.
+	run --separate-stderr timeout 5 "$LAUNCHER" status --file "$T/state" --json
+	assert_match "$output" '"destination":"127\.0\.0\.1:'"$PORT"'","state":"full"' "the status: $stderr"
+	assert_match "$output" '"in_line":[12],' "the line in the status"
 	# shellcheck disable=SC2046 # one word per variable
 	crowd 6 6 $(under_library late)
 	wait "${CLIENTS[@]}" || true

@@ -430,7 +430,7 @@ print(r["destination"], r["state"], r["last_error"], r["prober_pid"], r["waiters
 		dest_family=2 dest_port=80 dest_hex=7f000001 since_ns=0xfffffffffffffff0 mono_ago_ms=0
 	run --separate-stderr "$LAUNCHER" status --all --json --file "$STATE"
 	assert_eq "$status" 0 "status (stderr: $stderr)"
-	assert_match "$output" '^\{"destination":null,"state":"waiting","since":null,"since_ms_ago":null,"last_attempt_ms_ago":[0-9]+,"last_error":null,"prober_pid":null,"prober_command":null,"waiters":7,"attempts":12,"attempts_saved":34,"early_closes":0,"netns":null,"user":"[^"]+"\}$' "the row"
+	assert_match "$output" '^\{"destination":null,"state":"waiting","since":null,"since_ms_ago":null,"last_attempt_ms_ago":[0-9]+,"last_error":null,"prober_pid":null,"prober_command":null,"waiters":7,"attempts":12,"attempts_saved":34,"early_closes":0,"in_line":null,"netns":null,"user":"[^"]+"\}$' "the row"
 	run --separate-stderr "$LAUNCHER" status --all --file "$STATE"
 	assert_match "$output" $'\nunnamed slot 0 +waiting +- +- +gone +7 +12 +34$' "the table"
 	# A unix path longer than any, or a family the library never writes: no name.

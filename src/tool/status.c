@@ -50,7 +50,7 @@ enum format { FORMAT_TABLE, FORMAT_JSON, FORMAT_OPENMETRICS };
 struct row {
 	struct share_view v;
 	char dest[TARGET_TEXT_MAX];
-	const char *state;		      /* waiting, down, early, up, unknown or past */
+	const char *state;		      /* full, waiting, down, early, up, unknown, past */
 	bool prober_alive;		      /* the prober's thread is in its process, now */
 	char comm[COMM_MAX];		      /* the prober's command name, escaped; "" unknown */
 	const char *err_name;		      /* NULL: none */
@@ -198,6 +198,8 @@ static bool is_waiting(const struct share_view *v)
 
 static const char *state_name(const struct share_view *v)
 {
+	if (v->full) /* it said it has no room: its WAITERS include its line */
+		return "full";
 	if (is_waiting(v))
 		return "waiting";
 	if (v->state == SHARE_DOWN)
@@ -247,7 +249,7 @@ static void format_netns(uint64_t netns, char *buf, size_t size)
  */
 static bool is_past(const struct row *r, uint64_t now_ns, uint64_t age_ms)
 {
-	if (r->prober_alive || r->v.early > 0)
+	if (r->prober_alive || r->v.early > 0 || r->v.full)
 		return false;
 	return r->v.probed_ns == 0 || now_ns < r->v.probed_ns ||
 	       (now_ns - r->v.probed_ns) / 1000000 > age_ms;
@@ -296,8 +298,9 @@ static unsigned collect(unsigned n, unsigned uid, uint64_t now_ns, bool all, uin
 
 		if (!share_view_slot(h, i, now_ns, &r->v))
 			continue;
-		r->v.waiters += loop_waiters(&r->v);
-		if (!all && !is_waiting(&r->v) && r->v.state != SHARE_DOWN && r->v.early == 0)
+		r->v.waiters += loop_waiters(&r->v) + r->v.queued;
+		if (!all && !is_waiting(&r->v) && r->v.state != SHARE_DOWN && r->v.early == 0 &&
+		    !r->v.full)
 			continue;
 		if (r->v.named)
 			target_format(&r->v.target, r->dest, sizeof(r->dest));
@@ -473,6 +476,7 @@ static void print_json(unsigned n, uint64_t wall_ms)
 		json_u64(&t, "attempts", r->v.attempts, true);
 		json_u64(&t, "attempts_saved", r->v.saved, true);
 		json_u64(&t, "early_closes", r->v.early, true);
+		json_u64(&t, "in_line", r->v.queued, r->v.full);
 		json_u64(&t, "netns", r->v.netns, r->v.netns != 0);
 		json_string(&t, "user", r->user);
 		if (env_cfg.dest_count)
