@@ -23,20 +23,27 @@ static bool leaves(const struct config *cfg, const struct target_addr *t)
 	return cfg->enabled && cfg->shared && cfg->local_probe_ms && share_is_local(t);
 }
 
+/*
+ * Whether a connect of @f joins its full server's line: it would wait
+ * anyway, or others wait before it; a blocking one, or a non-blocking one
+ * whose driver looks for a place freed (the preload's event loop).
+ */
+static bool in_line(const struct before_facts *f)
+{
+	return (f->blocking || f->looks) &&
+	       (f->full_line > 0 || (f->full_line == 0 && f->damped_until_ns > f->now_ns));
+}
+
 enum before_verdict before_decide(const struct config *cfg, const struct target_addr *t,
 				  const struct before_facts *f, uint64_t *until_ns)
 {
 	uint64_t until = f->damped_until_ns;
 
 	/*
-	 * A full server's line: joined by a connect that would wait anyway, or
-	 * that others wait before; it ends when a connection held to the
-	 * server closes, or by engine_full_until_ms.  A blocking one is woken;
-	 * a non-blocking one only where its driver looks for a place freed
-	 * (the preload's event loop), else it keeps the delay.
+	 * A full server's line: it ends when a connection held to the server
+	 * closes, or at engine_full_until_ms (then looked at again).
 	 */
-	if ((f->blocking || f->looks) &&
-	    (f->full_line > 0 || (f->full_line == 0 && until > f->now_ns)))
+	if (in_line(f))
 		until = engine_full_until_ms(cfg, f->now_ns / 1000000, until / 1000000, f->draw) *
 			1000000;
 	/* A streak is of TCP connections: a datagram socket to the same port does not wait. */
@@ -117,7 +124,7 @@ static void said_damped(const struct target_addr *t, uint32_t streak, const stru
 	struct events_subject what = { .call = "connect", .target = t };
 
 	events_damped(&what, streak, (until_ns - f->now_ns) / 1000000,
-		      f->full_line >= 0 && f->damped_until_ns < until_ns ? f->full_line : -1);
+		      in_line(f) ? f->full_line : -1);
 }
 
 enum before_verdict before_connect(const struct config *cfg, struct before_connect *b)
@@ -160,20 +167,25 @@ static int damp_wait(const struct config *cfg, int fd, struct share_slot *s,
 		uint64_t now = clock_now_ns(), to;
 
 		/*
-		 * Its time in a full server's line came while the line moves: it
-		 * waits on, within one budget, unless that time was the program's
-		 * own timeout's.
+		 * Its time in a full server's line came: it waits on while the
+		 * line moves, within one budget, unless that time was the
+		 * program's own timeout's.
 		 */
-		if (now >= until_ns &&
-		    (!full ||
-		     !engine_full_moving(cfg, now / 1000000, share_freed_ns(s) / 1000000) ||
-		     (cfg->timeout_ms != CONFIG_INFINITE &&
-		      now - began >= cfg->timeout_ms * 1000000) ||
-		     sock_sndtimeo_ms(fd) != CONFIG_INFINITE))
-			break;
-		if (now >= until_ns)
-			until_ns =
-				engine_full_until_ms(cfg, now / 1000000, 0, rng_next()) * 1000000;
+		if (now >= until_ns) {
+			uint64_t next;
+
+			if (!full ||
+			    (cfg->timeout_ms != CONFIG_INFINITE &&
+			     now - began >= cfg->timeout_ms * 1000000) ||
+			    sock_sndtimeo_ms(fd) != CONFIG_INFINITE)
+				break;
+			/* A line that stalls: one connect per delay attempts, as without it. */
+			if (engine_full_moving(cfg, now / 1000000, share_freed_ns(s) / 1000000))
+				next = engine_full_until_ms(cfg, now / 1000000, 0, rng_next());
+			else if (share_full_scout(s, now / 1000000, &next))
+				break;
+			until_ns = next * 1000000;
+		}
 		to = look_ns && now + look_ns < until_ns ? now + look_ns : until_ns;
 		if (full) {
 			/*

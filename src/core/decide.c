@@ -492,8 +492,11 @@ bool decide_full_turn(const struct config *cfg, const struct target_addr *t)
 	struct share_slot *s = cfg->shared ? share_find(t) : NULL;
 	uint64_t now = clock_now_ns();
 
-	return s &&
-	       share_full_line(s, now, engine_streak_stale_ms(config_for(cfg, t)) * 1000000) >= 0 &&
+	if (!s || share_full_line(s, now, engine_streak_stale_ms(config_for(cfg, t)) * 1000000) < 0)
+		return false;
+	share_full_looked(s, now);
+	/* A place freed a moment ago is taken once its server has read the close. */
+	return now - share_freed_ns(s) >= ENGINE_FULL_SETTLE_MS * 1000000 &&
 	       share_full_claim(s, now, ENGINE_FULL_FRESH_MS * 1000000);
 }
 
@@ -502,12 +505,15 @@ uint64_t decide_full_replan_ms(const struct config *cfg, const struct target_add
 {
 	const struct config *c = config_for(cfg, t);
 	struct share_slot *s = cfg->shared && now_ms >= planned_ms ? share_find(t) : NULL;
+	uint64_t next;
 
 	if (!s || share_full_line(s, now_ms * 1000000, engine_streak_stale_ms(c) * 1000000) < 0 ||
-	    !engine_full_moving(c, now_ms, share_freed_ns(s) / 1000000) ||
 	    (c->timeout_ms != CONFIG_INFINITE && now_ms - since_ms >= c->timeout_ms))
 		return planned_ms;
-	return engine_full_until_ms(c, now_ms, 0, rng_next());
+	if (engine_full_moving(c, now_ms, share_freed_ns(s) / 1000000))
+		return engine_full_until_ms(c, now_ms, 0, rng_next());
+	/* A line that stalls: one connect per delay attempts, as without it. */
+	return share_full_scout(s, now_ms, &next) ? planned_ms : next;
 }
 
 bool decide_listener_gone(const struct config *cfg, const struct target_addr *t)

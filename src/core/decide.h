@@ -110,13 +110,18 @@ uint64_t decide_look_ms(const struct config *cfg, const struct target_addr *t);
 /* How many connects wait in @t's line if it is full (share_full_line); -1: not full. */
 int decide_full_line(const struct config *cfg, const struct target_addr *t);
 
-/* Whether @t is full and a place freed in its line is taken now (share_full_claim). */
+/*
+ * Whether @t is full and a place freed in its line is taken now
+ * (share_full_claim); the caller, an event loop's connect, looked.
+ */
 bool decide_full_turn(const struct config *cfg, const struct target_addr *t);
 
 /*
  * When a connect to @t planned at @planned_ms, waiting since @since_ms, is
  * to attempt: @planned_ms, or, its time come at @now_ms in a full server's
- * line that moves (engine_full_moving), a later time within its budget.
+ * line, a later one within its budget while the line moves
+ * (engine_full_moving), or while it stalls and another's attempt is the
+ * line's one for the delay (share_full_scout).
  */
 uint64_t decide_full_replan_ms(const struct config *cfg, const struct target_addr *t,
 			       uint64_t now_ms, uint64_t since_ms, uint64_t planned_ms);

@@ -332,9 +332,9 @@ uint64_t engine_streak_stale_ms(const struct config *cfg)
 uint64_t engine_full_until_ms(const struct config *cfg, uint64_t now_ms, uint64_t damped_until_ms,
 			      uint64_t draw)
 {
-	uint64_t half = cfg->policy.cap_ms / 2, until = now_ms + half + draw % (half + 1);
+	uint64_t half = cfg->policy.cap_ms / 2;
 
-	return damped_until_ms > until ? damped_until_ms : until;
+	return damped_until_ms > now_ms ? damped_until_ms : now_ms + half + draw % (half + 1);
 }
 
 bool engine_full_moving(const struct config *cfg, uint64_t now_ms, uint64_t freed_ms)

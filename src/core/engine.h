@@ -246,12 +246,13 @@ uint64_t engine_run_open_ms(const struct config *cfg, uint32_t giveups, uint64_t
 uint64_t engine_streak_stale_ms(const struct config *cfg);
 
 /*
- * A connect waiting at @now_ms in a full server's line, for a connection
- * held to it to close, attempts anyway by then: its planned delay's end
- * @damped_until_ms (0: none), and at least half the delay cap to the cap
- * from now by @draw, so that connects that joined the line together do not
- * leave it together (the close that would wake them may be made on another
- * host, or by a program without the library).
+ * When a connect waiting at @now_ms in a full server's line, for a
+ * connection held to it to close, next looks at the line: its planned
+ * delay's end @damped_until_ms if still to come (the policy's schedule),
+ * else half the delay cap to the cap from now by @draw.  Then, while the
+ * line moves (engine_full_moving) it waits on; while it stalls (the places
+ * are held by programs without the library, or on other hosts) one connect
+ * per delay attempts (share_full_scout), as without the line.
  */
 uint64_t engine_full_until_ms(const struct config *cfg, uint64_t now_ms, uint64_t damped_until_ms,
 			      uint64_t draw);

@@ -102,7 +102,12 @@ struct share_slot {
 	_Atomic uint64_t run;
 	_Atomic uint64_t run_until_ns;
 	_Atomic uint32_t run_giveups;
-	uint32_t spare_run;
+	/*
+	 * When an event loop's connect in a full server's line (share_full_turn)
+	 * last looked (monotonic ms, mod 2^32): such connects are in line, though
+	 * not counted in queued.
+	 */
+	_Atomic uint32_t polled_ms;
 	/*
 	 * The local listener whose server greeted (dest.greeted): its socket's
 	 * inode, 0: not known (a remote destination).  Another listener on the
@@ -120,7 +125,7 @@ struct share_slot {
 	_Atomic uint32_t freed;
 	_Atomic uint32_t queued;
 	_Atomic uint32_t claimed;
-	uint32_t spare_full;
+	_Atomic uint32_t scout_ms; /* a stalled line's next attempt (monotonic ms, mod 2^32) */
 	_Atomic uint64_t freed_ns;
 };
 
@@ -374,11 +379,22 @@ uint32_t share_freed(struct share_slot *s);
 uint64_t share_freed_ns(const struct share_slot *s);
 
 /*
+ * A connect in @s's stalled line whose time came at @now_ms: true if it is
+ * the one to attempt now (the line's last attempt was a delay ago, the
+ * delay drawn at the streak's last early close); else *next_ms is when
+ * the next one may.
+ */
+bool share_full_scout(struct share_slot *s, uint64_t now_ms, uint64_t *next_ms);
+
+/*
  * Take a place freed in @s's line at @now_ns: true if one was (a close
  * since the last taken, within @fresh_ns: an older one was taken by a
  * connect made meanwhile, or by nobody).  One place, one connect.
  */
 bool share_full_claim(struct share_slot *s, uint64_t now_ns, uint64_t fresh_ns);
+
+/* An event loop's connect in @s's line looked at @now_ns: share_full_line counts it a while. */
+void share_full_looked(struct share_slot *s, uint64_t now_ns);
 
 /*
  * Wait in @s's line until a close wakes the calling thread, or @until_ns.

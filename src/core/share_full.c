@@ -8,6 +8,9 @@
 
 #include "sys/clock.h"
 
+/* An event loop's connect in line looks every 10 ms (ENGINE_FULL_LOOK_MS): a few of its looks. */
+#define SHARE_POLLED_MS 50U
+
 /* Whether @s said it is full within @window_ns of @now_ns. */
 static bool full_at(const struct share_slot *s, uint64_t now_ns, uint64_t window_ns)
 {
@@ -41,6 +44,11 @@ int share_full_line(const struct share_slot *s, uint64_t now_ns, uint64_t window
 	if (!full_at(s, now_ns, window_ns))
 		return -1;
 	n = atomic_load_explicit(&s->queued, memory_order_relaxed);
+	/* An event loop's connect that looked within a few of its looks is in line too. */
+	if ((uint32_t)(now_ns / 1000000) -
+		    atomic_load_explicit(&s->polled_ms, memory_order_relaxed) <
+	    SHARE_POLLED_MS)
+		n++;
 	/* Sleepers a killed process left behind make a line longer, never a wrong answer. */
 	return n < 1U << 20 ? (int)n : 1 << 20;
 }
@@ -81,6 +89,28 @@ uint32_t share_freed(struct share_slot *s)
 uint64_t share_freed_ns(const struct share_slot *s)
 {
 	return atomic_load_explicit(&s->freed_ns, memory_order_relaxed);
+}
+
+bool share_full_scout(struct share_slot *s, uint64_t now_ms, uint64_t *next_ms)
+{
+	uint64_t delay = atomic_load_explicit(&s->damp_ms, memory_order_relaxed);
+	uint32_t at = atomic_load_explicit(&s->scout_ms, memory_order_relaxed), ahead;
+
+	/* A hostile delay is bounded as the damp is: at most a minute. */
+	delay = delay == 0 ? 1 : delay > 60000 ? 60000 : delay;
+	/* Its time is past (a wrapped difference of less than 2^31 ms): this connect's turn. */
+	if ((at == 0 || (int32_t)((uint32_t)now_ms - at) >= 0) &&
+	    atomic_compare_exchange_strong_explicit(&s->scout_ms, &at, (uint32_t)(now_ms + delay),
+						    memory_order_relaxed, memory_order_relaxed))
+		return true;
+	ahead = atomic_load_explicit(&s->scout_ms, memory_order_relaxed) - (uint32_t)now_ms;
+	*next_ms = now_ms + (ahead > 0 && ahead <= delay ? ahead : delay);
+	return false;
+}
+
+void share_full_looked(struct share_slot *s, uint64_t now_ns)
+{
+	atomic_store_explicit(&s->polled_ms, (uint32_t)(now_ns / 1000000), memory_order_relaxed);
 }
 
 bool share_full_claim(struct share_slot *s, uint64_t now_ns, uint64_t fresh_ns)

@@ -349,11 +349,11 @@ static void format_text(struct text *t, const struct log_event *ev)
 	} else if (strcmp(ev->event, "damped") == 0 && ev->reason) {
 		text_str(t,
 			 "the server said it is full: waiting in its line for a connection to it "
-			 "to close, at most ");
-		text_u64(t, (uint64_t)ev->wait_ms);
-		text_str(t, "ms (");
+			 "to close (");
 		text_u64(t, ev->attempt);
-		text_str(t, " ahead)");
+		text_str(t, " ahead; looking again in ");
+		text_u64(t, (uint64_t)ev->wait_ms);
+		text_str(t, "ms)");
 	} else if (strcmp(ev->event, "damped") == 0) {
 		text_str(t, "waiting ");
 		text_u64(t, (uint64_t)ev->wait_ms);

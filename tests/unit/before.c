@@ -108,8 +108,8 @@ static void test_damped_blocking_waits_within_its_own_timeout(void)
 
 /*
  * A full server's line: a connect joins it when others wait in it or it
- * would wait anyway, until half the cap to the cap by the draw (or its
- * delay's end), a blocking one within its own send timeout.
+ * would wait anyway: until its delay's end if one is to come, else half the
+ * cap to the cap by the draw; a blocking one within its own send timeout.
  */
 static void test_full_server_line(void)
 {
@@ -129,12 +129,12 @@ static void test_full_server_line(void)
 	f.draw = 1000;
 	CHECK_U64(before_decide(&cfg, &t, &f, &until), BEFORE_WAIT);
 	CHECK_U64(until, NOW + 2000 * MS);
-	/* Nobody in line, but a delay to wait: in line, its end if later. */
+	/* A delay to wait: in line until its end (the schedule), then the line is looked at. */
 	f.full_line = 0;
 	f.draw = 0;
 	f.damped_until_ns = NOW + 300 * MS;
 	CHECK_U64(before_decide(&cfg, &t, &f, &until), BEFORE_WAIT);
-	CHECK_U64(until, NOW + 1000 * MS);
+	CHECK_U64(until, NOW + 300 * MS);
 	f.damped_until_ns = NOW + 1500 * MS;
 	CHECK_U64(before_decide(&cfg, &t, &f, &until), BEFORE_WAIT);
 	CHECK_U64(until, NOW + 1500 * MS);
@@ -150,6 +150,7 @@ static void test_full_server_line(void)
 	CHECK_U64(before_decide(&cfg, &t, &f, &until), BEFORE_LATER);
 	CHECK_U64(until, NOW + 300 * MS); /* its driver does not look: the delay alone */
 	f.looks = true;
+	f.damped_until_ns = 0;
 	CHECK_U64(before_decide(&cfg, &t, &f, &until), BEFORE_LATER);
 	CHECK_U64(until, NOW + 1000 * MS);
 	f.damped_until_ns = 0;

@@ -646,8 +646,9 @@ static void test_full_line(void)
 	CHECK_U64(engine_full_until_ms(&cfg, 1000, 0, 0), 1500);
 	CHECK_U64(engine_full_until_ms(&cfg, 1000, 0, 500), 2000);
 	CHECK_U64(engine_full_until_ms(&cfg, 1000, 0, 501), 1500);  /* the draw wraps */
-	CHECK_U64(engine_full_until_ms(&cfg, 1000, 1800, 0), 1800); /* the delay's end is later */
-	CHECK_U64(engine_full_until_ms(&cfg, 1000, 1200, 500), 2000);
+	CHECK_U64(engine_full_until_ms(&cfg, 1000, 1800, 0), 1800); /* its delay's end to come */
+	CHECK_U64(engine_full_until_ms(&cfg, 1000, 1200, 500), 1200);
+	CHECK_U64(engine_full_until_ms(&cfg, 1000, 1000, 500), 2000); /* a delay over is none */
 	/* The line moves while a place freed less than half the cap ago. */
 	CHECK(!engine_full_moving(&cfg, 1000, 0));
 	CHECK(engine_full_moving(&cfg, 1000, 600));
