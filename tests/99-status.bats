@@ -629,3 +629,81 @@ r = json.loads(sys.stdin.readline())
 print(r["state"], r["since_ms_ago"] < 2000)' <<<"$output"
 	assert_eq "$output" "down True" "the second outage's start"
 }
+
+@test "backoff status DEST shows the rows of the destinations named alone: one waited for among two, in the table, JSON and OpenMetrics" {
+	local one two
+	closed_port dead1
+	one=$PORT
+	closed_port dead2
+	two=$PORT
+	probes 1 "127.0.0.1:$one" a BACKOFF_TIMEOUT=30s
+	probes 1 "127.0.0.1:$two" b BACKOFF_TIMEOUT=30s
+	status_until "^127\\.0\\.0\\.1:$one +waiting " 5 --file "$STATE"
+	status_until "^127\\.0\\.0\\.1:$two +waiting " 5 --file "$STATE"
+	run --separate-stderr "$LAUNCHER" status --file "$STATE" "127.0.0.1:$one"
+	assert_eq "$status" 0 "status (stderr: $stderr)"
+	assert_match "$(head -n 1 <<<"$output")" "^DESTINATION +STATE " "the header"
+	assert_match "$output" $'\n'"127\\.0\\.0\\.1:$one +waiting +[^ ]+ +ECONNREFUSED " "the row named"
+	assert_eq "$(count_lines "$output")" 2 "lines (the header, one row): $output"
+	run --separate-stderr "$LAUNCHER" status --json --file "$STATE" "127.0.0.1:$one"
+	assert_eq "$status" 0 "status, JSON (stderr: $stderr)"
+	assert_match "$output" "^\\{\"destination\":\"127.0.0.1:$one\",\"state\":\"waiting\"," "JSON: the row named"
+	assert_eq "$(count_lines "$output")" 1 "JSON: one line"
+	run --separate-stderr "$LAUNCHER" status --openmetrics --file "$STATE" "127.0.0.1:$one"
+	assert_eq "$status" 0 "status, OpenMetrics (stderr: $stderr)"
+	assert_match "$output" "backoff_destination_waiting\\{destination=\"127.0.0.1:$one\",[^}]*\\} 1" "OpenMetrics: the row named"
+	assert_no_match "$output" "127\\.0\\.0\\.1:$two" "OpenMetrics: the other destination"
+	assert_match "$output" $'\n# EOF$' "OpenMetrics: its end"
+	# Both named, the second as a pattern: both rows.
+	run --separate-stderr "$LAUNCHER" status --file "$STATE" "127.0.0.1:$one" "*:$two"
+	assert_eq "$status" 0 "status, both (stderr: $stderr)"
+	assert_eq "$(count_lines "$output")" 3 "lines, both named: $output"
+}
+
+@test "backoff status DEST shows a destination named whatever its state: up, or past, which only --all shows otherwise" {
+	make_state "$STATE" key=auto state=2 dest_family=2 dest_port=6379 dest_hex=7f000001 \
+		mono_ago_ms=10
+	run --separate-stderr "$LAUNCHER" status --file "$STATE"
+	assert_eq "$output" "no destination waited for or known down ($STATE)" "unnamed, an up destination"
+	run --separate-stderr "$LAUNCHER" status --file "$STATE" 127.0.0.1:6379
+	assert_eq "$status" 0 "status (stderr: $stderr)"
+	assert_match "$output" $'\n''127\.0\.0\.1:6379 +up +' "named, up"
+	run --separate-stderr "$LAUNCHER" status --json --file "$STATE" 127.0.0.1:6379
+	assert_match "$output" '^\{"destination":"127.0.0.1:6379","state":"up",' "named, up, JSON"
+	# An IPv6 destination found down ten minutes ago by a process gone: past.
+	rm -f "$STATE"
+	make_state "$STATE" key=auto state=1 err=111 dest_family=10 dest_port=80 \
+		dest_hex=00000000000000000000000000000001 mono_ago_ms=600000
+	run --separate-stderr "$LAUNCHER" status --json --file "$STATE"
+	assert_eq "$output" "" "unnamed, a past destination"
+	run --separate-stderr "$LAUNCHER" status --json --file "$STATE" '[::1]:80'
+	assert_eq "$status" 0 "status (stderr: $stderr)"
+	assert_match "$output" '^\{"destination":"\[::1\]:80","state":"past",.*"last_error":"ECONNREFUSED",' "named, past"
+}
+
+@test "backoff status DEST without a row: 'DEST: no record', status 3, on stderr under --json; a DEST that is no address is a usage error" {
+	make_state "$STATE" key=auto state=1 dest_family=2 dest_port=6379 dest_hex=7f000001 \
+		mono_ago_ms=10
+	run --separate-stderr "$LAUNCHER" status --file "$STATE" unix:/run/none.sock
+	assert_eq "$status" 3 "status (stderr: $stderr)"
+	assert_eq "$output" "unix:/run/none.sock: no record" "the line"
+	# One with a row and one without: the row, the line, status 3.
+	run --separate-stderr "$LAUNCHER" status --file "$STATE" 127.0.0.1:6379 unix:/run/none.sock
+	assert_eq "$status" 3 "status, one of two (stderr: $stderr)"
+	assert_match "$output" $'^DESTINATION [^\n]*\n127\\.0\\.0\\.1:6379 +down [^\n]*\nunix:/run/none\\.sock: no record$' "the table and the line"
+	run --separate-stderr "$LAUNCHER" status --json --file "$STATE" unix:/run/none.sock
+	assert_eq "$status" 3 "status, JSON"
+	assert_eq "$output" "" "JSON: stdout"
+	assert_eq "$stderr" "backoff status: unix:/run/none.sock: no record" "JSON: stderr"
+	run --separate-stderr "$LAUNCHER" status --openmetrics --file "$STATE" '[::1]:6379'
+	assert_eq "$status" 3 "status, OpenMetrics"
+	assert_eq "$stderr" "backoff status: [::1]:6379: no record" "OpenMetrics: stderr"
+	run --separate-stderr "$LAUNCHER" status --file "$STATE" 127.0.0.1:6379
+	assert_eq "$status" 0 "status, its row found"
+	local bad
+	for bad in db.example:5432 '!127.0.0.1:6379' 127.0.0.1:6379,127.0.0.1:80 ::1:80 ''; do
+		run --separate-stderr "$LAUNCHER" status --file "$STATE" "$bad"
+		assert_eq "$status" 2 "status, \"$bad\""
+		assert_match "$stderr" "^backoff status: \"$(sed 's/[][\.*]/\\&/g' <<<"$bad")\": " "stderr, \"$bad\""
+	done
+}

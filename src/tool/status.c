@@ -28,10 +28,11 @@
 /* Exit statuses: as documented in the man page. */
 #define EXIT_UNUSABLE 1 /* the state file cannot be read or is not one */
 #define EXIT_USAGE 2
+#define EXIT_NO_RECORD 3 /* a destination named has no row */
 
 static const char usage[] =
 	"usage: backoff-status [--json | --openmetrics] [--all] [--age DUR] [--user NAME]\n"
-	"                      [--file PATH]\n"
+	"                      [--file PATH] [DEST...]\n"
 	"Shows the destinations the user's processes wait for or found down, from the\n"
 	"state file of shared fate (BACKOFF_SHARED=/path names another).  Read-only.\n"
 	"  --json          one JSON object per destination and line\n"
@@ -41,7 +42,11 @@ static const char usage[] =
 	"                  (default 5m; 250ms, 30s, 10m, 2h) is past: left by processes\n"
 	"                  gone, shown only under --all\n"
 	"  --user NAME     one user's file (root only: root's view is every user's)\n"
-	"  --file PATH     this state file\n";
+	"  --file PATH     this state file\n"
+	"  DEST            only this destination's rows, up and past ones too: an address\n"
+	"                  (127.0.0.1:6379, [::1]:80, unix:/run/app.sock) or a pattern of\n"
+	"                  BACKOFF_TARGETS (*:6379); one without a row is said, \"DEST: no\n"
+	"                  record\" (on stderr under --json, --openmetrics), exit status 3\n";
 
 enum format { FORMAT_TABLE, FORMAT_JSON, FORMAT_OPENMETRICS };
 
@@ -54,6 +59,16 @@ static size_t rows_room;
  */
 static struct config env_cfg;
 static struct config_dest env_dests[CONFIG_DESTS_MAX];
+
+/* A destination named on the command line: only the rows of those named are shown. */
+struct named_dest {
+	const char *text;      /* as given */
+	struct target_set set; /* its one pattern, as BACKOFF_TARGETS reads it */
+	bool found;	       /* a row of it was read */
+};
+
+static struct named_dest *named;
+static unsigned named_count;
 
 /* A row is another user's (root's view): the table says whose each is. */
 static bool several_users;
@@ -238,6 +253,28 @@ static void user_name(unsigned uid, char *buf, size_t size)
 		snprintf(buf, size, "%u", uid);
 }
 
+/*
+ * Whether @v's destination is one named on the command line, each it
+ * matches marked found; with none named, every destination is.
+ */
+static bool named_matches(const struct share_view *v)
+{
+	bool any = false;
+	unsigned k;
+
+	if (named_count == 0)
+		return true;
+	/* Hashes to no destination: it is none of them. */
+	if (!v->named)
+		return false;
+	for (k = 0; k < named_count; k++)
+		if (target_matches(&named[k].set, &v->target)) {
+			named[k].found = true;
+			any = true;
+		}
+	return any;
+}
+
 /* Room for @n more rows after the first @used. */
 static void rows_reserve(size_t used, size_t n)
 {
@@ -267,7 +304,7 @@ static unsigned collect(unsigned n, unsigned uid, uint64_t now_ns, bool all, uin
 	for (i = 0; i < SHARE_SLOTS; i++) {
 		struct status_row *r = &rows[n];
 
-		if (!share_view_slot(h, i, now_ns, &r->v))
+		if (!share_view_slot(h, i, now_ns, &r->v) || !named_matches(&r->v))
 			continue;
 		r->v.waiters += loop_waiters(&r->v) + r->v.queued;
 		if (!all && !status_is_waiting(&r->v) && r->v.state != SHARE_DOWN &&
@@ -370,6 +407,57 @@ static unsigned collect_other_users(unsigned n, unsigned owner, uint64_t now_ns,
 	return n;
 }
 
+/*
+ * DEST @text named on the command line, as one BACKOFF_TARGETS pattern
+ * (an address is one that matches it alone), or exits with a usage error.
+ */
+static void name_destination(const char *text)
+{
+	struct named_dest *d = &named[named_count];
+	const char *reason = "expected an address such as 127.0.0.1:6379, [::1]:80 or "
+			     "unix:/run/app.sock, or one pattern of BACKOFF_TARGETS without '!'";
+	char why[256];
+
+	if (target_parse_list(text, &d->set, why, sizeof(why)) != 0) {
+		/* Its own reason when it has one (a name, an IPv6 address without brackets). */
+		if (strncmp(why, "expected", 8) != 0)
+			reason = why;
+	} else if (d->set.count == 1 && !d->set.pattern[0].exclude) {
+		d->text = text;
+		d->found = false;
+		named_count++;
+		return;
+	}
+	fprintf(stderr, "backoff status: \"%s\": %s\n%s", text, reason, usage);
+	exit(EXIT_USAGE);
+}
+
+/*
+ * The destinations named that have no row, each said: on stdout in the
+ * table's place, else on stderr.  Whether there is one.
+ */
+static bool say_no_record(enum format format)
+{
+	bool missing = false;
+	unsigned k;
+
+	for (k = 0; k < named_count; k++) {
+		char text[TARGET_TEXT_MAX];
+		struct text t;
+
+		if (named[k].found)
+			continue;
+		missing = true;
+		text_init(&t, text, sizeof(text));
+		text_escaped(&t, named[k].text, strlen(named[k].text));
+		if (format == FORMAT_TABLE)
+			printf("%s: no record\n", text);
+		else
+			fprintf(stderr, "backoff status: %s: no record\n", text);
+	}
+	return missing;
+}
+
 /* The uid of user @name (a name or a number), or dies. */
 static unsigned uid_of(const char *name)
 {
@@ -392,13 +480,16 @@ int main(int argc, char **argv)
 	const char *file = NULL, *user = NULL;
 	char path[PATH_MAX];
 	unsigned owner = (unsigned)geteuid(), n = 0;
-	bool all = false, found;
+	bool all = false, found, missing;
 	uint64_t age_ms = 5ULL * 60 * 1000;
 	struct status_view view;
 	struct timespec wall;
 	uint64_t now_ns;
 	int i;
 
+	named = calloc((size_t)argc, sizeof(*named));
+	if (!named)
+		die(EXIT_UNUSABLE, NULL, "out of memory", 0);
 	for (i = 1; i < argc; i++) {
 		if (strcmp(argv[i], "--json") == 0 && format == FORMAT_TABLE) {
 			format = FORMAT_JSON;
@@ -425,6 +516,8 @@ int main(int argc, char **argv)
 		} else if (strcmp(argv[i], "--version") == 0) {
 			printf("libbackoff %s\n", BACKOFF_VERSION);
 			return 0;
+		} else if (argv[i][0] != '-') {
+			name_destination(argv[i]);
 		} else {
 			fprintf(stderr, "backoff status: unexpected argument \"%s\"\n%s", argv[i],
 				usage);
@@ -465,6 +558,9 @@ int main(int argc, char **argv)
 			}
 		}
 	}
+	/* A destination named is asked for: its row is shown up or past too. */
+	if (named_count > 0)
+		all = true;
 	/* No file: no process of the user has waited for anything since boot. */
 	now_ns = clock_now_ns();
 	clock_gettime(CLOCK_REALTIME, &wall);
@@ -481,7 +577,9 @@ int main(int argc, char **argv)
 	view.wall_ms = (uint64_t)wall.tv_sec * 1000 + (uint64_t)wall.tv_nsec / 1000000;
 	switch (format) {
 	case FORMAT_TABLE:
-		status_format_table(&view, path);
+		/* With destinations named, those without a row are said instead. */
+		if (n > 0 || named_count == 0)
+			status_format_table(&view, path);
 		break;
 	case FORMAT_JSON:
 		status_format_json(&view);
@@ -490,5 +588,8 @@ int main(int argc, char **argv)
 		status_format_openmetrics(&view);
 		break;
 	}
-	return fflush(stdout) == 0 ? 0 : EXIT_UNUSABLE;
+	missing = say_no_record(format);
+	if (fflush(stdout) != 0)
+		return EXIT_UNUSABLE;
+	return missing ? EXIT_NO_RECORD : 0;
 }
