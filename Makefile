@@ -106,7 +106,7 @@ $(TOOL): src/tool/schedule.c $(TOOL_CORE)
 	$(CC) $(CFLAGS_ALL) -o $@ $^ $(LIBS)
 
 # `backoff status`: the state file of shared fate, read with the library's own checks.
-STATUS_SRC := src/tool/status.c src/tool/status_format.c
+STATUS_SRC := src/tool/status.c src/tool/status_format.c src/tool/status_procs.c
 $(STATUS): $(STATUS_SRC) src/tool/status.h $(CORE_OBJ)
 	$(CC) $(CFLAGS_ALL) -o $@ $(STATUS_SRC) $(CORE_OBJ) $(LIBS)
 

@@ -33,6 +33,7 @@
 static const char usage[] =
 	"usage: backoff-status [--json | --openmetrics] [--all] [--age DUR] [--user NAME]\n"
 	"                      [--file PATH] [DEST...]\n"
+	"       backoff-status --processes [--json] [--user NAME]\n"
 	"Shows the destinations the user's processes wait for or found down, from the\n"
 	"state file of shared fate (BACKOFF_SHARED=/path names another).  Read-only.\n"
 	"  --json          one JSON object per destination and line\n"
@@ -46,7 +47,11 @@ static const char usage[] =
 	"  DEST            only this destination's rows, up and past ones too: an address\n"
 	"                  (127.0.0.1:6379, [::1]:80, unix:/run/app.sock) or a pattern of\n"
 	"                  BACKOFF_TARGETS (*:6379); one without a row is said, \"DEST: no\n"
-	"                  record\" (on stderr under --json, --openmetrics), exit status 3\n";
+	"                  record\" (on stderr under --json, --openmetrics), exit status 3\n"
+	"  --processes     instead, the processes libbackoff is in, by pid: PID, USER,\n"
+	"                  ENGINE (preload; supervise: under the supervisor engine;\n"
+	"                  supervisor: that engine's own) and COMMAND; the user's own\n"
+	"                  (root: every user's); --json: one JSON object per process\n";
 
 enum format { FORMAT_TABLE, FORMAT_JSON, FORMAT_OPENMETRICS };
 
@@ -150,29 +155,16 @@ static bool read_state(const char *path, unsigned owner)
 /* @pid's command name, escaped, into @buf, if thread @tid is one of its threads. */
 static bool read_comm(int pid, int tid, char *buf, size_t size)
 {
-	char path[64], raw[32];
+	char path[64];
 	struct stat st;
-	struct text t;
-	ssize_t n;
-	int fd;
 
 	buf[0] = '\0';
 	snprintf(path, sizeof(path), "/proc/%d/task/%d", pid, tid);
 	/* A lease outlives a killed prober by a few looks; a pid may have been reused. */
 	if (stat(path, &st) != 0)
 		return false;
-	snprintf(path, sizeof(path), "/proc/%d/comm", pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return true;
-	n = read(fd, raw, sizeof(raw) - 1);
-	close(fd);
-	if (n <= 0)
-		return true;
-	if (raw[n - 1] == '\n')
-		n--;
-	text_init(&t, buf, size);
-	text_escaped(&t, raw, (size_t)n);
+	/* Its name unread (gone since): alive a moment ago all the same. */
+	(void)status_procs_comm(pid, buf, size);
 	return true;
 }
 
@@ -241,18 +233,6 @@ static bool is_past(const struct status_row *r, uint64_t now_ns, uint64_t age_ms
 	       (now_ns - r->v.probed_ns) / 1000000 > age_ms;
 }
 
-/* @uid's name into @buf, else the number. */
-static void user_name(unsigned uid, char *buf, size_t size)
-{
-	struct passwd pwd, *pw = NULL;
-	char tmp[4096];
-
-	if (getpwuid_r((uid_t)uid, &pwd, tmp, sizeof(tmp), &pw) == 0 && pw)
-		snprintf(buf, size, "%s", pw->pw_name);
-	else
-		snprintf(buf, size, "%u", uid);
-}
-
 /*
  * Whether @v's destination is one named on the command line, each it
  * matches marked found; with none named, every destination is.
@@ -300,7 +280,7 @@ static unsigned collect(unsigned n, unsigned uid, uint64_t now_ns, bool all, uin
 	unsigned i;
 
 	rows_reserve(n, SHARE_SLOTS);
-	user_name(uid, name, sizeof(name));
+	status_format_user(uid, name, sizeof(name));
 	for (i = 0; i < SHARE_SLOTS; i++) {
 		struct status_row *r = &rows[n];
 
@@ -480,7 +460,7 @@ int main(int argc, char **argv)
 	const char *file = NULL, *user = NULL;
 	char path[PATH_MAX];
 	unsigned owner = (unsigned)geteuid(), n = 0;
-	bool all = false, found, missing;
+	bool all = false, found, missing, processes = false, age_given = false;
 	uint64_t age_ms = 5ULL * 60 * 1000;
 	struct status_view view;
 	struct timespec wall;
@@ -498,6 +478,7 @@ int main(int argc, char **argv)
 		} else if (strcmp(argv[i], "--all") == 0) {
 			all = true;
 		} else if (strcmp(argv[i], "--age") == 0 && i + 1 < argc) {
+			age_given = true;
 			if (config_parse_duration(argv[++i], 0, POLICY_MAX_DELAY_MS, &age_ms) !=
 			    0) {
 				fprintf(stderr,
@@ -508,6 +489,8 @@ int main(int argc, char **argv)
 			}
 		} else if (strcmp(argv[i], "--user") == 0 && i + 1 < argc) {
 			user = argv[++i];
+		} else if (strcmp(argv[i], "--processes") == 0) {
+			processes = true;
 		} else if (strcmp(argv[i], "--file") == 0 && i + 1 < argc) {
 			file = argv[++i];
 		} else if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
@@ -524,11 +507,25 @@ int main(int argc, char **argv)
 			return EXIT_USAGE;
 		}
 	}
+	/* The processes' view shows no destination: the options that choose them are errors. */
+	if (processes &&
+	    (format == FORMAT_OPENMETRICS || all || age_given || file || named_count > 0)) {
+		fprintf(stderr, "backoff status: --processes takes only --json and --user\n%s",
+			usage);
+		return EXIT_USAGE;
+	}
 	if (user) {
 		owner = uid_of(user);
 		if (owner != (unsigned)geteuid() && geteuid() != 0)
 			die(EXIT_USAGE, NULL,
-			    "--user: only root may read another user's state file", 0);
+			    processes ? "--user: only root may see another user's processes"
+				      : "--user: only root may read another user's state file",
+			    0);
+	}
+	if (processes) {
+		if (status_procs_show(format == FORMAT_JSON, !user && geteuid() == 0, owner) != 0)
+			die(EXIT_UNUSABLE, "/proc", "cannot list", errno);
+		return fflush(stdout) == 0 ? 0 : EXIT_UNUSABLE;
 	}
 	{
 		struct config_problems problems;

@@ -1,6 +1,7 @@
 /* backoff status's output: the rows as a table, JSON lines or OpenMetrics text. */
 #include "tool/status.h"
 
+#include <pwd.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -14,6 +15,17 @@ static void format_netns(uint64_t netns, char *buf, size_t size)
 		snprintf(buf, size, "net:[%llu]", (unsigned long long)netns);
 	else
 		snprintf(buf, size, "-");
+}
+
+void status_format_user(unsigned uid, char *buf, size_t size)
+{
+	struct passwd pwd, *pw = NULL;
+	char tmp[4096];
+
+	if (getpwuid_r((uid_t)uid, &pwd, tmp, sizeof(tmp), &pw) == 0 && pw)
+		snprintf(buf, size, "%s", pw->pw_name);
+	else
+		snprintf(buf, size, "%u", uid);
 }
 
 /* @ms as 850ms, 42s, 3m05s, 2h07m or 3d04h. */
