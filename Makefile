@@ -106,8 +106,9 @@ $(TOOL): src/tool/schedule.c $(TOOL_CORE)
 	$(CC) $(CFLAGS_ALL) -o $@ $^ $(LIBS)
 
 # `backoff status`: the state file of shared fate, read with the library's own checks.
-$(STATUS): src/tool/status.c $(CORE_OBJ)
-	$(CC) $(CFLAGS_ALL) -o $@ $^ $(LIBS)
+STATUS_SRC := src/tool/status.c src/tool/status_format.c src/tool/status_procs.c
+$(STATUS): $(STATUS_SRC) src/tool/status.h $(CORE_OBJ)
+	$(CC) $(CFLAGS_ALL) -o $@ $(STATUS_SRC) $(CORE_OBJ) $(LIBS)
 
 # The supervisor engine: a program of its own, on the same core as the library, with
 # libc's calls as the real ones (src/supervise/libc.c) instead of sys/real.c.

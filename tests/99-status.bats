@@ -3,7 +3,9 @@
 # the state file of shared fate.  It names a destination while clients wait
 # for it, in a table, JSON lines and OpenMetrics text; a hostile, foreign or
 # odd file is refused with one line and status 1, and nothing in a file's
-# fields is believed beyond the library's own bounds.
+# fields is believed beyond the library's own bounds.  Destinations named are
+# shown alone, whatever their state; --processes lists the processes the
+# library is in, by engine.
 # shellcheck disable=SC2154 # status, output, stderr: set by bats run
 
 load helper
@@ -628,4 +630,169 @@ import json, sys
 r = json.loads(sys.stdin.readline())
 print(r["state"], r["since_ms_ago"] < 2000)' <<<"$output"
 	assert_eq "$output" "down True" "the second outage's start"
+}
+
+@test "backoff status DEST shows the rows of the destinations named alone: one waited for among two, in the table, JSON and OpenMetrics" {
+	local one two
+	closed_port dead1
+	one=$PORT
+	closed_port dead2
+	two=$PORT
+	probes 1 "127.0.0.1:$one" a BACKOFF_TIMEOUT=30s
+	probes 1 "127.0.0.1:$two" b BACKOFF_TIMEOUT=30s
+	status_until "^127\\.0\\.0\\.1:$one +waiting " 5 --file "$STATE"
+	status_until "^127\\.0\\.0\\.1:$two +waiting " 5 --file "$STATE"
+	run --separate-stderr "$LAUNCHER" status --file "$STATE" "127.0.0.1:$one"
+	assert_eq "$status" 0 "status (stderr: $stderr)"
+	assert_match "$(head -n 1 <<<"$output")" "^DESTINATION +STATE " "the header"
+	assert_match "$output" $'\n'"127\\.0\\.0\\.1:$one +waiting +[^ ]+ +ECONNREFUSED " "the row named"
+	assert_eq "$(count_lines "$output")" 2 "lines (the header, one row): $output"
+	run --separate-stderr "$LAUNCHER" status --json --file "$STATE" "127.0.0.1:$one"
+	assert_eq "$status" 0 "status, JSON (stderr: $stderr)"
+	assert_match "$output" "^\\{\"destination\":\"127.0.0.1:$one\",\"state\":\"waiting\"," "JSON: the row named"
+	assert_eq "$(count_lines "$output")" 1 "JSON: one line"
+	run --separate-stderr "$LAUNCHER" status --openmetrics --file "$STATE" "127.0.0.1:$one"
+	assert_eq "$status" 0 "status, OpenMetrics (stderr: $stderr)"
+	assert_match "$output" "backoff_destination_waiting\\{destination=\"127.0.0.1:$one\",[^}]*\\} 1" "OpenMetrics: the row named"
+	assert_no_match "$output" "127\\.0\\.0\\.1:$two" "OpenMetrics: the other destination"
+	assert_match "$output" $'\n# EOF$' "OpenMetrics: its end"
+	# Both named, the second as a pattern: both rows.
+	run --separate-stderr "$LAUNCHER" status --file "$STATE" "127.0.0.1:$one" "*:$two"
+	assert_eq "$status" 0 "status, both (stderr: $stderr)"
+	assert_eq "$(count_lines "$output")" 3 "lines, both named: $output"
+}
+
+@test "backoff status DEST shows a destination named whatever its state: up, or past, which only --all shows otherwise" {
+	make_state "$STATE" key=auto state=2 dest_family=2 dest_port=6379 dest_hex=7f000001 \
+		mono_ago_ms=10
+	run --separate-stderr "$LAUNCHER" status --file "$STATE"
+	assert_eq "$output" "no destination waited for or known down ($STATE)" "unnamed, an up destination"
+	run --separate-stderr "$LAUNCHER" status --file "$STATE" 127.0.0.1:6379
+	assert_eq "$status" 0 "status (stderr: $stderr)"
+	assert_match "$output" $'\n''127\.0\.0\.1:6379 +up +' "named, up"
+	run --separate-stderr "$LAUNCHER" status --json --file "$STATE" 127.0.0.1:6379
+	assert_match "$output" '^\{"destination":"127.0.0.1:6379","state":"up",' "named, up, JSON"
+	# An IPv6 destination found down ten minutes ago by a process gone: past.
+	rm -f "$STATE"
+	make_state "$STATE" key=auto state=1 err=111 dest_family=10 dest_port=80 \
+		dest_hex=00000000000000000000000000000001 mono_ago_ms=600000
+	run --separate-stderr "$LAUNCHER" status --json --file "$STATE"
+	assert_eq "$output" "" "unnamed, a past destination"
+	run --separate-stderr "$LAUNCHER" status --json --file "$STATE" '[::1]:80'
+	assert_eq "$status" 0 "status (stderr: $stderr)"
+	assert_match "$output" '^\{"destination":"\[::1\]:80","state":"past",.*"last_error":"ECONNREFUSED",' "named, past"
+}
+
+@test "backoff status DEST without a row: 'DEST: no record', status 3, on stderr under --json; a DEST that is no address is a usage error" {
+	make_state "$STATE" key=auto state=1 dest_family=2 dest_port=6379 dest_hex=7f000001 \
+		mono_ago_ms=10
+	run --separate-stderr "$LAUNCHER" status --file "$STATE" unix:/run/none.sock
+	assert_eq "$status" 3 "status (stderr: $stderr)"
+	assert_eq "$output" "unix:/run/none.sock: no record" "the line"
+	# One with a row and one without: the row, the line, status 3.
+	run --separate-stderr "$LAUNCHER" status --file "$STATE" 127.0.0.1:6379 unix:/run/none.sock
+	assert_eq "$status" 3 "status, one of two (stderr: $stderr)"
+	assert_match "$output" $'^DESTINATION [^\n]*\n127\\.0\\.0\\.1:6379 +down [^\n]*\nunix:/run/none\\.sock: no record$' "the table and the line"
+	run --separate-stderr "$LAUNCHER" status --json --file "$STATE" unix:/run/none.sock
+	assert_eq "$status" 3 "status, JSON"
+	assert_eq "$output" "" "JSON: stdout"
+	assert_eq "$stderr" "backoff status: unix:/run/none.sock: no record" "JSON: stderr"
+	run --separate-stderr "$LAUNCHER" status --openmetrics --file "$STATE" '[::1]:6379'
+	assert_eq "$status" 3 "status, OpenMetrics"
+	assert_eq "$stderr" "backoff status: [::1]:6379: no record" "OpenMetrics: stderr"
+	run --separate-stderr "$LAUNCHER" status --file "$STATE" 127.0.0.1:6379
+	assert_eq "$status" 0 "status, its row found"
+	local bad
+	for bad in db.example:5432 '!127.0.0.1:6379' 127.0.0.1:6379,127.0.0.1:80 ::1:80 ''; do
+		run --separate-stderr "$LAUNCHER" status --file "$STATE" "$bad"
+		assert_eq "$status" 2 "status, \"$bad\""
+		assert_match "$stderr" "^backoff status: \"$(sed 's/[][\.*]/\\&/g' <<<"$bad")\": " "stderr, \"$bad\""
+	done
+}
+
+# A command under a seccomp filter of its own (one that allows everything),
+# not the supervisor's: the filter set with prctl, then the command exec'd.
+SECCOMP_ALLOW=("$PYTHON" -c '
+import ctypes, os, struct, sys
+libc = ctypes.CDLL(None, use_errno=True)
+insn = ctypes.create_string_buffer(struct.pack("HBBI", 0x06, 0, 0, 0x7fff0000))  # RET ALLOW
+class Prog(ctypes.Structure):
+    _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
+prog = Prog(1, ctypes.addressof(insn))
+if libc.prctl(38, 1, 0, 0, 0) or libc.prctl(22, 2, ctypes.byref(prog), 0, 0):  # NO_NEW_PRIVS, SECCOMP
+    sys.exit("seccomp: " + os.strerror(ctypes.get_errno()))
+os.execvp(sys.argv[1], sys.argv[1:])
+')
+
+@test "backoff status --processes lists the processes the library is in by pid: a preloaded one, a supervised one, its supervisor; not a plain one, nor one under another filter" {
+	local user pre sup plain other
+	user=$(id -un)
+	start_bg pre env LD_PRELOAD="$LIB" sleep 30
+	pre=${BG_PIDS[-1]}
+	start_bg sup "$LAUNCHER" --engine supervise -- sleep 30
+	sup=${BG_PIDS[-1]}
+	start_bg plain sleep 30
+	plain=${BG_PIDS[-1]}
+	# Under a filter, saying a supervisor runs it (pid 1, none), with none there to do so.
+	start_bg other env BACKOFF_SUPERVISED=1 "${SECCOMP_ALLOW[@]}" sleep 30
+	other=${BG_PIDS[-1]}
+	status_until "^ *$pre +$user +preload +sleep$" 5 --processes
+	status_until "^ *$sup +$user +supervise +sleep$" 5 --processes
+	assert_match "$(head -n 1 <<<"$STATUS_OUT")" "^ +PID +USER +ENGINE +COMMAND$" "the header"
+	assert_match "$STATUS_OUT" $'\n'" *[0-9]+ +$user +supervisor +backoff"$'(\n|$)' "a supervisor"
+	# Each row's process as it is now: sleep, the other under its filter.
+	local deadline=$(($(now_ms) + 5000))
+	until [[ $(<"/proc/$other/comm") == sleep ]]; do
+		(($(now_ms) < deadline)) || fail "the filtered sleep did not start: $(cat "$T/other.err")" || return
+		sleep 0.01
+	done
+	assert_match "$(grep '^Seccomp:' "/proc/$other/status")" $'\t2$' "the other's filter"
+	run --separate-stderr "$LAUNCHER" status --processes
+	assert_eq "$status" 0 "status (stderr: $stderr)"
+	assert_no_match "$output" $'\n'" *($plain|$other) " "a plain process, or one under another's filter"
+	tail -n +2 <<<"$output" | awk '{ print $1 }' | sort -n -c || fail "not sorted by pid: $output"
+	# JSON: one object per process and line, the same processes.
+	run --separate-stderr "$LAUNCHER" status --processes --json
+	assert_eq "$status" 0 "status, JSON (stderr: $stderr)"
+	run "$PYTHON" -c '
+import json, sys
+rows = [json.loads(line) for line in sys.stdin]
+by = {r["pid"]: r for r in rows}
+pre, sup, plain, other = (int(a) for a in sys.argv[1:5])
+assert [r["pid"] for r in rows] == sorted(by), rows
+assert by[pre] == {"pid": pre, "user": sys.argv[5], "engine": "preload", "command": "sleep"}, by[pre]
+assert by[sup] == {"pid": sup, "user": sys.argv[5], "engine": "supervise", "command": "sleep"}, by[sup]
+assert plain not in by and other not in by, rows
+assert any(r["engine"] == "supervisor" for r in rows), rows
+print("ok")' "$pre" "$sup" "$plain" "$other" "$user" <<<"$output"
+	assert_eq "$output" "ok" "checked JSON"
+	run --separate-stderr "$LAUNCHER" status --processes --all
+	assert_eq "$status" 2 "--processes with an option of the destinations' view"
+}
+
+@test "backoff status --processes: root sees every user's processes, or one user's with --user; a user sees their own alone" {
+	[[ $EUID -eq 0 ]] || skip "needs root to run a process as another user"
+	require_program setpriv util-linux
+	local mine theirs
+	chmod 755 "$T" "$T/.." "$T/../.." 2>/dev/null || true
+	start_bg mine env LD_PRELOAD="$LIB" sleep 30
+	mine=${BG_PIDS[-1]}
+	start_bg theirs setpriv --reuid=nobody --regid=nogroup --clear-groups \
+		env LD_PRELOAD="$LIB" sleep 30
+	theirs=${BG_PIDS[-1]}
+	status_until "^ *$theirs +nobody +preload +sleep$" 5 --processes
+	status_until "^ *$mine +root +preload +sleep$" 5 --processes
+	run --separate-stderr "$LAUNCHER" status --processes --user nobody
+	assert_eq "$status" 0 "status, --user nobody (stderr: $stderr)"
+	assert_match "$output" $'\n'" *$theirs +nobody +preload +sleep"$'(\n|$)' "nobody's, by root"
+	assert_no_match "$output" " root " "root's, with --user nobody"
+	run --separate-stderr setpriv --reuid=nobody --regid=nogroup --clear-groups \
+		"$LAUNCHER" status --processes
+	assert_eq "$status" 0 "status, as nobody (stderr: $stderr)"
+	assert_match "$output" $'\n'" *$theirs +nobody +preload +sleep"$'(\n|$)' "nobody's own"
+	assert_no_match "$output" " root " "root's, as nobody"
+	run --separate-stderr setpriv --reuid=nobody --regid=nogroup --clear-groups \
+		"$LAUNCHER" status --processes --user root
+	assert_eq "$status" 2 "status, nobody naming root"
+	assert_eq "$stderr" "backoff status: --user: only root may see another user's processes" "stderr"
 }

@@ -19,6 +19,7 @@
 #include "sys/clock.h"
 #include "sys/errname.h"
 #include "sys/text.h"
+#include "tool/status.h"
 
 #ifndef BACKOFF_VERSION
 #define BACKOFF_VERSION "0.0.0"
@@ -27,12 +28,12 @@
 /* Exit statuses: as documented in the man page. */
 #define EXIT_UNUSABLE 1 /* the state file cannot be read or is not one */
 #define EXIT_USAGE 2
-
-#define COMM_MAX 64 /* /proc/PID/comm is 16 bytes; escaped, at most 4 times that */
+#define EXIT_NO_RECORD 3 /* a destination named has no row */
 
 static const char usage[] =
 	"usage: backoff-status [--json | --openmetrics] [--all] [--age DUR] [--user NAME]\n"
-	"                      [--file PATH]\n"
+	"                      [--file PATH] [DEST...]\n"
+	"       backoff-status --processes [--json] [--user NAME]\n"
 	"Shows the destinations the user's processes wait for or found down, from the\n"
 	"state file of shared fate (BACKOFF_SHARED=/path names another).  Read-only.\n"
 	"  --json          one JSON object per destination and line\n"
@@ -42,26 +43,20 @@ static const char usage[] =
 	"                  (default 5m; 250ms, 30s, 10m, 2h) is past: left by processes\n"
 	"                  gone, shown only under --all\n"
 	"  --user NAME     one user's file (root only: root's view is every user's)\n"
-	"  --file PATH     this state file\n";
+	"  --file PATH     this state file\n"
+	"  DEST            only this destination's rows, up and past ones too: an address\n"
+	"                  (127.0.0.1:6379, [::1]:80, unix:/run/app.sock) or a pattern of\n"
+	"                  BACKOFF_TARGETS (*:6379); one without a row is said, \"DEST: no\n"
+	"                  record\" (on stderr under --json, --openmetrics), exit status 3\n"
+	"  --processes     instead, the processes libbackoff is in, by pid: PID, USER,\n"
+	"                  ENGINE (preload; supervise: under the supervisor engine;\n"
+	"                  supervisor: that engine's own) and COMMAND; the user's own\n"
+	"                  (root: every user's); --json: one JSON object per process\n";
 
 enum format { FORMAT_TABLE, FORMAT_JSON, FORMAT_OPENMETRICS };
 
-/* One destination to show: the slot's view and what is derived from it. */
-struct row {
-	struct share_view v;
-	char dest[TARGET_TEXT_MAX];
-	const char *state;		      /* full, waiting, down, early, up, unknown, past */
-	bool prober_alive;		      /* the prober's thread is in its process, now */
-	char comm[COMM_MAX];		      /* the prober's command name, escaped; "" unknown */
-	const char *err_name;		      /* NULL: none */
-	uint64_t since_ms_ago, probed_ms_ago; /* valid when since_ns / probed_ns are */
-	unsigned uid;			      /* the user whose file holds it */
-	char user[64];			      /* that user's name, else the uid */
-	unsigned entry; /* the BACKOFF_DESTINATIONS entry that serves it, from 1; 0: none */
-};
-
 static _Alignas(64) unsigned char image[SHARE_FILE_SIZE];
-static struct row *rows;
+static struct status_row *rows;
 static size_t rows_room;
 /*
  * The configuration of this command's environment: with BACKOFF_DESTINATIONS,
@@ -69,6 +64,16 @@ static size_t rows_room;
  */
 static struct config env_cfg;
 static struct config_dest env_dests[CONFIG_DESTS_MAX];
+
+/* A destination named on the command line: only the rows of those named are shown. */
+struct named_dest {
+	const char *text;      /* as given */
+	struct target_set set; /* its one pattern, as BACKOFF_TARGETS reads it */
+	bool found;	       /* a row of it was read */
+};
+
+static struct named_dest *named;
+static unsigned named_count;
 
 /* A row is another user's (root's view): the table says whose each is. */
 static bool several_users;
@@ -150,29 +155,16 @@ static bool read_state(const char *path, unsigned owner)
 /* @pid's command name, escaped, into @buf, if thread @tid is one of its threads. */
 static bool read_comm(int pid, int tid, char *buf, size_t size)
 {
-	char path[64], raw[32];
+	char path[64];
 	struct stat st;
-	struct text t;
-	ssize_t n;
-	int fd;
 
 	buf[0] = '\0';
 	snprintf(path, sizeof(path), "/proc/%d/task/%d", pid, tid);
 	/* A lease outlives a killed prober by a few looks; a pid may have been reused. */
 	if (stat(path, &st) != 0)
 		return false;
-	snprintf(path, sizeof(path), "/proc/%d/comm", pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return true;
-	n = read(fd, raw, sizeof(raw) - 1);
-	close(fd);
-	if (n <= 0)
-		return true;
-	if (raw[n - 1] == '\n')
-		n--;
-	text_init(&t, buf, size);
-	text_escaped(&t, raw, (size_t)n);
+	/* Its name unread (gone since): alive a moment ago all the same. */
+	(void)status_procs_comm(pid, buf, size);
 	return true;
 }
 
@@ -191,16 +183,11 @@ static uint32_t loop_waiters(const struct share_view *v)
 	return n;
 }
 
-static bool is_waiting(const struct share_view *v)
-{
-	return v->probing || v->waiters > 0;
-}
-
 static const char *state_name(const struct share_view *v)
 {
 	if (v->full) /* it said it has no room: its WAITERS include its line */
 		return "full";
-	if (is_waiting(v))
+	if (status_is_waiting(v))
 		return "waiting";
 	if (v->state == SHARE_DOWN)
 		return "down";
@@ -212,7 +199,7 @@ static const char *state_name(const struct share_view *v)
 
 static int by_destination(const void *a, const void *b)
 {
-	const struct row *x = a, *y = b;
+	const struct status_row *x = a, *y = b;
 	int c = strcmp(x->dest, y->dest);
 
 	if (c != 0)
@@ -233,21 +220,12 @@ static bool rows_span_netns(unsigned n)
 	return false;
 }
 
-/* @netns as readlink(2) shows /proc/PID/ns/net, "-" if unknown. */
-static void format_netns(uint64_t netns, char *buf, size_t size)
-{
-	if (netns)
-		snprintf(buf, size, "net:[%llu]", (unsigned long long)netns);
-	else
-		snprintf(buf, size, "-");
-}
-
 /*
  * Whether what @r says is past: no prober of it is alive, and no real attempt
  * or early close of it is younger than @age_ms (its processes are gone, or
  * have not tried for that long).
  */
-static bool is_past(const struct row *r, uint64_t now_ns, uint64_t age_ms)
+static bool is_past(const struct status_row *r, uint64_t now_ns, uint64_t age_ms)
 {
 	if (r->prober_alive || r->v.early > 0 || r->v.full)
 		return false;
@@ -255,22 +233,32 @@ static bool is_past(const struct row *r, uint64_t now_ns, uint64_t age_ms)
 	       (now_ns - r->v.probed_ns) / 1000000 > age_ms;
 }
 
-/* @uid's name into @buf, else the number. */
-static void user_name(unsigned uid, char *buf, size_t size)
+/*
+ * Whether @v's destination is one named on the command line, each it
+ * matches marked found; with none named, every destination is.
+ */
+static bool named_matches(const struct share_view *v)
 {
-	struct passwd pwd, *pw = NULL;
-	char tmp[4096];
+	bool any = false;
+	unsigned k;
 
-	if (getpwuid_r((uid_t)uid, &pwd, tmp, sizeof(tmp), &pw) == 0 && pw)
-		snprintf(buf, size, "%s", pw->pw_name);
-	else
-		snprintf(buf, size, "%u", uid);
+	if (named_count == 0)
+		return true;
+	/* Hashes to no destination: it is none of them. */
+	if (!v->named)
+		return false;
+	for (k = 0; k < named_count; k++)
+		if (target_matches(&named[k].set, &v->target)) {
+			named[k].found = true;
+			any = true;
+		}
+	return any;
 }
 
 /* Room for @n more rows after the first @used. */
 static void rows_reserve(size_t used, size_t n)
 {
-	struct row *more;
+	struct status_row *more;
 
 	if (used + n <= rows_room)
 		return;
@@ -292,15 +280,15 @@ static unsigned collect(unsigned n, unsigned uid, uint64_t now_ns, bool all, uin
 	unsigned i;
 
 	rows_reserve(n, SHARE_SLOTS);
-	user_name(uid, name, sizeof(name));
+	status_format_user(uid, name, sizeof(name));
 	for (i = 0; i < SHARE_SLOTS; i++) {
-		struct row *r = &rows[n];
+		struct status_row *r = &rows[n];
 
-		if (!share_view_slot(h, i, now_ns, &r->v))
+		if (!share_view_slot(h, i, now_ns, &r->v) || !named_matches(&r->v))
 			continue;
 		r->v.waiters += loop_waiters(&r->v) + r->v.queued;
-		if (!all && !is_waiting(&r->v) && r->v.state != SHARE_DOWN && r->v.early == 0 &&
-		    !r->v.full)
+		if (!all && !status_is_waiting(&r->v) && r->v.state != SHARE_DOWN &&
+		    r->v.early == 0 && !r->v.full)
 			continue;
 		if (r->v.named)
 			target_format(&r->v.target, r->dest, sizeof(r->dest));
@@ -340,284 +328,6 @@ static void rows_done(unsigned n, unsigned viewer)
 	several_users = false;
 	for (i = 0; i < n; i++)
 		several_users |= rows[i].uid != viewer;
-}
-
-/* @ms as 850ms, 42s, 3m05s, 2h07m or 3d04h. */
-static void format_age(uint64_t ms, char *buf, size_t size)
-{
-	uint64_t s = ms / 1000;
-
-	if (ms < 1000)
-		snprintf(buf, size, "%llums", (unsigned long long)ms);
-	else if (s < 60)
-		snprintf(buf, size, "%llus", (unsigned long long)s);
-	else if (s < 3600)
-		snprintf(buf, size, "%llum%02llus", (unsigned long long)(s / 60),
-			 (unsigned long long)(s % 60));
-	else if (s < 86400)
-		snprintf(buf, size, "%lluh%02llum", (unsigned long long)(s / 3600),
-			 (unsigned long long)(s / 60 % 60));
-	else
-		snprintf(buf, size, "%llud%02lluh", (unsigned long long)(s / 86400),
-			 (unsigned long long)(s / 3600 % 24));
-}
-
-/* The wall-clock time @ms_ago before @wall_ms, as UTC RFC 3339 with milliseconds. */
-static void format_utc(uint64_t wall_ms, uint64_t ms_ago, char *buf, size_t size)
-{
-	uint64_t at = wall_ms > ms_ago ? wall_ms - ms_ago : 0;
-	time_t secs = (time_t)(at / 1000);
-	struct tm tm;
-	char day[32];
-
-	if (!gmtime_r(&secs, &tm) || strftime(day, sizeof(day), "%Y-%m-%dT%H:%M:%S", &tm) == 0)
-		snprintf(day, sizeof(day), "1970-01-01T00:00:00");
-	snprintf(buf, size, "%s.%03lluZ", day, (unsigned long long)(at % 1000));
-}
-
-static void print_table(const char *path, unsigned n)
-{
-	size_t width = strlen("DESTINATION");
-	unsigned i;
-
-	if (n == 0) {
-		printf("no destination waited for or known down (%s)\n", path);
-		return;
-	}
-	for (i = 0; i < n; i++)
-		if (strlen(rows[i].dest) > width)
-			width = strlen(rows[i].dest);
-	printf("%-*s  ", (int)width, "DESTINATION");
-	if (several_users)
-		printf("%-12s  ", "USER");
-	if (several_netns)
-		printf("%-18s  ", "NETNS");
-	printf("%-7s  %-8s  %-12s  %-22s  %7s  %8s  %5s%s\n", "STATE", "SINCE", "LAST-ERROR",
-	       "PROBER", "WAITERS", "ATTEMPTS", "SAVED", env_cfg.dest_count ? "  POLICY" : "");
-	for (i = 0; i < n; i++) {
-		const struct row *r = &rows[i];
-		char since[32] = "-", prober[COMM_MAX + 16] = "-";
-
-		if (r->v.since_ns)
-			format_age(r->since_ms_ago, since, sizeof(since));
-		if (r->prober_alive)
-			snprintf(prober, sizeof(prober), "%d/%s", r->v.prober_pid,
-				 r->comm[0] ? r->comm : "?");
-		else if (r->v.probing)
-			snprintf(prober, sizeof(prober), "gone");
-		printf("%-*s  ", (int)width, r->dest);
-		if (several_users)
-			printf("%-12s  ", r->user);
-		if (several_netns) {
-			char netns[32];
-
-			format_netns(r->v.netns, netns, sizeof(netns));
-			printf("%-18s  ", netns);
-		}
-		printf("%-7s  %-8s  %-12s  %-22s  %7u  %8llu  %5llu", r->state, since,
-		       r->err_name ? r->err_name : "-", prober, r->v.waiters,
-		       (unsigned long long)r->v.attempts, (unsigned long long)r->v.saved);
-		/* With BACKOFF_DESTINATIONS: entry N of it, or the global policy. */
-		if (env_cfg.dest_count && r->entry)
-			printf("  entry %u", r->entry);
-		else if (env_cfg.dest_count)
-			printf("  global");
-		putchar('\n');
-	}
-}
-
-/* Append "name":"value" (a JSON string) to @t. */
-static void json_string(struct text *t, const char *name, const char *value)
-{
-	text_str(t, ",\"");
-	text_str(t, name);
-	text_str(t, "\":");
-	if (value)
-		text_json_string(t, value, strlen(value));
-	else
-		text_str(t, "null");
-}
-
-static void json_u64(struct text *t, const char *name, uint64_t value, bool known)
-{
-	text_str(t, ",\"");
-	text_str(t, name);
-	text_str(t, "\":");
-	if (known)
-		text_u64(t, value);
-	else
-		text_str(t, "null");
-}
-
-static void print_json(unsigned n, uint64_t wall_ms)
-{
-	unsigned i;
-
-	for (i = 0; i < n; i++) {
-		const struct row *r = &rows[i];
-		char line[TARGET_TEXT_MAX * 2 + 1024], since[40];
-		struct text t;
-
-		text_init(&t, line, sizeof(line));
-		text_str(&t, "{\"destination\":");
-		if (r->v.named)
-			text_json_string(&t, r->dest, strlen(r->dest));
-		else
-			text_str(&t, "null");
-		json_string(&t, "state", r->state);
-		format_utc(wall_ms, r->since_ms_ago, since, sizeof(since));
-		json_string(&t, "since", r->v.since_ns ? since : NULL);
-		json_u64(&t, "since_ms_ago", r->since_ms_ago, r->v.since_ns != 0);
-		json_u64(&t, "last_attempt_ms_ago", r->probed_ms_ago, r->v.probed_ns != 0);
-		json_string(&t, "last_error", r->err_name);
-		json_u64(&t, "prober_pid", (uint64_t)r->v.prober_pid, r->prober_alive);
-		json_string(&t, "prober_command", r->prober_alive && r->comm[0] ? r->comm : NULL);
-		json_u64(&t, "waiters", r->v.waiters, true);
-		json_u64(&t, "attempts", r->v.attempts, true);
-		json_u64(&t, "attempts_saved", r->v.saved, true);
-		json_u64(&t, "early_closes", r->v.early, true);
-		json_u64(&t, "in_line", r->v.queued, r->v.full);
-		json_u64(&t, "netns", r->v.netns, r->v.netns != 0);
-		json_string(&t, "user", r->user);
-		if (env_cfg.dest_count)
-			json_u64(&t, "destinations_entry", r->entry, r->entry != 0);
-		text_str(&t, "}");
-		puts(line);
-	}
-}
-
-/* @s as an OpenMetrics label value, quotes included. */
-static void label_value(const char *s)
-{
-	putchar('"');
-	for (; *s; s++) {
-		if (*s == '\\' || *s == '"')
-			putchar('\\');
-		putchar(*s);
-	}
-	putchar('"');
-}
-
-typedef bool value_fn(const struct row *r, uint64_t wall_ms, char *value, size_t size);
-
-/*
- * One gauge family: each destination's value (@get: false to leave one out),
- * labelled by its destination, and by what the info family carries if @info.
- */
-static void gauge(unsigned n, const char *name, const char *help, value_fn *get, bool info,
-		  uint64_t wall_ms)
-{
-	unsigned i;
-
-	printf("# HELP %s %s\n# TYPE %s gauge\n", name, help, name);
-	for (i = 0; i < n; i++) {
-		char value[40];
-
-		if (!get(&rows[i], wall_ms, value, sizeof(value)))
-			continue;
-		printf("%s{destination=", name);
-		label_value(rows[i].dest);
-		/* Always, so that a series keeps its labels when a second namespace appears. */
-		printf(",netns=\"%llu\",user=", (unsigned long long)rows[i].v.netns);
-		label_value(rows[i].user);
-		if (info) {
-			printf(",state=");
-			label_value(rows[i].state);
-			printf(",last_error=");
-			label_value(rows[i].err_name ? rows[i].err_name : "");
-			printf(",prober_command=");
-			label_value(rows[i].prober_alive ? rows[i].comm : "");
-		}
-		printf("} %s\n", value);
-	}
-}
-
-static bool get_info(const struct row *r, uint64_t wall_ms, char *value, size_t size)
-{
-	(void)r;
-	(void)wall_ms;
-	snprintf(value, size, "1");
-	return true;
-}
-
-static bool get_waiting(const struct row *r, uint64_t wall_ms, char *value, size_t size)
-{
-	(void)wall_ms;
-	snprintf(value, size, "%d", is_waiting(&r->v) ? 1 : 0);
-	return true;
-}
-
-static bool get_waiters(const struct row *r, uint64_t wall_ms, char *value, size_t size)
-{
-	(void)wall_ms;
-	snprintf(value, size, "%u", r->v.waiters);
-	return true;
-}
-
-static bool get_since(const struct row *r, uint64_t wall_ms, char *value, size_t size)
-{
-	uint64_t at = wall_ms > r->since_ms_ago ? wall_ms - r->since_ms_ago : 0;
-
-	snprintf(value, size, "%llu.%03llu", (unsigned long long)(at / 1000),
-		 (unsigned long long)(at % 1000));
-	return r->v.since_ns != 0;
-}
-
-static bool get_prober_pid(const struct row *r, uint64_t wall_ms, char *value, size_t size)
-{
-	(void)wall_ms;
-	snprintf(value, size, "%d", r->v.prober_pid);
-	return r->prober_alive;
-}
-
-static bool get_attempts(const struct row *r, uint64_t wall_ms, char *value, size_t size)
-{
-	(void)wall_ms;
-	snprintf(value, size, "%llu", (unsigned long long)r->v.attempts);
-	return true;
-}
-
-static bool get_early(const struct row *r, uint64_t wall_ms, char *value, size_t size)
-{
-	(void)wall_ms;
-	snprintf(value, size, "%u", r->v.early);
-	return true;
-}
-
-static bool get_saved(const struct row *r, uint64_t wall_ms, char *value, size_t size)
-{
-	(void)wall_ms;
-	snprintf(value, size, "%llu", (unsigned long long)r->v.saved);
-	return true;
-}
-
-/*
- * Gauges only, so that the same text is valid for Prometheus's text format
- * (node_exporter's textfile collector) and OpenMetrics.
- */
-static void print_openmetrics(unsigned n, uint64_t wall_ms)
-{
-	gauge(n, "backoff_destination_info",
-	      "A destination waited for or found down: its state, last error and prober (1).",
-	      get_info, true, wall_ms);
-	gauge(n, "backoff_destination_waiting", "1 while a client waits for the destination.",
-	      get_waiting, false, wall_ms);
-	gauge(n, "backoff_destination_waiters",
-	      "Threads asleep and event loops' connects waiting until the destination is up.",
-	      get_waiters, false, wall_ms);
-	gauge(n, "backoff_destination_down_since_seconds",
-	      "When the destination was found down (Unix time).", get_since, false, wall_ms);
-	gauge(n, "backoff_destination_prober_pid", "The process probing the destination.",
-	      get_prober_pid, false, wall_ms);
-	gauge(n, "backoff_destination_attempts",
-	      "Real connect attempts to the destination since its slot was taken.", get_attempts,
-	      false, wall_ms);
-	gauge(n, "backoff_destination_attempts_saved",
-	      "Planned attempts left to another client's result.", get_saved, false, wall_ms);
-	gauge(n, "backoff_destination_early_closes",
-	      "Connections in a row the destination ended before their first byte.", get_early,
-	      false, wall_ms);
-	printf("# EOF\n");
 }
 
 /*
@@ -677,6 +387,57 @@ static unsigned collect_other_users(unsigned n, unsigned owner, uint64_t now_ns,
 	return n;
 }
 
+/*
+ * DEST @text named on the command line, as one BACKOFF_TARGETS pattern
+ * (an address is one that matches it alone), or exits with a usage error.
+ */
+static void name_destination(const char *text)
+{
+	struct named_dest *d = &named[named_count];
+	const char *reason = "expected an address such as 127.0.0.1:6379, [::1]:80 or "
+			     "unix:/run/app.sock, or one pattern of BACKOFF_TARGETS without '!'";
+	char why[256];
+
+	if (target_parse_list(text, &d->set, why, sizeof(why)) != 0) {
+		/* Its own reason when it has one (a name, an IPv6 address without brackets). */
+		if (strncmp(why, "expected", 8) != 0)
+			reason = why;
+	} else if (d->set.count == 1 && !d->set.pattern[0].exclude) {
+		d->text = text;
+		d->found = false;
+		named_count++;
+		return;
+	}
+	fprintf(stderr, "backoff status: \"%s\": %s\n%s", text, reason, usage);
+	exit(EXIT_USAGE);
+}
+
+/*
+ * The destinations named that have no row, each said: on stdout in the
+ * table's place, else on stderr.  Whether there is one.
+ */
+static bool say_no_record(enum format format)
+{
+	bool missing = false;
+	unsigned k;
+
+	for (k = 0; k < named_count; k++) {
+		char text[TARGET_TEXT_MAX];
+		struct text t;
+
+		if (named[k].found)
+			continue;
+		missing = true;
+		text_init(&t, text, sizeof(text));
+		text_escaped(&t, named[k].text, strlen(named[k].text));
+		if (format == FORMAT_TABLE)
+			printf("%s: no record\n", text);
+		else
+			fprintf(stderr, "backoff status: %s: no record\n", text);
+	}
+	return missing;
+}
+
 /* The uid of user @name (a name or a number), or dies. */
 static unsigned uid_of(const char *name)
 {
@@ -699,12 +460,16 @@ int main(int argc, char **argv)
 	const char *file = NULL, *user = NULL;
 	char path[PATH_MAX];
 	unsigned owner = (unsigned)geteuid(), n = 0;
-	bool all = false, found;
+	bool all = false, found, missing, processes = false, age_given = false;
 	uint64_t age_ms = 5ULL * 60 * 1000;
+	struct status_view view;
 	struct timespec wall;
 	uint64_t now_ns;
 	int i;
 
+	named = calloc((size_t)argc, sizeof(*named));
+	if (!named)
+		die(EXIT_UNUSABLE, NULL, "out of memory", 0);
 	for (i = 1; i < argc; i++) {
 		if (strcmp(argv[i], "--json") == 0 && format == FORMAT_TABLE) {
 			format = FORMAT_JSON;
@@ -713,6 +478,7 @@ int main(int argc, char **argv)
 		} else if (strcmp(argv[i], "--all") == 0) {
 			all = true;
 		} else if (strcmp(argv[i], "--age") == 0 && i + 1 < argc) {
+			age_given = true;
 			if (config_parse_duration(argv[++i], 0, POLICY_MAX_DELAY_MS, &age_ms) !=
 			    0) {
 				fprintf(stderr,
@@ -723,6 +489,8 @@ int main(int argc, char **argv)
 			}
 		} else if (strcmp(argv[i], "--user") == 0 && i + 1 < argc) {
 			user = argv[++i];
+		} else if (strcmp(argv[i], "--processes") == 0) {
+			processes = true;
 		} else if (strcmp(argv[i], "--file") == 0 && i + 1 < argc) {
 			file = argv[++i];
 		} else if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
@@ -731,17 +499,33 @@ int main(int argc, char **argv)
 		} else if (strcmp(argv[i], "--version") == 0) {
 			printf("libbackoff %s\n", BACKOFF_VERSION);
 			return 0;
+		} else if (argv[i][0] != '-') {
+			name_destination(argv[i]);
 		} else {
 			fprintf(stderr, "backoff status: unexpected argument \"%s\"\n%s", argv[i],
 				usage);
 			return EXIT_USAGE;
 		}
 	}
+	/* The processes' view shows no destination: the options that choose them are errors. */
+	if (processes &&
+	    (format == FORMAT_OPENMETRICS || all || age_given || file || named_count > 0)) {
+		fprintf(stderr, "backoff status: --processes takes only --json and --user\n%s",
+			usage);
+		return EXIT_USAGE;
+	}
 	if (user) {
 		owner = uid_of(user);
 		if (owner != (unsigned)geteuid() && geteuid() != 0)
 			die(EXIT_USAGE, NULL,
-			    "--user: only root may read another user's state file", 0);
+			    processes ? "--user: only root may see another user's processes"
+				      : "--user: only root may read another user's state file",
+			    0);
+	}
+	if (processes) {
+		if (status_procs_show(format == FORMAT_JSON, !user && geteuid() == 0, owner) != 0)
+			die(EXIT_UNUSABLE, "/proc", "cannot list", errno);
+		return fflush(stdout) == 0 ? 0 : EXIT_UNUSABLE;
 	}
 	{
 		struct config_problems problems;
@@ -771,6 +555,9 @@ int main(int argc, char **argv)
 			}
 		}
 	}
+	/* A destination named is asked for: its row is shown up or past too. */
+	if (named_count > 0)
+		all = true;
 	/* No file: no process of the user has waited for anything since boot. */
 	now_ns = clock_now_ns();
 	clock_gettime(CLOCK_REALTIME, &wall);
@@ -779,17 +566,27 @@ int main(int argc, char **argv)
 	if (!file && !user && geteuid() == 0)
 		n = collect_other_users(n, owner, now_ns, all, age_ms);
 	rows_done(n, owner);
+	view.rows = rows;
+	view.n = n;
+	view.several_users = several_users;
+	view.several_netns = several_netns;
+	view.policy = env_cfg.dest_count > 0;
+	view.wall_ms = (uint64_t)wall.tv_sec * 1000 + (uint64_t)wall.tv_nsec / 1000000;
 	switch (format) {
 	case FORMAT_TABLE:
-		print_table(path, n);
+		/* With destinations named, those without a row are said instead. */
+		if (n > 0 || named_count == 0)
+			status_format_table(&view, path);
 		break;
 	case FORMAT_JSON:
-		print_json(n, (uint64_t)wall.tv_sec * 1000 + (uint64_t)wall.tv_nsec / 1000000);
+		status_format_json(&view);
 		break;
 	case FORMAT_OPENMETRICS:
-		print_openmetrics(n,
-				  (uint64_t)wall.tv_sec * 1000 + (uint64_t)wall.tv_nsec / 1000000);
+		status_format_openmetrics(&view);
 		break;
 	}
-	return fflush(stdout) == 0 ? 0 : EXIT_UNUSABLE;
+	missing = say_no_record(format);
+	if (fflush(stdout) != 0)
+		return EXIT_UNUSABLE;
+	return missing ? EXIT_NO_RECORD : 0;
 }
