@@ -691,27 +691,36 @@ void share_leave(struct share_slot *s)
 						memory_order_relaxed);
 }
 
-int share_wait(struct share_slot *s, uint32_t seq, uint64_t until_ns)
+int share_sleep(_Atomic uint32_t *word, uint32_t val, uint64_t until_ns, _Atomic uint32_t *sleepers)
 {
 	struct timespec ts = {
 		.tv_sec = (time_t)(until_ns / 1000000000ULL),
 		.tv_nsec = (long)(until_ns % 1000000000ULL),
 	};
-	int saved = errno, rc = 0;
+	int saved = errno, rc = 1;
 
-	atomic_fetch_add_explicit(&s->waiters, 1, memory_order_relaxed);
-	while (share_seq(s) == seq) {
+	atomic_fetch_add_explicit(sleepers, 1, memory_order_relaxed);
+	while (atomic_load_explicit(word, memory_order_acquire) == val) {
 		/* FUTEX_WAIT_BITSET takes an absolute CLOCK_MONOTONIC time. */
-		if (share_futex(&s->seq, FUTEX_WAIT_BITSET, seq, &ts) == 0 || errno != EINTR)
+		if (share_futex(word, FUTEX_WAIT_BITSET, val, &ts) == 0 || errno == EAGAIN)
+			break; /* woken, or the word changed before the sleep */
+		if (errno != EINTR) {
+			rc = 0; /* ETIMEDOUT */
 			break;
+		}
 		if (!clock_every_handler_restarts()) {
 			rc = EINTR;
 			break;
 		}
 	}
-	atomic_fetch_sub_explicit(&s->waiters, 1, memory_order_relaxed);
+	atomic_fetch_sub_explicit(sleepers, 1, memory_order_relaxed);
 	errno = saved;
 	return rc;
+}
+
+int share_wait(struct share_slot *s, uint32_t seq, uint64_t until_ns)
+{
+	return share_sleep(&s->seq, seq, until_ns, &s->waiters) == EINTR ? EINTR : 0;
 }
 
 bool share_view_slot(const struct share_head *h, unsigned i, uint64_t now_ns, struct share_view *v)

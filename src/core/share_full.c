@@ -6,8 +6,6 @@
 #include <errno.h>
 #include <linux/futex.h>
 
-#include "sys/clock.h"
-
 /* An event loop's connect in line looks every 10 ms (ENGINE_FULL_LOOK_MS): a few of its looks. */
 #define SHARE_POLLED_MS 50U
 
@@ -137,27 +135,5 @@ bool share_full_claim(struct share_slot *s, uint64_t now_ns, uint64_t fresh_ns)
 
 int share_full_wait(struct share_slot *s, uint32_t freed, uint64_t until_ns)
 {
-	struct timespec ts = {
-		.tv_sec = (time_t)(until_ns / 1000000000ULL),
-		.tv_nsec = (long)(until_ns % 1000000000ULL),
-	};
-	int saved = errno, rc = 0;
-
-	atomic_fetch_add_explicit(&s->queued, 1, memory_order_relaxed);
-	for (;;) {
-		/* FUTEX_WAIT_BITSET takes an absolute CLOCK_MONOTONIC time. */
-		if (share_futex(&s->freed, FUTEX_WAIT_BITSET, freed, &ts) == 0 || errno == EAGAIN) {
-			rc = 1; /* woken, or a close came before the sleep */
-			break;
-		}
-		if (errno != EINTR)
-			break; /* ETIMEDOUT */
-		if (!clock_every_handler_restarts()) {
-			rc = EINTR;
-			break;
-		}
-	}
-	atomic_fetch_sub_explicit(&s->queued, 1, memory_order_relaxed);
-	errno = saved;
-	return rc;
+	return share_sleep(&s->freed, freed, until_ns, &s->queued);
 }
