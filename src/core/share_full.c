@@ -43,8 +43,8 @@ int share_full_line(const struct share_slot *s, uint64_t now_ns, uint64_t window
 		return -1;
 	n = atomic_load_explicit(&s->queued, memory_order_relaxed);
 	/* An event loop's connect that looked within a few of its looks is in line too. */
-	if ((uint32_t)(now_ns / 1000000) -
-		    atomic_load_explicit(&s->polled_ms, memory_order_relaxed) <
+	if (share_wrap_sub((uint32_t)(now_ns / 1000000),
+			   atomic_load_explicit(&s->polled_ms, memory_order_relaxed)) <
 	    SHARE_POLLED_MS)
 		n++;
 	/* Sleepers a killed process left behind make a line longer, never a wrong answer. */
@@ -97,11 +97,12 @@ bool share_full_scout(struct share_slot *s, uint64_t now_ms, uint64_t *next_ms)
 	/* A hostile delay is bounded as the damp is: at most a minute. */
 	delay = delay == 0 ? 1 : delay > 60000 ? 60000 : delay;
 	/* Its time is past (a wrapped difference of less than 2^31 ms): this connect's turn. */
-	if ((at == 0 || (int32_t)((uint32_t)now_ms - at) >= 0) &&
+	if ((at == 0 || (int32_t)share_wrap_sub((uint32_t)now_ms, at) >= 0) &&
 	    atomic_compare_exchange_strong_explicit(&s->scout_ms, &at, (uint32_t)(now_ms + delay),
 						    memory_order_relaxed, memory_order_relaxed))
 		return true;
-	ahead = atomic_load_explicit(&s->scout_ms, memory_order_relaxed) - (uint32_t)now_ms;
+	ahead = share_wrap_sub(atomic_load_explicit(&s->scout_ms, memory_order_relaxed),
+			       (uint32_t)now_ms);
 	*next_ms = now_ms + (ahead > 0 && ahead <= delay ? ahead : delay);
 	return false;
 }
@@ -119,15 +120,16 @@ bool share_full_claim(struct share_slot *s, uint64_t now_ns, uint64_t fresh_ns)
 
 	while (claimed != freed) {
 		/* Stale (or a hostile count, or a time to come): every place is taken. */
-		if (at > now_ns || now_ns - at > fresh_ns || freed - claimed > 1U << 16) {
+		if (at > now_ns || now_ns - at > fresh_ns ||
+		    share_wrap_sub(freed, claimed) > 1U << 16) {
 			atomic_compare_exchange_strong_explicit(&s->claimed, &claimed, freed,
 								memory_order_relaxed,
 								memory_order_relaxed);
 			return false;
 		}
-		if (atomic_compare_exchange_weak_explicit(&s->claimed, &claimed, claimed + 1,
-							  memory_order_relaxed,
-							  memory_order_relaxed))
+		if (atomic_compare_exchange_weak_explicit(
+			    &s->claimed, &claimed, (uint32_t)((uint64_t)claimed + 1),
+			    memory_order_relaxed, memory_order_relaxed))
 			return true;
 	}
 	return false;

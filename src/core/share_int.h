@@ -19,6 +19,12 @@ long share_futex(_Atomic uint32_t *word, int op, uint32_t val, const struct time
 int share_sleep(_Atomic uint32_t *word, uint32_t val, uint64_t until_ns,
 		_Atomic uint32_t *sleepers);
 
+/* @a - @b modulo 2^32: the file's counters and millisecond stamps wrap on purpose. */
+static inline uint32_t share_wrap_sub(uint32_t a, uint32_t b)
+{
+	return (uint32_t)((uint64_t)a + 0x100000000ULL - b);
+}
+
 /* The connect hook's gate stays open for @key's bucket until @until (CLOCK_MONOTONIC ns). */
 void share_gate_until(struct share_head *h, uint64_t key, uint64_t until);
 
