@@ -456,11 +456,9 @@ uint32_t share_note_early(struct share_slot *s, uint64_t now_ns, uint64_t stale_
 		atomic_store_explicit(&s->damp_ms, 0, memory_order_relaxed);
 		n = 1;
 	} else {
-		n = (uint32_t)((uint64_t)atomic_fetch_add_explicit(&s->early, 1,
-								   memory_order_relaxed) +
-			       1);
-		if (n == 0)
-			n = 1;
+		n = atomic_fetch_add_explicit(&s->early, 1, memory_order_relaxed);
+		/* A count that wraps (a hostile one) starts again at one. */
+		n = n == UINT32_MAX ? 1 : n + 1;
 	}
 	*since_ns = atomic_load_explicit(&s->streak_ns, memory_order_relaxed);
 	if (*since_ns > now_ns)
@@ -583,12 +581,10 @@ uint32_t share_note_run_giveup(struct share_slot *s, uint64_t run)
 {
 	uint32_t n = 1;
 
-	if (atomic_exchange_explicit(&s->run, run, memory_order_relaxed) == run)
-		n = (uint32_t)((uint64_t)atomic_load_explicit(&s->run_giveups,
-							      memory_order_relaxed) +
-			       1);
-	if (n == 0 || n > 64)
-		n = 64; /* a hostile count, or one long past mattering */
+	if (atomic_exchange_explicit(&s->run, run, memory_order_relaxed) == run) {
+		n = atomic_load_explicit(&s->run_giveups, memory_order_relaxed);
+		n = n >= 64 ? 64 : n + 1; /* a hostile count, or one long past mattering */
+	}
 	atomic_store_explicit(&s->run_giveups, n, memory_order_relaxed);
 	return n;
 }
