@@ -20,6 +20,7 @@
 #include "sys/real.h"
 #include "sys/rng.h"
 #include "sys/startup.h"
+#include "sys/kcall.h"
 
 STARTUP_DATA atomic_bool init_done;
 struct config init_config;
@@ -166,7 +167,7 @@ static unsigned long supervisor_pid;
 static void name_supervisor_as_tracer(void)
 {
 	if (supervisor_pid)
-		(void)prctl(PR_SET_PTRACER, supervisor_pid, 0, 0, 0);
+		(void)kcall_prctl(PR_SET_PTRACER, (unsigned long)supervisor_pid);
 }
 
 /* Every fd open at the fork is shared with the child now, its mode the child's to change too. */
@@ -246,7 +247,7 @@ STARTUP_CODE static void init_run(void)
 	env_scan();
 	/* Under the supervisor engine (a seccomp filter is in place): one engine per connect. */
 	cookie = lookup_env(COOKIE_ENV, NULL);
-	if (cookie && prctl(PR_GET_SECCOMP, 0, 0, 0, 0) == 2) {
+	if (cookie && kcall_prctl(PR_GET_SECCOMP, 0) == 2) {
 		real_mark_connects();
 		supervisor_pid = strtoul(cookie, NULL, 10);
 		name_supervisor_as_tracer();

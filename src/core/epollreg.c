@@ -9,6 +9,7 @@
 
 #include "sys/fdinfo.h"
 #include "sys/real.h"
+#include "sys/kcall.h"
 
 /*
  * (epfd, data) -> fd hints for managed fds, open addressing with a short
@@ -93,7 +94,7 @@ static bool reg_room(struct fdslot *s, unsigned n)
 		return true;
 	cap = cap ? cap * 2 : 8;
 	size = cap * sizeof(struct fdreg);
-	p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	p = kcall_mmap(size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1);
 	if (p == MAP_FAILED)
 		return false;
 	grown = p;

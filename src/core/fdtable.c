@@ -11,6 +11,7 @@
 #include "core/events.h"
 #include "sys/clock.h"
 #include "sys/log.h"
+#include "sys/kcall.h"
 
 #define LEAF_SLOTS (1U << FDTABLE_LEAF_BITS)
 #define MID_ENTRIES (1U << FDTABLE_MID_BITS)
@@ -84,12 +85,12 @@ static bool in_vfork_child(void)
 {
 	int owner = atomic_load_explicit(&owner_pid, memory_order_relaxed);
 
-	return owner != 0 && owner != (int)getpid();
+	return owner != 0 && owner != (int)kcall_getpid();
 }
 
 static void *map_zeroed(size_t size)
 {
-	void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	void *p = kcall_mmap(size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1);
 
 	return p == MAP_FAILED ? NULL : p;
 }
@@ -118,7 +119,7 @@ static void *page(_Atomic(void *) *at, size_t size, void *first)
 	if (!atomic_compare_exchange_strong_explicit(at, &expected, p, memory_order_acq_rel,
 						     memory_order_acquire)) {
 		if (!first)
-			munmap(p, size); /* another thread won the race */
+			kcall_munmap(p, size); /* another thread won the race */
 		return expected;
 	}
 	return p;
@@ -170,7 +171,7 @@ bool fdtable_claim(struct fdslot *s, bool wait)
 	unsigned spins = 0;
 
 	if (atomic_load_explicit(&owner_pid, memory_order_relaxed) == 0)
-		atomic_store_explicit(&owner_pid, (int)getpid(), memory_order_relaxed);
+		atomic_store_explicit(&owner_pid, (int)kcall_getpid(), memory_order_relaxed);
 	/* A handler on the claiming thread: never wait for ourselves. */
 	if (held_here(s))
 		return false;
@@ -195,7 +196,7 @@ bool fdtable_claim(struct fdslot *s, bool wait)
 			return false;
 		}
 		if (++spins % 64 == 0)
-			sched_yield();
+			kcall_sched_yield();
 		w = atomic_load_explicit(&s->word, memory_order_relaxed);
 	}
 	atomic_store_explicit(&s->claimed_ns, clock_coarse_ns() | 1, memory_order_relaxed);
@@ -211,7 +212,7 @@ unsigned fdtable_settled(struct fdslot *s)
 		return w & FDS_STATE;
 	while ((w & FDS_CLAIMED) && !claim_stale(s, clock_coarse_ns())) {
 		if (++spins % 64 == 0)
-			sched_yield();
+			kcall_sched_yield();
 		w = atomic_load_explicit(&s->word, memory_order_acquire);
 	}
 	return w & FDS_STATE;
@@ -413,7 +414,7 @@ struct flight *fdtable_flight_new(void)
 			return f;
 		}
 	}
-	f = mmap(NULL, sizeof(*f), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	f = kcall_mmap(sizeof(*f), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1);
 	errno = saved;
 	return f == MAP_FAILED ? NULL : f;
 }
@@ -432,7 +433,7 @@ void fdtable_flight_free(struct flight *f)
 			f = NULL;
 	}
 	if (f)
-		munmap(f, sizeof(*f));
+		kcall_munmap(f, sizeof(*f));
 	errno = saved;
 }
 
@@ -485,7 +486,7 @@ void fdtable_after_fork(void)
 	 * by the child.
 	 */
 	atomic_store_explicit(&fdtable_attention, 0, memory_order_relaxed);
-	atomic_store_explicit(&owner_pid, (int)getpid(), memory_order_relaxed);
+	atomic_store_explicit(&owner_pid, (int)kcall_getpid(), memory_order_relaxed);
 }
 
 void fdtable_mode_made(int fd, unsigned epoch, unsigned bits)

@@ -19,6 +19,7 @@
 #include "sys/clock.h"
 #include "sys/sock.h"
 #include "sys/real.h"
+#include "sys/kcall.h"
 
 /* The earliest due retry (a lower bound: a scan recomputes it), monotonic ms. */
 static _Atomic uint64_t due_earliest = CONFIG_INFINITE;
@@ -42,7 +43,7 @@ static bool same_socket(const struct fdslot *s, int fd)
 {
 	struct stat st;
 
-	return fstat(fd, &st) == 0 && st.st_ino == s->conn.ino && st.st_dev == s->conn.dev;
+	return kcall_fstat(fd, &st) == 0 && st.st_ino == s->conn.ino && st.st_dev == s->conn.dev;
 }
 
 /* The fd is still the socket managed, and non-blocking: else not ours to connect. */
@@ -298,7 +299,7 @@ static bool manage(const struct config *cfg, int fd, const struct sockaddr *addr
 	uint64_t now, due;
 	int saved = errno;
 
-	if (!s || len > sizeof(s->conn.addr) || fstat(fd, &st) != 0)
+	if (!s || len > sizeof(s->conn.addr) || kcall_fstat(fd, &st) != 0)
 		goto out;
 	if (!fdtable_claim(s, true))
 		goto out;

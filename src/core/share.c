@@ -15,6 +15,7 @@
 #include "sys/compat.h"
 #include "sys/log.h"
 #include "sys/startup.h"
+#include "sys/kcall.h"
 
 /* The network namespace's inode, read at the first key made (0: unknown). */
 static _Atomic uint64_t share_netns;
@@ -76,7 +77,7 @@ static uint64_t netns(void)
 
 	if (atomic_load_explicit(&share_netns_read, memory_order_acquire))
 		return atomic_load_explicit(&share_netns, memory_order_relaxed);
-	if (stat("/proc/self/ns/net", &st) == 0)
+	if (kcall_stat("/proc/self/ns/net", &st) == 0)
 		atomic_store_explicit(&share_netns, (uint64_t)st.st_ino, memory_order_relaxed);
 	atomic_store_explicit(&share_netns_read, true, memory_order_release);
 	return atomic_load_explicit(&share_netns, memory_order_relaxed);

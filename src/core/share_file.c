@@ -15,6 +15,7 @@
 #include "sys/compat.h"
 #include "sys/log.h"
 #include "sys/startup.h"
+#include "sys/kcall.h"
 
 struct share_head *_Atomic share_map;
 
@@ -125,16 +126,16 @@ static struct share_head *map_state(const char *path, unsigned uid, bool create,
 		return NULL;
 	}
 	h = NULL;
-	if (fstat(fd, &st) != 0) {
+	if (kcall_fstat(fd, &st) != 0) {
 		*err = errno;
 		*why = "cannot stat";
 	} else if ((*why = share_check_file(&st, uid, true)) != NULL) {
 		/* *why said */
-	} else if (st.st_size == 0 && ftruncate(fd, (off_t)SHARE_FILE_SIZE) != 0) {
+	} else if (st.st_size == 0 && kcall_ftruncate(fd, (off_t)SHARE_FILE_SIZE) != 0) {
 		*err = errno;
 		*why = "cannot size";
 	} else {
-		void *m = mmap(NULL, SHARE_FILE_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+		void *m = kcall_mmap(SHARE_FILE_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd);
 
 		if (m == MAP_FAILED) {
 			*err = errno;
@@ -157,7 +158,7 @@ static struct share_head *map_state(const char *path, unsigned uid, bool create,
 	}
 	*why = share_check(h, SHARE_FILE_SIZE);
 	if (*why) {
-		munmap(h, SHARE_FILE_SIZE);
+		kcall_munmap(h, SHARE_FILE_SIZE);
 		return NULL;
 	}
 	return h;
@@ -169,7 +170,7 @@ static void attach(const struct config *cfg, bool create, bool warn)
 	char path[PATH_MAX];
 	const char *why = NULL;
 	struct share_head *h;
-	unsigned uid = (unsigned)geteuid();
+	unsigned uid = (unsigned)kcall_geteuid();
 	int err = 0;
 
 	path_of(cfg, uid, "/dev/shm", path, sizeof(path));

@@ -14,6 +14,7 @@
 #include "sys/compat.h"
 #include "sys/elf.h"
 #include "sys/real.h"
+#include "sys/kcall.h"
 
 /*
  * Each hook may run in a vfork child or in the child of a multithreaded
@@ -44,7 +45,7 @@ static const char *exec_supervisor_for(const char *path, char *const argv[])
 		return NULL;
 	kind = elf_exec_kind(path, &privileged);
 	/* A filter installed as non-root would void the privileges: never wrapped. */
-	if (privileged || !elf_kind_needs_supervisor(kind) || access(path, X_OK) != 0)
+	if (privileged || !elf_kind_needs_supervisor(kind) || kcall_access(path, X_OK) != 0)
 		supervisor = NULL;
 	errno = saved;
 	return supervisor;
@@ -108,7 +109,8 @@ static const char *exec_search(const char *file, char *buf)
 				buf[n++] = '/';
 			}
 			memcpy(buf + n, file, len + 1);
-			if (stat(buf, &st) == 0 && S_ISREG(st.st_mode) && access(buf, X_OK) == 0)
+			if (kcall_stat(buf, &st) == 0 && S_ISREG(st.st_mode) &&
+			    kcall_access(buf, X_OK) == 0)
 				return buf;
 		}
 		if (!*end)
@@ -297,7 +299,7 @@ EXPORT int execveat(int dirfd, const char *path, char *const argv[], char *const
 			/* The directory's path, whether or not its fd survives. */
 			if (dirfd >= 0) {
 				fd_name(fd, dirfd);
-				n = readlink(fd, buf, sizeof(buf));
+				n = kcall_readlink(fd, buf, sizeof(buf));
 			}
 			if (n > 0 && buf[0] == '/' && (size_t)n + 1 + len < sizeof(buf)) {
 				buf[n] = '/';

@@ -8,6 +8,7 @@
 #include "init.h"
 #include "intercept/waitdrv.h"
 #include "sys/real.h"
+#include "sys/kcall.h"
 
 /* Positions masked in one poll array: on the stack, else in a mapping made for the call. */
 #define MASK_STACK 64
@@ -35,7 +36,7 @@ static bool masks_room(struct masks *m, nfds_t total)
 	if (total <= m->cap)
 		return true;
 	m->mapped = total * sizeof(nfds_t);
-	p = mmap(NULL, m->mapped, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	p = kcall_mmap(m->mapped, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1);
 	if (p == MAP_FAILED) {
 		m->mapped = 0;
 		return false;
@@ -48,7 +49,7 @@ static bool masks_room(struct masks *m, nfds_t total)
 static void masks_free(struct masks *m)
 {
 	if (m->mapped)
-		munmap(m->at, m->mapped);
+		kcall_munmap(m->at, m->mapped);
 }
 
 /*

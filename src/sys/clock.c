@@ -1,5 +1,6 @@
 /* Monotonic clock and the interruptible wait between attempts. */
 #include "sys/clock.h"
+#include "sys/kcall.h"
 
 #include <errno.h>
 #include <signal.h>
@@ -87,7 +88,7 @@ int clock_wait_until_ns(uint64_t deadline_ns)
 	int saved = errno, rc;
 
 	for (;;) {
-		rc = clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL);
+		rc = kcall_clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts);
 		if (rc != EINTR)
 			break;
 		if (!clock_every_handler_restarts())

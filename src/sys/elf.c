@@ -12,6 +12,7 @@
 
 #include "sys/compat.h"
 #include "sys/real.h"
+#include "sys/kcall.h"
 
 /* Bounds on what is read, so a hostile file costs little. */
 #define MAX_HEADERS 4096
@@ -33,7 +34,7 @@ static bool read_at(int fd, void *buf, size_t len, uint64_t base, uint64_t index
 	if (__builtin_mul_overflow(index, stride, &off) ||
 	    __builtin_add_overflow(base, off, &off) || off > INT64_MAX)
 		return false;
-	return pread(fd, buf, len, (off_t)off) == (ssize_t)len;
+	return kcall_pread(fd, buf, len, (off_t)off) == (ssize_t)len;
 }
 
 /* The program header @i of @eh: from @head (the file's first @n bytes) when it is there. */
@@ -104,7 +105,7 @@ static const char *section_name(int fd, const Elf64_Shdr *str, uint64_t off, con
 	/* A name near the end of the file is read short: the bytes left are zero. */
 	if (str->sh_offset > INT64_MAX - MAX_SHSTRTAB)
 		return NULL;
-	got = pread(fd, buf, size - 1, (off_t)(str->sh_offset + off));
+	got = kcall_pread(fd, buf, size - 1, (off_t)(str->sh_offset + off));
 	return got > 0 ? buf : NULL;
 }
 
@@ -120,7 +121,7 @@ static enum elf_kind kind_of_sections(int fd, const Elf64_Ehdr *eh)
 	    !read_at(fd, &str, sizeof(str), eh->e_shoff, eh->e_shstrndx, sizeof(str)))
 		return ELF_KIND_UNKNOWN;
 	if (str.sh_offset <= INT64_MAX) {
-		ssize_t got = pread(fd, names, sizeof(names), (off_t)str.sh_offset);
+		ssize_t got = kcall_pread(fd, names, sizeof(names), (off_t)str.sh_offset);
 
 		have = got > 0 ? (size_t)got : 0;
 	}
@@ -145,7 +146,7 @@ enum elf_kind elf_inspect_fd(int fd)
 	unsigned char head[CHUNK];
 	enum elf_kind kind;
 	Elf64_Ehdr eh;
-	ssize_t n = pread(fd, head, sizeof(head), 0);
+	ssize_t n = kcall_pread(fd, head, sizeof(head), 0);
 
 	if (n >= 2 && memcmp(head, "#!", 2) == 0)
 		return ELF_KIND_SCRIPT;
@@ -170,7 +171,7 @@ enum elf_kind elf_inspect_fd(int fd)
 
 enum elf_kind elf_inspect(const char *path)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	int fd = kcall_open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK, 0);
 	enum elf_kind kind;
 
 	if (fd < 0)
@@ -184,15 +185,16 @@ bool elf_is_privileged_fd(int fd)
 {
 	struct stat st;
 
-	return fstat(fd, &st) == 0 && ((st.st_mode & (S_ISUID | S_ISGID)) ||
-				       fgetxattr(fd, "security.capability", NULL, 0) > 0);
+	return kcall_fstat(fd, &st) == 0 &&
+	       ((st.st_mode & (S_ISUID | S_ISGID)) ||
+		kcall_fgetxattr(fd, "security.capability", NULL, 0) > 0);
 }
 
 /* The interpreter that the "#!" line of the file at @fd names, into @buf; false if none. */
 static bool script_interpreter(int fd, char *buf, size_t size)
 {
 	char line[256];
-	ssize_t n = pread(fd, line, sizeof(line) - 1, 0);
+	ssize_t n = kcall_pread(fd, line, sizeof(line) - 1, 0);
 	size_t i, start;
 
 	if (n < 2)
@@ -214,7 +216,7 @@ enum elf_kind elf_exec_kind(const char *path, bool *privileged)
 {
 	char interp[PATH_MAX];
 	enum elf_kind kind;
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	int fd = kcall_open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK, 0);
 
 	*privileged = false;
 	if (fd < 0)
@@ -223,7 +225,7 @@ enum elf_kind elf_exec_kind(const char *path, bool *privileged)
 	kind = elf_inspect_fd(fd);
 	if (kind == ELF_KIND_SCRIPT && script_interpreter(fd, interp, sizeof(interp))) {
 		real_close(fd);
-		fd = open(interp, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+		fd = kcall_open(interp, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK, 0);
 		if (fd < 0)
 			return ELF_KIND_SCRIPT;
 		kind = elf_inspect_fd(fd);

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "sys/text.h"
+#include "sys/kcall.h"
 
 /* A hexadecimal number at *@s of at most 16 digits; false if there is none or it overflows. */
 static bool hex(const char **s, const char *end, uint64_t *v)
@@ -93,7 +94,7 @@ int fdinfo_read(int epfd, int fd, uint32_t *events, uint64_t *data)
 	text_init(&t, path, sizeof(path));
 	text_str(&t, "/proc/self/fdinfo/");
 	text_u64(&t, (uint64_t)epfd);
-	pfd = open(path, O_RDONLY | O_CLOEXEC);
+	pfd = kcall_open(path, O_RDONLY | O_CLOEXEC, 0);
 	if (pfd < 0)
 		goto out;
 	found = 0;

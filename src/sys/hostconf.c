@@ -9,6 +9,7 @@
 
 #include "sys/real.h"
 #include "sys/startup.h"
+#include "sys/kcall.h"
 
 /*
  * Read @size bytes of @fd into @buf, or up to an end that comes sooner, their
@@ -38,12 +39,12 @@ STARTUP_CODE enum hostconf_result hostconf_read(const char *path, char *buf, siz
 	struct stat st;
 
 	/* Non-blocking: a FIFO put in its place must not hold up every program's start. */
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	fd = kcall_open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK, 0);
 	if (fd < 0) {
 		errno = saved;
 		return HOSTCONF_ABSENT;
 	}
-	if (fstat(fd, &st) != 0) /* defensive: an open file can be examined */
+	if (kcall_fstat(fd, &st) != 0) /* defensive: an open file can be examined */
 		*why = "cannot be examined: ignored";
 	else if (!S_ISREG(st.st_mode))
 		*why = "is not a regular file: ignored";

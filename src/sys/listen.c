@@ -1,5 +1,6 @@
 /* Listeners looked up in NETLINK_SOCK_DIAG dumps: a query, where a connect would be an attempt. */
 #include "sys/listen.h"
+#include "sys/kcall.h"
 
 #include <errno.h>
 #include <linux/inet_diag.h>
@@ -445,7 +446,7 @@ static int probe_path(const struct target_addr *t)
 	memcpy(path, t->path, t->path_len);
 	path[t->path_len] = '\0';
 	/* connect(2) follows symbolic links and resolves a relative path from here too. */
-	if (stat(path, &st) != 0)
+	if (kcall_stat(path, &st) != 0)
 		return errno == ENOENT || errno == ENOTDIR ? 0 : -1;
 	if (!S_ISSOCK(st.st_mode))
 		return 0;

@@ -13,6 +13,7 @@
 #include "sys/real.h"
 #include "sys/text.h"
 #include "sys/startup.h"
+#include "sys/kcall.h"
 
 static enum log_level log_level = LOG_LEVEL_WARN;
 STARTUP_DATA static bool log_json;
@@ -87,7 +88,8 @@ static void emit(struct text *t)
 	else
 		text_put(t, "\n", 1);
 	if (log_path) {
-		fd = open(log_path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOCTTY, 0644);
+		fd = kcall_open(log_path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOCTTY,
+				0644);
 		if (fd < 0) {
 			warn_unopenable(errno);
 			fd = log_stderr;
@@ -160,8 +162,8 @@ static void json_head(struct text *t, enum log_level level, const char *event)
 	put_time(t, clock_wall_ms());
 	text_put(t, "\"", 1);
 	json_u64(t, "mono_ms", clock_now_ms());
-	json_u64(t, "pid", (uint64_t)(log_pid ? log_pid : getpid()));
-	json_u64(t, "tid", (uint64_t)(log_tid ? log_tid : gettid()));
+	json_u64(t, "pid", (uint64_t)(log_pid ? log_pid : kcall_getpid()));
+	json_u64(t, "tid", (uint64_t)(log_tid ? log_tid : kcall_gettid()));
 	json_str(t, "level", level_names[level]);
 	json_str(t, "event", event);
 }
@@ -169,7 +171,7 @@ static void json_head(struct text *t, enum log_level level, const char *event)
 static void text_head(struct text *t)
 {
 	text_str(t, "backoff[");
-	text_u64(t, (uint64_t)(log_pid ? log_pid : getpid()));
+	text_u64(t, (uint64_t)(log_pid ? log_pid : kcall_getpid()));
 	text_str(t, "]: ");
 }
 

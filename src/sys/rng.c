@@ -1,6 +1,7 @@
 /* Per-thread splitmix64 generators, reseeded after fork. */
 #include "sys/rng.h"
 #include "sys/startup.h"
+#include "sys/kcall.h"
 
 #include <errno.h>
 #include <stdatomic.h>
@@ -56,7 +57,8 @@ static void reseed(struct rng_thread *t, unsigned generation)
 
 	if (rng_seeded) {
 		t->state = rng_seed_state(rng_seed, ordinal);
-	} else if (getrandom(&t->state, sizeof(t->state), GRND_NONBLOCK) != sizeof(t->state)) {
+	} else if (kcall_getrandom(&t->state, sizeof(t->state), GRND_NONBLOCK) !=
+		   sizeof(t->state)) {
 		struct timespec ts;
 
 		/* No entropy yet (early boot): distinct enough per thread and time. */
