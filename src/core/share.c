@@ -40,7 +40,7 @@ static atomic_int share_pid; /* cached: getpid() is a system call */
 static int my_tid(void)
 {
 	if (!share_tid)
-		share_tid = (int)syscall(SYS_gettid);
+		share_tid = (int)kcall_gettid();
 	return share_tid;
 }
 
@@ -49,7 +49,7 @@ static int my_pid(void)
 	int pid = atomic_load_explicit(&share_pid, memory_order_relaxed);
 
 	if (!pid) {
-		pid = (int)syscall(SYS_getpid);
+		pid = (int)kcall_getpid();
 		atomic_store_explicit(&share_pid, pid, memory_order_relaxed);
 	}
 	return pid;

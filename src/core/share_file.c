@@ -103,8 +103,7 @@ const char *share_check_file(const struct stat *st, unsigned owner, bool empty_o
 /* Open @path without following a link, made if @create: -1 with errno otherwise. */
 static int open_state(const char *path, bool create)
 {
-	return (int)syscall(SYS_openat, AT_FDCWD, path,
-			    O_RDWR | O_NOFOLLOW | O_CLOEXEC | (create ? O_CREAT : 0), 0600);
+	return kcall_open(path, O_RDWR | O_NOFOLLOW | O_CLOEXEC | (create ? O_CREAT : 0), 0600);
 }
 
 /*
