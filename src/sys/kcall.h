@@ -41,6 +41,12 @@
 #define KCALL_WRAPPERS 1 /* x32: 64-bit registers, 32-bit longs */
 #endif
 
+/* No wrapper either way: glibc before 2.30 and older musl have none. */
+static inline pid_t kcall_gettid(void)
+{
+	return (pid_t)syscall(SYS_gettid);
+}
+
 #ifdef KCALL_WRAPPERS
 
 static inline int kcall_open(const char *path, int flags, mode_t mode)
@@ -96,11 +102,6 @@ static inline int kcall_munmap(void *p, size_t len)
 static inline pid_t kcall_getpid(void)
 {
 	return getpid();
-}
-
-static inline pid_t kcall_gettid(void)
-{
-	return (pid_t)syscall(SYS_gettid);
 }
 
 static inline uid_t kcall_geteuid(void)
@@ -186,11 +187,6 @@ static inline int kcall_munmap(void *p, size_t len)
 static inline pid_t kcall_getpid(void)
 {
 	return (pid_t)syscall(SYS_getpid);
-}
-
-static inline pid_t kcall_gettid(void)
-{
-	return (pid_t)syscall(SYS_gettid);
 }
 
 static inline uid_t kcall_geteuid(void)
