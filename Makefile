@@ -21,7 +21,8 @@ LIB_LDFLAGS = -shared -Wl,--version-script=src/exports.map -Wl,-z,relro -Wl,-z,n
 	-Wl,--no-undefined $(EXTRA_LDFLAGS)
 LIBS = -ldl -lpthread
 
-CORE_SRC := $(wildcard src/core/*.c)
+CORE_DIRS := drivers engine facts tables counters config
+CORE_SRC := $(foreach d,$(CORE_DIRS),$(wildcard src/$(d)/*.c))
 SYS_SRC := $(wildcard src/sys/*.c)
 INTERCEPT_SRC := $(wildcard src/intercept/*.c)
 LIB_SRC := src/init.c $(INTERCEPT_SRC) $(CORE_SRC) $(SYS_SRC)
@@ -98,9 +99,9 @@ $(LIBRARY): $(LIB_OBJ) src/exports.map
 # real_* calls (some of which musl lacks); its log lines go through libc's calls, as the
 # supervisor's do.
 # The configuration's modules, named once: every program and gate reading it links them all.
-CONFIG_MODS := core/config core/config_dests core/config_errors core/config_names core/config_presets \
-	core/config_programs
-TOOL_CORE := $(patsubst %,$(BUILD)/obj/src/%.o,$(CONFIG_MODS) core/engine core/policy core/ready core/target \
+CONFIG_MODS := config/config config/config_dests config/config_errors config/config_names config/config_presets \
+	config/config_programs
+TOOL_CORE := $(patsubst %,$(BUILD)/obj/src/%.o,$(CONFIG_MODS) engine/engine engine/policy engine/ready config/target \
 	sys/errname sys/rng sys/text sys/log sys/clock supervise/libc)
 $(TOOL): src/tool/schedule.c $(TOOL_CORE)
 	$(CC) $(CFLAGS_ALL) -o $@ $^ $(LIBS)
@@ -112,9 +113,9 @@ $(STATUS): $(STATUS_SRC) src/tool/status.h $(CORE_OBJ)
 
 # The supervisor engine: a program of its own, on the same core as the library, with
 # libc's calls as the real ones (src/supervise/libc.c) instead of sys/real.c.
-SUPERVISE_CORE := $(patsubst %,$(BUILD)/obj/src/%.o,core/addrlist $(CONFIG_MODS) core/decide core/eligible \
-	core/dest core/engine core/events core/fate core/policy core/retry core/share core/share_file core/share_full core/target \
-	core/before core/ready sys/clock sys/elf sys/errname sys/listen sys/log sys/rng sys/sock sys/text)
+SUPERVISE_CORE := $(patsubst %,$(BUILD)/obj/src/%.o,facts/addrlist $(CONFIG_MODS) drivers/decide engine/eligible \
+	facts/dest engine/engine counters/events facts/fate engine/policy drivers/retry facts/share facts/share_file facts/share_full config/target \
+	drivers/before engine/ready sys/clock sys/elf sys/errname sys/listen sys/log sys/rng sys/sock sys/text)
 # Linked statically: a preload's exec hook runs it with the program's environment, whose
 # LD_PRELOAD then loads nothing into it, and it starts without a loader's work.  Not under
 # the sanitizers, whose runtimes cannot be linked so.
@@ -292,7 +293,7 @@ COV_BUILD ?= build/coverage
 
 .PHONY: coverage
 
-## coverage: branch coverage of src/core from the unit tests; 100 % of policy.c, config.c
+## coverage: branch coverage of the core (src/{drivers,engine,facts,...}) from the unit tests; 100 % of policy.c, config.c
 ## and engine.c
 ## (COVERAGE_SUITE=1: from the whole bats suite as well, against the same build)
 coverage:
@@ -302,8 +303,8 @@ coverage:
 	@set -e; for u in $(UNIT_SRC:tests/unit/%.c=$(COV_BUILD)/unit/%); do $$u; done
 	$(if $(COVERAGE_SUITE),TEST_BUILD_DIR=$(abspath $(COV_BUILD)) $(BATS) $(BATS_FLAGS) tests/)
 	python3 tests/hardening/coverage.py $(COV_BUILD)/obj $(CORE_SRC) \
-		--require src/core/policy.c=100 --require src/core/config.c=100 \
-		--require src/core/engine.c=100
+		--require src/engine/policy.c=100 --require src/config/config.c=100 \
+		--require src/engine/engine.c=100
 
 FUZZ_BUILD ?= build/fuzz
 FUZZ_CC ?= clang
@@ -312,8 +313,8 @@ FUZZ_TARGETS := config target policy fdinfo notify share ready
 # integer: unsigned wrap-around and lossy conversions count as findings too.
 FUZZ_CFLAGS = $(WARN) -g -O1 -Isrc -fsanitize=fuzzer,address,undefined,integer \
 	-fno-sanitize-recover=all
-FUZZ_CORE := $(CONFIG_MODS:%=src/%.c) src/core/eligible.c src/core/engine.c src/core/target.c src/core/policy.c \
-	src/sys/errname.c src/sys/rng.c src/sys/text.c src/sys/fdinfo.c src/core/ready.c
+FUZZ_CORE := $(CONFIG_MODS:%=src/%.c) src/engine/eligible.c src/engine/engine.c src/config/target.c src/engine/policy.c \
+	src/sys/errname.c src/sys/rng.c src/sys/text.c src/sys/fdinfo.c src/engine/ready.c
 
 .PHONY: fuzz
 
@@ -332,10 +333,10 @@ $(FUZZ_BUILD)/fuzz-notify: tests/fuzz/notify.c $(FUZZ_CORE) src/supervise/notify
 		src/supervise/libc.c
 
 # The shared state file, as hostile as another process of the user can make it.
-$(FUZZ_BUILD)/fuzz-share: tests/fuzz/share.c $(FUZZ_CORE) src/core/share.c src/core/share_file.c src/core/share_full.c src/sys/clock.c \
+$(FUZZ_BUILD)/fuzz-share: tests/fuzz/share.c $(FUZZ_CORE) src/facts/share.c src/facts/share_file.c src/facts/share_full.c src/sys/clock.c \
 		$(wildcard src/*/*.h) Makefile
 	@mkdir -p $(dir $@)
-	$(FUZZ_CC) $(FUZZ_CFLAGS) -o $@ $< $(FUZZ_CORE) src/core/share.c src/core/share_file.c src/core/share_full.c src/sys/clock.c
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -o $@ $< $(FUZZ_CORE) src/facts/share.c src/facts/share_file.c src/facts/share_full.c src/sys/clock.c
 
 $(FUZZ_BUILD)/fuzz-%: tests/fuzz/%.c $(FUZZ_CORE) $(wildcard src/*/*.h) Makefile
 	@mkdir -p $(dir $@)

@@ -9,11 +9,11 @@
 #include <sys/prctl.h>
 #include <unistd.h>
 
-#include "core/engine.h"
-#include "core/pending.h"
-#include "core/events.h"
-#include "core/fdtable.h"
-#include "core/share.h"
+#include "drivers/before.h"
+#include "drivers/pending.h"
+#include "counters/events.h"
+#include "tables/fdtable.h"
+#include "facts/share.h"
 #include "sys/log.h"
 #include "sys/cookie.h"
 #include "sys/hostconf.h"
@@ -263,7 +263,7 @@ STARTUP_CODE static void init_run(void)
 	config_parse(lookup_setting, file, &init_config, &problems);
 	config_dests_build(&init_config, init_dests, CONFIG_DESTS_MAX, &problems);
 	served = program_served(&init_config);
-	engine_derive(&init_config);
+	before_configure(&init_config);
 	log_configure(init_config.log_level, init_config.log_json, config_log_file(&init_config));
 	if (served)
 		file_bad = hostconf_say(file);

@@ -5,7 +5,7 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 
-#include "core/config.h"
+#include "config/config.h"
 
 /* Marks the hooks: everything else is hidden (-fvisibility=hidden, exports.map). */
 #define EXPORT __attribute__((visibility("default")))

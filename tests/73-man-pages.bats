@@ -1,6 +1,6 @@
 #!/usr/bin/env bats
 # The man pages stay true to the code: libbackoff(7) has an entry, with its default, for
-# each variable of the configuration table (src/core/config.c) and no other; backoff(1)
+# each variable of the configuration table (src/config/config.c) and no other; backoff(1)
 # describes each option and each wait target that `backoff --help` and `backoff wait
 # --help` print, and no other; the README's module table names each module of src/.
 # The pages are read from their roff source, so that no formatter is needed.
@@ -17,7 +17,7 @@ setup() {
 
 # The variables of the configuration table: its X(BACKOFF_..., ...) rows, one a line.
 code_variables() {
-	sed -n 's/^[[:space:]]*X(\(BACKOFF[A-Z_]*\),.*/\1/p' "$ROOT/src/core/config.c" | sort
+	sed -n 's/^[[:space:]]*X(\(BACKOFF[A-Z_]*\),.*/\1/p' "$ROOT/src/config/config.c" | sort
 }
 
 # page_variables PAGE: the variables with an entry (a .TP tag) in PAGE's ENVIRONMENT.
@@ -68,7 +68,7 @@ same() {
 	code=$(code_variables)
 	# The table read here is the one the library counts, and the suite's own list.
 	assert_eq "$(count_lines "$code")" \
-		"$(sed -n 's/^#define CONFIG_VARIABLES \([0-9]*\).*/\1/p' "$ROOT/src/core/config.h")" \
+		"$(sed -n 's/^#define CONFIG_VARIABLES \([0-9]*\).*/\1/p' "$ROOT/src/config/config.h")" \
 		"rows read from config.c"
 	same "the variables of config.c and the suite" "$code" "$(printf '%s\n' "${BACKOFF_VARIABLES[@]}" | sort)"
 	same "the variables of config.c and libbackoff(7)" "$code" "$(page_variables "$PAGE7")"
@@ -111,16 +111,23 @@ same() {
 	assert_eq "$(page_variables_without_default "$T/libbackoff.7")" BACKOFF_SEED "an entry without its default"
 }
 
-@test "the README's module table names every module of src/core and each other directory of src/" {
-	local code readme
-	# config_errors, config_names, ... belong to core/config; share_file to core/share.
-	code=$(printf '%s\n' "$ROOT"/src/core/*.c |
-		sed 's|.*/||; s/\.c$//; s/^config_.*/config/; s/^share_.*/share/' | sort -u)
-	readme=$(sed -n "s/^| \`core\/\([a-z_]*\)\` |.*/\1/p" "$ROOT/README.md" | sort)
-	same "the modules of src/core and the README's table" "$code" "$readme"
-	local dir
+@test "the README's module table names every module of the core's folders and each other directory of src/" {
+	local code readme dir
+	# config_errors, config_names, ... belong to config/config; share_file to facts/share.
+	code=$(cd "$ROOT/src" && printf '%s\n' drivers/*.c engine/*.c facts/*.c tables/*.c counters/*.c config/*.c |
+		sed 's/\.c$//; s|/config_.*|/config|; s|/share_.*|/share|' | sort -u)
+	readme=$(sed -n "s/^| \`\([a-z]*\/[a-z_]*\)\` |.*/\1/p" "$ROOT/README.md" | sort)
+	same "the modules of the core and the README's table" "$code" "$readme"
 	for dir in intercept supervise tool sys; do
 		grep -q "^| \`$dir/\*\` | " "$ROOT/README.md" || fail "no row for src/$dir in the README's table"
+	done
+	# every folder of src/ is the core's or has a row
+	for dir in "$ROOT"/src/*/; do
+		dir=$(basename "$dir")
+		case " drivers engine facts tables counters config intercept supervise tool sys " in
+		*" $dir "*) ;;
+		*) fail "src/$dir is in no part of the README's layout" ;;
+		esac
 	done
 }
 

@@ -1,14 +1,14 @@
-/* connect(): pass through at once on success; the rest is core/call's. */
+/* connect(): pass through at once on success; the rest is drivers/call's. */
 #include <errno.h>
 #include <sys/socket.h>
 
-#include "core/call.h"
-#include "core/decide.h"
-#include "core/dest.h"
-#include "core/early.h"
-#include "core/fdtable.h"
-#include "core/pending.h"
-#include "core/share.h"
+#include "drivers/call.h"
+#include "drivers/decide.h"
+#include "facts/dest.h"
+#include "drivers/early.h"
+#include "tables/fdtable.h"
+#include "drivers/pending.h"
+#include "facts/share.h"
 #include "init.h"
 #include "sys/real.h"
 

@@ -2,8 +2,8 @@
 #include <errno.h>
 #include <sys/epoll.h>
 
-#include "core/epollreg.h"
-#include "core/pending.h"
+#include "tables/epollreg.h"
+#include "drivers/pending.h"
 #include "init.h"
 #include "intercept/waitdrv.h"
 #include "sys/real.h"

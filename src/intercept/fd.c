@@ -8,10 +8,10 @@
 #include <sys/ioctl.h>
 #include <unistd.h>
 
-#include "core/call.h"
-#include "core/fdtable.h"
-#include "core/pending.h"
-#include "core/share.h"
+#include "drivers/call.h"
+#include "tables/fdtable.h"
+#include "drivers/pending.h"
+#include "facts/share.h"
 #include "init.h"
 #include "sys/real.h"
 

@@ -10,8 +10,8 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
-#include "core/early.h"
-#include "core/pending.h"
+#include "drivers/early.h"
+#include "drivers/pending.h"
 #include "init.h"
 #include "intercept/io.h"
 #include "sys/real.h"
@@ -55,7 +55,7 @@ bool io_masked(int fd, int opt, int *err)
  * first byte, and the program had sent nothing, or what it sent is sent
  * again).  A non-blocking socket's new attempt is under way (or waits for
  * its time) in the program's event loop, which awaits its first byte by its
- * time too (core/pending.h): *rc -1 with EAGAIN, as a read before any data.
+ * time too (drivers/pending.h): *rc -1 with EAGAIN, as a read before any data.
  * Otherwise *rc and errno are the read's: a new connection that fails or
  * stays silent leaves the program the end it met, as without libbackoff.
  */

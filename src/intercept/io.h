@@ -6,7 +6,7 @@
 #include <stdint.h>
 #include <sys/socket.h>
 
-#include "core/fdtable.h"
+#include "tables/fdtable.h"
 
 /*
  * Whether @fd is a managed connect the program must not touch yet: then *err

@@ -5,8 +5,8 @@
 #include <errno.h>
 #include <netdb.h>
 
-#include "core/addrlist.h"
-#include "core/retry.h"
+#include "facts/addrlist.h"
+#include "drivers/retry.h"
 #include "init.h"
 #include "sys/clock.h"
 #include "sys/compat.h"

@@ -3,9 +3,9 @@
 #include <sys/socket.h>
 #include <sys/uio.h>
 
-#include "core/call.h"
-#include "core/early.h"
-#include "core/pending.h"
+#include "drivers/call.h"
+#include "drivers/early.h"
+#include "drivers/pending.h"
 #include "init.h"
 #include "intercept/io.h"
 #include "sys/sock.h"

@@ -1,7 +1,7 @@
 /* socket(): an internet socket's blocking mode is known from its birth, so connect need not ask. */
 #include <sys/socket.h>
 
-#include "core/fdtable.h"
+#include "tables/fdtable.h"
 #include "init.h"
 #include "sys/real.h"
 

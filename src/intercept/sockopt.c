@@ -9,9 +9,9 @@
 #include <sys/socket.h>
 #include <sys/time.h>
 
-#include "core/early.h"
-#include "core/fdtable.h"
-#include "core/pending.h"
+#include "drivers/early.h"
+#include "tables/fdtable.h"
+#include "drivers/pending.h"
 #include "init.h"
 #include "intercept/io.h"
 #include "sys/real.h"

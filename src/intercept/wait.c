@@ -4,7 +4,7 @@
 #include <sys/mman.h>
 #include <sys/select.h>
 
-#include "core/pending.h"
+#include "drivers/pending.h"
 #include "init.h"
 #include "intercept/waitdrv.h"
 #include "sys/real.h"

@@ -9,8 +9,8 @@
 #include <sys/time.h>
 #include <time.h>
 
-#include "core/config.h"
-#include "core/pending.h"
+#include "config/config.h"
+#include "drivers/pending.h"
 #include "sys/clock.h"
 
 /*

@@ -4,9 +4,9 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#include "core/decide.h"
-#include "core/dest.h"
-#include "core/share.h"
+#include "drivers/decide.h"
+#include "facts/dest.h"
+#include "facts/share.h"
 #include "supervise/task.h"
 #include "sys/clock.h"
 #include "sys/log.h"

@@ -7,9 +7,9 @@
 #include <sys/socket.h>
 #include <sys/types.h>
 
-#include "core/before.h"
-#include "core/config.h"
-#include "core/target.h"
+#include "drivers/before.h"
+#include "config/config.h"
+#include "config/target.h"
 
 struct managed;
 
@@ -38,7 +38,7 @@ void job_connected(struct job *j);
 
 /*
  * Before the first attempt of @j: decided as the preload decides
- * (core/before), into @b, its log lines on the program's stderr.  A blocking
+ * (drivers/before), into @b, its log lines on the program's stderr.  A blocking
  * socket's delay is waited in this thread (then b->past_delay is set).
  * Returns BEFORE_ATTEMPT, BEFORE_LATER (a non-blocking socket: not before
  * b->until_ns) or BEFORE_LEFT (the prober's errno in b->err).
@@ -54,7 +54,7 @@ uint64_t job_first_deadline(struct job *j);
 
 /*
  * The first attempt of @j failed with @err, or was left to the prober
- * (@waited, @err its finding): decided as the preload decides (core/decide),
+ * (@waited, @err its finding): decided as the preload decides (drivers/decide),
  * waiting in this thread, its log lines on the program's stderr; @attempt
  * makes one more attempt (a first one too, when a first attempt left is not
  * for this call to wait with), @planned (or NULL) is told of each retry

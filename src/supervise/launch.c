@@ -13,7 +13,7 @@
 #include <sys/xattr.h>
 #include <unistd.h>
 
-#include "core/config.h"
+#include "config/config.h"
 #include "sys/elf.h"
 #include "sys/cookie.h"
 #include "sys/log.h"

@@ -15,7 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "core/events.h"
+#include "counters/events.h"
 #include "sys/elf.h"
 #include "supervise/notify.h"
 #include "supervise/task.h"

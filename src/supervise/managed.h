@@ -24,7 +24,7 @@ bool managed_start(struct job *j, bool attempting);
 void managed_retry(struct job *j, int err);
 
 /*
- * Before the first attempt of the non-blocking connect of @j (core/before):
+ * Before the first attempt of the non-blocking connect of @j (drivers/before):
  * if its destination is damped, or its first attempt is left to the
  * prober, the program is answered EINPROGRESS and the connect is managed
  * from there, in this thread (the attempt made when the delay ends, or the

@@ -6,8 +6,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "core/config.h"
-#include "core/target.h"
+#include "config/config.h"
+#include "config/target.h"
 
 /* Largest address a connect can name: sizeof(struct sockaddr_storage). */
 #define NOTIFY_ADDRESS_MAX 128

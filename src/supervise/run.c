@@ -16,9 +16,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "core/config.h"
-#include "core/engine.h"
-#include "core/events.h"
+#include "config/config.h"
+#include "drivers/before.h"
+#include "counters/events.h"
 #include "supervise/filter.h"
 #include "supervise/serve.h"
 #include "sys/cookie.h"
@@ -301,7 +301,7 @@ int supervise_run(const char *preload, const char *path, char **command)
 	/* The launcher has reported the problems already; the program's preload reports them. */
 	config_parse(config_getenv, NULL, &cfg, &problems);
 	config_dests_build(&cfg, dests, CONFIG_DESTS_MAX, &problems);
-	engine_derive(&cfg);
+	before_configure(&cfg);
 	/*
 	 * So are unknown names, but without --preload no preload is there to say
 	 * them (--engine supervise): said here, before the program starts.

@@ -16,8 +16,8 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 
-#include "core/eligible.h"
-#include "core/share.h"
+#include "engine/eligible.h"
+#include "facts/share.h"
 #include "supervise/job.h"
 #include "supervise/managed.h"
 #include "supervise/notify.h"

@@ -2,7 +2,7 @@
 #ifndef BACKOFF_SUPERVISE_SERVE_H
 #define BACKOFF_SUPERVISE_SERVE_H
 
-#include "core/config.h"
+#include "config/config.h"
 
 /*
  * Answer the notifications of @listener with the configuration @cfg until

@@ -1,4 +1,4 @@
-/* A destination as both layers see it: the leaf type of core/target and sys/listen. */
+/* A destination as both layers see it: the leaf type of config/target and sys/listen. */
 #ifndef BACKOFF_SYS_ADDR_H
 #define BACKOFF_SYS_ADDR_H
 

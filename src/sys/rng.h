@@ -9,7 +9,7 @@
  * Fix the seeding for the process: with @seeded, every thread's sequence is
  * derived from @seed (the first thread to draw gets exactly the sequence of
  * rng_seed_state(seed, 0)); otherwise from getrandom.  Call once at load.
- * (Each retried call draws from a sequence of its own: core/retry.)
+ * (Each retried call draws from a sequence of its own: drivers/retry.)
  */
 void rng_configure(bool seeded, uint64_t seed);
 

@@ -10,7 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "core/config.h"
+#include "config/config.h"
 #include "supervise/launch.h"
 #include "supervise/run.h"
 #include "tool/wait.h"

@@ -8,8 +8,8 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-#include "core/config.h"
-#include "core/policy.h"
+#include "config/config.h"
+#include "engine/policy.h"
 #include "sys/log.h"
 #include "sys/rng.h"
 

@@ -12,10 +12,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "core/config.h"
-#include "core/policy.h"
-#include "core/share.h"
-#include "core/target.h"
+#include "config/config.h"
+#include "engine/policy.h"
+#include "facts/share.h"
+#include "config/target.h"
 #include "sys/clock.h"
 #include "sys/errname.h"
 #include "sys/text.h"

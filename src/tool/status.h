@@ -6,8 +6,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "core/share.h"
-#include "core/target.h"
+#include "facts/share.h"
+#include "config/target.h"
 
 #define STATUS_COMM_MAX 64 /* /proc/PID/comm is 16 bytes; escaped, at most 4 times that */
 

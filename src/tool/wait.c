@@ -12,14 +12,14 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-#include "core/before.h"
-#include "core/config.h"
-#include "core/engine.h"
-#include "core/events.h"
-#include "core/fate.h"
-#include "core/ready.h"
-#include "core/retry.h"
-#include "core/share.h"
+#include "drivers/before.h"
+#include "config/config.h"
+#include "engine/engine.h"
+#include "counters/events.h"
+#include "facts/fate.h"
+#include "engine/ready.h"
+#include "drivers/retry.h"
+#include "facts/share.h"
 #include "supervise/launch.h"
 #include "sys/clock.h"
 #include "sys/errname.h"
@@ -313,7 +313,7 @@ static void pg_error(char *out, size_t size, const unsigned char *p, size_t n)
 /*
  * What the answer @p (@n bytes; 0: the server closed first) of @w's server
  * says: 0 ready, else WAIT_NOT_READY with what it said in w->last.  The
- * rules of core/ready where they are written; HTTP's is backoff wait's own
+ * rules of engine/ready where they are written; HTTP's is backoff wait's own
  * (any status below 500).
  */
 static int judge(struct wait_target *w, const unsigned char *p, size_t n, const void *sent,

@@ -1,5 +1,5 @@
 /* libFuzzer target: config_parse over any environment, with the invariants of struct config. */
-#include "core/config.h"
+#include "config/config.h"
 #include "fuzz.h"
 
 #include <stdbool.h>

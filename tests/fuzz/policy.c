@@ -1,5 +1,5 @@
 /* libFuzzer target: the backoff policy with any accepted parameters, checked against a model. */
-#include "core/policy.h"
+#include "engine/policy.h"
 #include "fuzz.h"
 
 #include <stddef.h>

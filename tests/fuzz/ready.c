@@ -1,5 +1,5 @@
 /* libFuzzer target: PostgreSQL's start-up, its "not ready" answer and greeting refusals. */
-#include "core/ready.h"
+#include "engine/ready.h"
 #include "fuzz.h"
 
 #include <stdint.h>

@@ -1,5 +1,5 @@
 /* libFuzzer target: the shared state file's content, every field hostile, never trusted. */
-#include "core/share.h"
+#include "facts/share.h"
 #include "fuzz.h"
 
 #include <errno.h>

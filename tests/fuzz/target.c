@@ -1,5 +1,5 @@
 /* libFuzzer target: BACKOFF_TARGETS patterns, socket addresses, matching and printing. */
-#include "core/target.h"
+#include "config/target.h"
 #include "fuzz.h"
 
 #include <arpa/inet.h>

@@ -1,6 +1,6 @@
-/* Unit tests of core/before: the rule before a first attempt, one row per case, no clock. */
-#include "core/before.h"
-#include "core/engine.h"
+/* Unit tests of drivers/before: the rule before a first attempt, one row per case, no clock. */
+#include "drivers/before.h"
+#include "engine/engine.h"
 
 #include <arpa/inet.h>
 #include <errno.h>

@@ -1,7 +1,7 @@
-/* Unit tests of core/config: every variable, presets, units, cross-checks, messages. */
-#include "core/config.h"
-#include "core/engine.h"
-#include "core/ready.h"
+/* Unit tests of config/config: every variable, presets, units, cross-checks, messages. */
+#include "config/config.h"
+#include "engine/engine.h"
+#include "engine/ready.h"
 
 #include <arpa/inet.h>
 #include <errno.h>

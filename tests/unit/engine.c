@@ -1,9 +1,9 @@
 /*
- * Unit tests of core/engine, the rules of one call's attempts: one row per
+ * Unit tests of engine/engine, the rules of one call's attempts: one row per
  * rule, named after it, each a script of events at fake times with fixed
  * draws, and the action each must give.
  */
-#include "core/engine.h"
+#include "engine/engine.h"
 
 #include <errno.h>
 #include <sys/socket.h>

@@ -15,7 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "core/target.h"
+#include "config/target.h"
 #include "unit.h"
 
 static struct target_addr inet(int family, const char *ip, uint16_t port)

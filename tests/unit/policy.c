@@ -1,5 +1,5 @@
-/* Unit tests of core/policy: windows, bounds of every strategy, no overflow. */
-#include "core/policy.h"
+/* Unit tests of engine/policy: windows, bounds of every strategy, no overflow. */
+#include "engine/policy.h"
 
 #include "unit.h"
 

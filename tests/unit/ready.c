@@ -1,5 +1,5 @@
-/* Unit tests of core/ready: PostgreSQL's start-up messages and its "not ready" answer. */
-#include "core/ready.h"
+/* Unit tests of engine/ready: PostgreSQL's start-up messages and its "not ready" answer. */
+#include "engine/ready.h"
 
 #include "unit.h"
 

@@ -1,5 +1,5 @@
-/* Unit tests of the errors core/retry retries for sends and name lookups. */
-#include "core/config.h"
+/* Unit tests of the errors drivers/retry retries for sends and name lookups. */
+#include "config/config.h"
 
 #include <errno.h>
 #include <sys/socket.h>

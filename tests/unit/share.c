@@ -1,5 +1,5 @@
-/* Unit tests of core/share's count of event loops' waiters: per process, on a lease. */
-#include "core/share.h"
+/* Unit tests of facts/share's count of event loops' waiters: per process, on a lease. */
+#include "facts/share.h"
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -7,7 +7,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-#include "core/fate.h"
+#include "facts/fate.h"
 #include "sys/clock.h"
 #include "unit.h"
 

@@ -1,5 +1,5 @@
-/* Unit tests of core/target: address normalisation, printing and patterns. */
-#include "core/target.h"
+/* Unit tests of config/target: address normalisation, printing and patterns. */
+#include "config/target.h"
 
 #include <arpa/inet.h>
 #include <netinet/in.h>

@@ -1,0 +1,522 @@
+/* A failed connect's destination: eligibility, its facts for the engine, shared fate, bookkeeping.
+ */
+#include "drivers/decide.h"
+
+#include <errno.h>
+#include <sys/socket.h>
+
+#include "facts/addrlist.h"
+#include "facts/dest.h"
+#include "engine/eligible.h"
+#include "engine/engine.h"
+#include "counters/events.h"
+#include "tables/fdtable.h"
+#include "drivers/retry.h"
+#include "facts/share.h"
+#include "sys/clock.h"
+#include "sys/listen.h"
+#include "sys/rng.h"
+#include "sys/sock.h"
+
+/*
+ * Why the failed connect @c is not retried, or NULL if it is; *blocking:
+ * whether it is retried blocking (else in the event loop).  Asked only after
+ * a failure, so the success path makes no system call of its own.
+ */
+static const char *why_not(const struct config *cfg, const struct decide_connect *c, bool *blocking)
+{
+	int type = SOCK_STREAM;
+
+	/*
+	 * Only a connection-mode socket that is non-blocking (or blocking with
+	 * SO_SNDTIMEO expired: then the program does not wait for it, and a
+	 * retry checks the mode first) answers EINPROGRESS: no system call.
+	 */
+	*blocking = false;
+	if (c->err != EINPROGRESS) {
+		if (!eligible_retryable(cfg, c->target, c->err))
+			return "errno";
+		type = sock_type(c->fd);
+		*blocking = c->own_thread || sock_is_blocking(c->fd);
+	}
+	return eligible_why_not(cfg, c->target, type, *blocking);
+}
+
+/*
+ * Whether @t is known down to this call: its budget spent in this process
+ * (@d), or by the call's run (BACKOFF_RUN), host-wide, and its open time
+ * still running.
+ */
+static bool known_down(const struct config *cfg, const struct dest *d, const struct target_addr *t)
+{
+	/*
+	 * A run's give-up leaves its destination down (a success since clears
+	 * both): with none down, two loads, no clock read and no lookup, for the
+	 * deadline of every managed connect.
+	 */
+	return dest_down(d) || (cfg->run_id && cfg->shared && share_any_down() &&
+				share_run_spent(t, cfg->run_id, clock_now_ns()));
+}
+
+/*
+ * A call to @t (@d) gave up at @now_ms: if its budget is spent, @t is known
+ * down in this process, and for the call's run until its open time is over.
+ */
+static void gave_up(const struct config *cfg, struct dest *d, const struct target_addr *t,
+		    uint64_t now_ms)
+{
+	struct share_slot *s;
+
+	if (!dest_gave_up(cfg, d, t, now_ms) || !cfg->run_id || !cfg->shared ||
+	    !(s = share_find(t)))
+		return;
+	share_note_run_open(
+		s, clock_now_ns() + engine_run_open_ms(cfg, share_note_run_giveup(s, cfg->run_id),
+						       rng_next()) *
+					    1000000);
+}
+
+/* Whether a program that tries several addresses moves on from @t, at @now_ms. */
+static bool more_addresses(const struct target_addr *t, uint64_t now_ms)
+{
+	return addrlist_find(t, now_ms) == ADDRLIST_NOT_LAST;
+}
+
+/* The blocking retry of @c: the destination's facts, budget and shared fate, then the loop. */
+static enum decide_verdict retry_here(const struct config *cfg, struct decide_connect *c)
+{
+	struct dest *d = dest_of(cfg, c->target, c->owner);
+	struct fate fate;
+	uint64_t now = clock_now_ms();
+	struct retry_call call = {
+		.what = { .call = "connect", .target = c->target },
+		.retryable = config_retryable(cfg, c->target->family),
+		.attempt = c->attempt,
+		.planned = c->planned,
+		.ctx = c->ctx,
+		.first_waited = c->waited,
+		.known_down = known_down(cfg, d, c->target),
+		.more_addresses = more_addresses(c->target, now),
+		.budget_ms = CONFIG_INFINITE,
+	};
+
+	/* Passed through at once (engine_passes): no fate to share, no clock to start. */
+	if (!call.known_down && !call.more_addresses) {
+		uint64_t budget, sndtimeo;
+
+		fate_join(&fate, cfg, c->target, sock_type(c->fd), clock_now_ns());
+		if (fate.slot)
+			call.fate = &fate;
+		budget = dest_budget_left(cfg, d, c->started_ms ? c->started_ms : now, now);
+		sndtimeo = sock_sndtimeo_ms(c->fd);
+		/* The program's own send timeout counts from the call's start, the first attempt in
+		 * it. */
+		if (sndtimeo != CONFIG_INFINITE && c->started_ms) {
+			uint64_t spent = now - c->started_ms;
+
+			sndtimeo = sndtimeo > spent ? sndtimeo - spent : 0;
+		}
+		call.budget_ms = sndtimeo < budget ? sndtimeo : budget;
+	}
+	call.started_ms = c->started_ms;
+	c->err = retry_blocking(cfg, &call, c->err);
+	if (c->err == 0)
+		dest_succeeded(d);
+	else if (c->err != ECANCELED) /* the supervisor's program went away: no verdict */
+		gave_up(cfg, d, c->target, clock_now_ms());
+	return DECIDE_DONE;
+}
+
+enum decide_verdict decide_connect(const struct config *cfg, struct decide_connect *c)
+{
+	bool blocking;
+	const char *reason = why_not(cfg, c, &blocking);
+
+	if (reason) {
+		if (c->waited)
+			return DECIDE_ATTEMPT; /* not ours to retry: the program's own attempt */
+		if (c->err != EINPROGRESS)
+			events_pass("connect", c->target, c->err, reason);
+		return DECIDE_DONE;
+	}
+	if (!blocking)
+		return DECIDE_EVENT_LOOP;
+	return retry_here(cfg, c);
+}
+
+void decide_connected(const struct config *cfg, const struct target_addr *t, pid_t owner)
+{
+	/* A destination whose clock runs is up again (rare: one load otherwise). */
+	if (dest_any_clock())
+		dest_succeeded(dest_of(cfg, t, owner));
+	if (cfg->shared && share_any_down())
+		share_note_up(t, clock_now_ns());
+}
+
+void decide_up(const struct config *cfg, const struct sockaddr *addr, socklen_t len)
+{
+	struct target_addr t;
+	int saved = errno;
+
+	if (eligible_takes(cfg, addr, len, &t))
+		decide_connected(cfg, &t, 0);
+	errno = saved;
+}
+
+/* The event loop's connect @c as the log sees it. */
+static struct events_subject loop_what(const struct fdconn *c)
+{
+	struct events_subject what = { .call = "connect", .target = &c->target };
+
+	return what;
+}
+
+/*
+ * The engine's event @kind (@err) for @c at @now: the facts of its
+ * destination.  Unless the event passes the call through at once, its
+ * destination's clock runs from its first failure, and its fate is joined.
+ */
+static struct engine_event loop_event(const struct config *cfg, struct fdconn *c,
+				      enum engine_event_kind kind, int err, uint64_t now)
+{
+	struct engine_event ev = {
+		.kind = kind,
+		.now_ms = now,
+		.err = err,
+		.budget_left_ms = CONFIG_INFINITE,
+		.cap_ms = CONFIG_INFINITE,
+	};
+
+	if (engine_needs_seed(cfg, &c->progress, kind))
+		ev.seed = rng_next();
+	/* Only a failure asks the destination's facts: a success pays for none of them. */
+	if (kind != ENGINE_FAILED && kind != ENGINE_HELD)
+		return ev;
+	ev.known_down = known_down(cfg, c->dest, &c->target);
+	ev.more_addresses = c->progress.attempt == 1 && more_addresses(&c->target, now);
+	if (engine_passes(&c->progress, &ev))
+		return ev;
+	if (!c->dest)
+		/* Atomic: releasing the event loop's waiters reads it without the claim. */
+		__atomic_store_n(&c->dest, dest_of(cfg, &c->target, 0), __ATOMIC_RELAXED);
+	if (!c->fate.slot && cfg->shared)
+		/* A managed connect is a stream connect (it was EINPROGRESS). */
+		fate_join(&c->fate, cfg, &c->target, SOCK_STREAM, c->fate.last_ns);
+	ev.budget_left_ms = dest_budget_left(cfg, c->dest, c->progress.start_ms, now);
+	return ev;
+}
+
+/* Step @c's engine with @ev and say what it asks to. */
+static struct engine_action loop_step(const struct config *cfg, struct fdconn *c,
+				      const struct engine_event *ev)
+{
+	struct events_subject what = loop_what(c);
+	struct engine_action a =
+		engine_step(cfg, config_retryable(cfg, c->target.family), &c->progress, ev);
+
+	retry_say(&what, &c->progress, &a, ev->now_ms,
+		  a.say & ENGINE_SAY_LEFT ? (uint64_t)fate_prober(&c->fate) : 0);
+	return a;
+}
+
+void decide_loop_begin(const struct config *base, struct fdconn *c, uint64_t now_ms)
+{
+	const struct config *cfg = config_for(base, &c->target); /* BACKOFF_DESTINATIONS */
+
+	/* Looked up here only when some destination is down; else at a first failure. */
+	__atomic_store_n(&c->dest, dest_any_down() ? dest_of(cfg, &c->target, 0) : NULL,
+			 __ATOMIC_RELAXED);
+	c->fate.slot = NULL; /* joined at a first failure */
+	c->fate.looking = c->fate.seen_listener = c->fate.full = false;
+	c->fate.last_ns = clock_now_ns();
+	engine_begin(cfg, &c->progress, CONFIG_INFINITE, now_ms);
+}
+
+void decide_loop_gave_up(const struct config *base, struct fdconn *c, int fd, uint64_t now_ms)
+{
+	const struct config *cfg = config_for(base, &c->target); /* BACKOFF_DESTINATIONS */
+
+	if (c->fate.slot) {
+		fate_leave(&c->fate);
+		dest_look_done(c->dest, fd);
+	}
+	gave_up(cfg, c->dest, &c->target, now_ms);
+}
+
+void decide_loop_closed(const struct config *base, struct fdconn *c, int fd, bool hidden,
+			uint64_t now_ms)
+{
+	const struct config *cfg = config_for(base, &c->target); /* BACKOFF_DESTINATIONS */
+	struct engine_event ev = loop_event(cfg, c, ENGINE_CLOSED, 0, now_ms);
+
+	ev.left = hidden;
+	(void)loop_step(cfg, c, &ev);
+	if (c->fate.slot) {
+		fate_leave(&c->fate);
+		dest_look_done(c->dest, fd);
+	}
+}
+
+bool decide_loop_failed(const struct config *base, struct fdconn *c, int fd, int err,
+			uint64_t now_ms, uint64_t *due_ms)
+{
+	const struct config *cfg = config_for(base, &c->target); /* BACKOFF_DESTINATIONS */
+	struct engine_event ev = loop_event(cfg, c, ENGINE_FAILED, err, now_ms);
+	struct engine_action a;
+
+	if (c->fate.slot)
+		fate_attempted(&c->fate, err, clock_now_ns());
+	a = loop_step(cfg, c, &ev);
+	if (a.what == ENGINE_WAIT) {
+		*due_ms = a.until_ms;
+		fate_loop_waits(&c->fate, a.until_ms * 1000000);
+		return true;
+	}
+	decide_loop_gave_up(cfg, c, fd, now_ms);
+	return false;
+}
+
+bool decide_loop_final(const struct config *base, struct fdconn *c, int fd, uint64_t now_ms)
+{
+	const struct config *cfg = config_for(base, &c->target); /* BACKOFF_DESTINATIONS */
+	struct engine_event ev = loop_event(cfg, c, ENGINE_HELD, 0, now_ms);
+	struct engine_action a = loop_step(cfg, c, &ev);
+
+	if (a.what == ENGINE_COLLECT)
+		return false;
+	if (a.final)
+		decide_loop_gave_up(cfg, c, fd, now_ms);
+	return true;
+}
+
+uint64_t decide_loop_attempt_deadline(const struct config *base, const struct fdconn *c,
+				      uint64_t now_ms)
+{
+	const struct config *cfg = config_for(base, &c->target); /* BACKOFF_DESTINATIONS */
+	uint64_t cap = c->fate.full ? CONFIG_LOCAL_ATTEMPT_MS
+		       : c->progress.attempt == 1
+			       ? engine_first_bound_ms(cfg, target_is_loopback(&c->target))
+			       : CONFIG_INFINITE;
+
+	return engine_attempt_deadline(cfg, &c->progress, cap, known_down(cfg, c->dest, &c->target),
+				       now_ms);
+}
+
+bool decide_loop_succeeded(const struct config *base, struct fdconn *c, int fd, uint64_t now_ms)
+{
+	const struct config *cfg = config_for(base, &c->target); /* BACKOFF_DESTINATIONS */
+	struct engine_event ev = loop_event(cfg, c, ENGINE_CONNECTED, 0, now_ms);
+	bool turn = false;
+
+	(void)loop_step(cfg, c, &ev);
+	if (c->fate.slot) {
+		fate_attempted(&c->fate, 0, clock_now_ns());
+		fate_leave(&c->fate);
+		turn = dest_look_done(c->dest, fd);
+	} else if (cfg->shared && share_any_down()) {
+		share_note_up(&c->target, clock_now_ns()); /* a first attempt: no fate joined */
+	}
+	if (dest_any_clock())
+		dest_succeeded(c->dest ? c->dest : dest_of(cfg, &c->target, 0));
+	return turn;
+}
+
+/*
+ * @c's planned wait ends at @now_ms, before its time: a listener or
+ * another's success was found, or a look was an attempt (@made).  The stats
+ * count the wait made, and the log says why, as for a blocking call.
+ */
+static void loop_woke(struct fdconn *c, uint64_t now_ms, bool made)
+{
+	struct events_subject what = loop_what(c);
+
+	if (now_ms < c->progress.planned_ms)
+		events_cut_short(&what, c->progress.planned_ms - now_ms, made);
+}
+
+enum decide_wake decide_loop_wake(const struct config *base, struct fdconn *c, uint64_t now_ms,
+				  int (*attempt)(void *ctx, uint64_t deadline_ms), void *ctx,
+				  int *err, uint64_t *due_ms)
+{
+	const struct config *cfg = config_for(base, &c->target); /* BACKOFF_DESTINATIONS */
+	struct retry_progress *p = &c->progress;
+	struct engine_event ev = loop_event(cfg, c, ENGINE_DUE, 0, now_ms);
+	enum decide_wake wake = DECIDE_WAKE_ATTEMPT;
+	uint64_t now_ns = clock_now_ns(), next;
+	struct engine_action a;
+
+	if (c->fate.slot) {
+		switch (fate_wake(&c->fate, &c->target, config_retryable(cfg, c->target.family),
+				  now_ns, p->planned_ms * 1000000, false, attempt, ctx, err,
+				  &next)) {
+		case FATE_NOW:
+			loop_woke(c, now_ms, false);
+			break;
+		case FATE_MADE:
+			loop_woke(c, now_ms, true);
+			wake = DECIDE_WAKE_MADE;
+			break;
+		case FATE_SLEEP:
+			*due_ms = p->planned_ms;
+			fate_loop_waits(&c->fate, p->planned_ms * 1000000);
+			return DECIDE_WAKE_SLEEP;
+		case FATE_DUE:
+			ev.left = engine_ask_left(cfg, p) && fate_left_to_other(&c->fate, now_ns);
+			break;
+		}
+	}
+	a = loop_step(cfg, c, &ev);
+	if (a.what == ENGINE_WAIT) {
+		*due_ms = a.until_ms;
+		fate_loop_waits(&c->fate, a.until_ms * 1000000);
+		return DECIDE_WAKE_SLEEP;
+	}
+	return wake;
+}
+
+bool decide_early_close(const struct config *base, const struct target_addr *t, const char *answer,
+			bool full, uint64_t at_least_ms, bool sent, bool replay, bool blocking,
+			bool timed, uint64_t *until_ms)
+{
+	const struct config *cfg = config_for(base, t); /* BACKOFF_DESTINATIONS */
+	struct share_slot *s = share_get(cfg, t);
+	struct events_subject what = { .call = "connect", .target = t };
+	uint64_t now = clock_now_ns(), since, prev;
+	struct engine_early e = {
+		.at_least_ms = at_least_ms,
+		.sent = sent,
+		.replay = replay,
+		.said = answer != NULL,
+		.full = full,
+		.blocking = blocking,
+		.timed = timed,
+		.port = t->family == AF_UNIX ? 0 : t->port,
+	};
+	struct engine_early_verdict v;
+	uint64_t by;
+
+	if (!s)
+		return false; /* no shared state: nothing to count it in */
+	e.greeted = share_greeted(s, &by);
+	/*
+	 * A greeting heard from another listener than the one there now was
+	 * another server's (a port reused: a test's, a restarted daemon's): it
+	 * says nothing of this one, which may close on purpose; nor does a local
+	 * one noted without its listener (an older build of the same file).
+	 */
+	if (e.greeted && share_is_local(t) && (by == 0 || by != listen_inode(t))) {
+		share_forget_greeted(s);
+		e.greeted = false;
+	}
+	/* A close on purpose: the server's answer, no failed attempt, nothing damped. */
+	if (engine_early_answer(cfg, &e)) {
+		events_early_answer(&what);
+		return false;
+	}
+	/*
+	 * Nothing listens there any more (asked of the kernel, for a local
+	 * destination): the server closed on purpose and stopped listening
+	 * (an FTP data channel, a server that answered and exited).  No failed
+	 * attempt: the end is the program's, at once.
+	 */
+	if (decide_listener_gone(cfg, t)) {
+		events_early_end(&what, 0, EVENTS_END_GONE);
+		return false;
+	}
+	e.streak = share_note_early(s, now, engine_streak_stale_ms(cfg) * 1000000, &since, &prev);
+	if (full)
+		share_note_full(s, now, engine_streak_stale_ms(cfg) * 1000000);
+	e.now_ms = now / 1000000;
+	e.since_ms = since / 1000000;
+	e.prev_delay_ms = prev;
+	e.draw = rng_next();
+	v = engine_early_close(cfg, &e);
+	share_damp(s, now + v.delay_ms * 1000000, v.delay_ms);
+	events_early(&what, answer, e.streak, v.delay_ms,
+		     v.why  ? v.why
+		     : sent ? "replay"
+			    : "reconnect");
+	if (v.why)
+		return false;
+	*until_ms = v.until_ms;
+	return true;
+}
+
+void decide_first_byte(const struct config *cfg, const struct target_addr *t, bool greeting)
+{
+	struct share_slot *s;
+
+	if (!cfg->shared)
+		return;
+	/*
+	 * A greeting, on a port that does not say its server speaks first: kept
+	 * host-wide, so that a later close before one is taken for a refusal.
+	 */
+	if (greeting && t->family != AF_UNIX && !engine_port_speaks_first(t->port)) {
+		uint64_t by;
+
+		s = share_get(cfg, t);
+		/*
+		 * The first time: a local destination's server is its listener, by
+		 * identity; one already gone when its greeting is read says nothing
+		 * of the next server on the port.
+		 */
+		if (s && !share_greeted(s, &by)) {
+			by = share_is_local(t) ? listen_inode(t) : 0;
+			if (by || !share_is_local(t))
+				share_note_greeted(s, by);
+		}
+	} else {
+		s = share_find(t);
+	}
+	if (s)
+		share_note_first_byte(s);
+}
+
+uint64_t decide_look_ms(const struct config *cfg, const struct target_addr *t)
+{
+	return cfg->local_probe_ms && share_is_local(t) ? cfg->local_probe_ms : 0;
+}
+
+int decide_full_line(const struct config *cfg, const struct target_addr *t)
+{
+	struct share_slot *s = cfg->shared ? share_find(t) : NULL;
+
+	return s ? share_full_line(s, clock_now_ns(),
+				   engine_streak_stale_ms(config_for(cfg, t)) * 1000000)
+		 : -1;
+}
+
+bool decide_full_turn(const struct config *cfg, const struct target_addr *t)
+{
+	struct share_slot *s = cfg->shared ? share_find(t) : NULL;
+	uint64_t now = clock_now_ns();
+
+	if (!s || share_full_line(s, now, engine_streak_stale_ms(config_for(cfg, t)) * 1000000) < 0)
+		return false;
+	share_full_looked(s, now);
+	/* A place freed a moment ago is taken once its server has read the close. */
+	return now - share_freed_ns(s) >= ENGINE_FULL_SETTLE_MS * 1000000 &&
+	       share_full_claim(s, now, ENGINE_FULL_FRESH_MS * 1000000);
+}
+
+uint64_t decide_full_replan_ms(const struct config *cfg, const struct target_addr *t,
+			       uint64_t now_ms, uint64_t since_ms, uint64_t planned_ms)
+{
+	const struct config *c = config_for(cfg, t);
+	struct share_slot *s = cfg->shared && now_ms >= planned_ms ? share_find(t) : NULL;
+	uint64_t next;
+
+	if (!s || share_full_line(s, now_ms * 1000000, engine_streak_stale_ms(c) * 1000000) < 0 ||
+	    (c->timeout_ms != CONFIG_INFINITE && now_ms - since_ms >= c->timeout_ms))
+		return planned_ms;
+	if (engine_full_moving(c, now_ms, share_freed_ns(s) / 1000000))
+		return engine_full_until_ms(c, now_ms, 0, rng_next());
+	/* A line that stalls: one connect per delay attempts, as without it. */
+	return share_full_scout(s, now_ms, &next) ? planned_ms : next;
+}
+
+bool decide_listener_gone(const struct config *cfg, const struct target_addr *t)
+{
+	return decide_look_ms(cfg, t) && listen_probe(t) == 0;
+}

@@ -1,0 +1,206 @@
+/*
+ * A connect's destination: whether a failed connect is retried, and where
+ * (blocking here, or in the event loop), its destination's facts (known down,
+ * budget, shared fate, damping after early closes) for the engine of
+ * engine/engine, for the preload and the supervisor alike.  The send family and
+ * name lookups drive drivers/retry themselves.
+ */
+#ifndef BACKOFF_DRIVERS_DECIDE_H
+#define BACKOFF_DRIVERS_DECIDE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "config/config.h"
+#include "facts/fate.h"
+#include "engine/progress.h"
+#include "facts/share.h"
+#include "config/target.h"
+
+struct fdconn;
+
+/* A failed connect as its caller sees it; filled by the hook or the supervisor's job. */
+struct decide_connect {
+	int fd; /* the socket: the program's, or the supervisor's duplicate of it */
+	const struct target_addr *target;
+	int err;     /* the first attempt's error, or EINPROGRESS: under way */
+	bool waited; /* the first attempt was left to a prober, not made */
+	/* The engine waits in a thread of its own, whatever the socket's mode (the supervisor). */
+	bool own_thread;
+	pid_t owner;	     /* the process whose budget it is: 0 for the calling one */
+	uint64_t started_ms; /* when the first attempt began (monotonic); 0: not known, now */
+	/* Make one more attempt, ended at @deadline_ms: 0 on success, else its errno. */
+	int (*attempt)(void *ctx, uint64_t deadline_ms);
+	/* NULL, or told that an attempt failed and the next one is planned. */
+	void (*planned)(void *ctx);
+	void *ctx;
+};
+
+/* What the engine is to do. */
+enum decide_verdict {
+	DECIDE_DONE,	   /* the call's outcome is ->err: 0 or the errno to return */
+	DECIDE_EVENT_LOOP, /* a non-blocking connect: retried in the program's event loop */
+	DECIDE_ATTEMPT,	   /* the first attempt was left to a prober, but not for this call to
+			      wait with it: the program's own attempt, now, then decide again */
+};
+
+/*
+ * Decide the connect @c after its first attempt failed (or is under way):
+ * passed through (not eligible, not the last address of its list, its
+ * destination known down), handed to the event loop, or retried here until
+ * it succeeds or gives up, blocking the calling thread, with the budget of
+ * its destination, the program's SO_SNDTIMEO and the shared fate of its
+ * destination; its destination's clock and "known down" are kept up to date.
+ * errno may change.
+ */
+enum decide_verdict decide_connect(const struct config *cfg, struct decide_connect *c);
+
+/* A connect to @t by @owner succeeded at once: its destination is up, if it was down. */
+void decide_connected(const struct config *cfg, const struct target_addr *t, pid_t owner);
+
+/*
+ * Early close: a connection to @t that its peer ended (FIN or RST) before
+ * sending a byte, or whose server answered "try later" (@answer, as text;
+ * NULL: none; @full: an answer that its connections are all taken;
+ * @at_least_ms: the wait it asked for, 0: none), is a failed attempt of its
+ * destination, host-wide through
+ * the shared state: its streak grows, and new connects to it wait for the
+ * policy's delay for the streak (damping); a full destination's wait in its
+ * line (share_note_full).  Whether the caller is to connect
+ * the same socket again: only if the program has @sent nothing on it, or
+ * what it sent is to be sent again on the new connection (@replay: recorded
+ * in full under BACKOFF_REPLAY=on), it is @blocking (or BACKOFF_NONBLOCK is
+ * on), and the streak is within BACKOFF_RETRIES and BACKOFF_TIMEOUT (counted
+ * from the streak's first early close), and the read has no timeout of its
+ * own (@timed: SO_RCVTIMEO).  Said at info; counted.  When it is, *until_ms
+ * is when the new connection must have answered (monotonic ms): one
+ * BACKOFF_ATTEMPT_TIMEOUT after its planned start, within the budget.
+ */
+bool decide_early_close(const struct config *cfg, const struct target_addr *t, const char *answer,
+			bool full, uint64_t at_least_ms, bool sent, bool replay, bool blocking,
+			bool timed, uint64_t *until_ms);
+
+/* Whether a success may have news to tell (some destination is down): one or two loads. */
+static inline bool decide_any_down(void)
+{
+	return share_any_down();
+}
+
+/*
+ * A connect to @addr (@len bytes) succeeded at its first attempt: the
+ * destination is up, host-wide, if it was said down (share_note_up).
+ * errno untouched.
+ */
+void decide_up(const struct config *cfg, const struct sockaddr *addr, socklen_t len);
+
+/*
+ * A connection to @t received its first byte: the streak of early closes
+ * ends; @greeting: the program had sent nothing, so its server speaks first
+ * (kept host-wide for engine_early_answer).
+ */
+void decide_first_byte(const struct config *cfg, const struct target_addr *t, bool greeting);
+
+/*
+ * How often a local destination's listener is looked for in the kernel's
+ * tables (BACKOFF_LOCAL_PROBE), in ms; 0: @t is not local, or looks are off.
+ */
+uint64_t decide_look_ms(const struct config *cfg, const struct target_addr *t);
+
+/* How many connects wait in @t's line if it is full (share_full_line); -1: not full. */
+int decide_full_line(const struct config *cfg, const struct target_addr *t);
+
+/*
+ * Whether @t is full and a place freed in its line is taken now
+ * (share_full_claim); the caller, an event loop's connect, looked.
+ */
+bool decide_full_turn(const struct config *cfg, const struct target_addr *t);
+
+/*
+ * When a connect to @t planned at @planned_ms, waiting since @since_ms, is
+ * to attempt: @planned_ms, or, its time come at @now_ms in a full server's
+ * line, a later one within its budget while the line moves
+ * (engine_full_moving), or while it stalls and another's attempt is the
+ * line's one for the delay (share_full_scout).
+ */
+uint64_t decide_full_replan_ms(const struct config *cfg, const struct target_addr *t,
+			       uint64_t now_ms, uint64_t since_ms, uint64_t planned_ms);
+
+/*
+ * Whether nothing listens at @t any more: a local destination, looked up
+ * in the kernel's tables (decide_look_ms).  A remote one: false.
+ */
+bool decide_listener_gone(const struct config *cfg, const struct target_addr *t);
+
+/*
+ * The event loop's part: a connect retried in the program's event loop, its
+ * state in its fd table entry @c, claimed by the caller.
+ */
+
+/*
+ * @c is managed (its attempt under way or failed at once) at @now_ms.  A
+ * destination known down gives its first failure the kernel's answer
+ * (engine_passes): its attempt is only watched, so that its success makes
+ * the destination up again.
+ */
+void decide_loop_begin(const struct config *cfg, struct fdconn *c, uint64_t now_ms);
+
+/*
+ * A real attempt of @c (@fd) failed with @err at @now_ms: news to the
+ * others, its destination's clock charged.  Returns whether a retry is
+ * planned (then *due_ms is when); if not, the call gave up (logged and
+ * booked).
+ */
+bool decide_loop_failed(const struct config *cfg, struct fdconn *c, int fd, int err,
+			uint64_t now_ms, uint64_t *due_ms);
+
+/*
+ * The attempt of @c (@fd) that the kernel reports failed, its error still
+ * held for the program: whether the program is to see the kernel's own
+ * outcome (another address follows, or it was the last attempt allowed at
+ * @now_ms: then the give-up is booked), else it is retried.
+ */
+bool decide_loop_final(const struct config *cfg, struct fdconn *c, int fd, uint64_t now_ms);
+
+/*
+ * When the attempt of @c, under way from @now_ms, is to be aborted if still
+ * unanswered (CONFIG_INFINITE: never): BACKOFF_ATTEMPT_TIMEOUT, never past the
+ * call's budget; a destination known down gets one attempt of that length.
+ */
+uint64_t decide_loop_attempt_deadline(const struct config *cfg, const struct fdconn *c,
+				      uint64_t now_ms);
+
+/* The connect of @c (@fd) succeeded at @now_ms; returns whether its fd held the look turn. */
+bool decide_loop_succeeded(const struct config *cfg, struct fdconn *c, int fd, uint64_t now_ms);
+
+/* The connect of @c (@fd) gave up at @now_ms, after decide_loop_failed said so or not. */
+void decide_loop_gave_up(const struct config *cfg, struct fdconn *c, int fd, uint64_t now_ms);
+
+/*
+ * The program closes @fd, whose connect @c is retried (@hidden: waiting for
+ * its next attempt, else under way) at @now_ms: it ended the call itself, by
+ * its own timeout.  The wait it did not make leaves the stats, the call is
+ * counted as given up, and the destination's fate is left.
+ */
+void decide_loop_closed(const struct config *cfg, struct fdconn *c, int fd, bool hidden,
+			uint64_t now_ms);
+
+/* What a hidden connect of the event loop is to do at its wake. */
+enum decide_wake {
+	DECIDE_WAKE_ATTEMPT, /* make the attempt now */
+	DECIDE_WAKE_MADE,    /* a look was an attempt: its result is in *err */
+	DECIDE_WAKE_SLEEP,   /* stay hidden until *due_ms */
+};
+
+/*
+ * Shared fate at a wake of @c (hidden) at @now_ms: between planned attempts
+ * its prober looks for a local listener, and a planned attempt is left to
+ * another that found the destination down since our last one (its result is
+ * ours, and the next is planned).  The last attempt allowed is always made.
+ * @attempt(@ctx) makes one real attempt (the look at a stale unix socket).
+ */
+enum decide_wake decide_loop_wake(const struct config *cfg, struct fdconn *c, uint64_t now_ms,
+				  int (*attempt)(void *ctx, uint64_t deadline_ms), void *ctx,
+				  int *err, uint64_t *due_ms);
+
+#endif

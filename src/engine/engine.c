@@ -1,0 +1,420 @@
+/* The rules of one call's attempts: count, budget, plan, give up; pure. */
+#include "engine/engine.h"
+
+#include <errno.h>
+#include <sys/socket.h>
+
+#include "engine/policy.h"
+#include "sys/rng.h"
+
+bool engine_takes(const struct config *cfg, const struct target_addr *t)
+{
+	return cfg->enabled && target_matches(&cfg->targets, t);
+}
+
+const char *engine_why_not(const struct config *cfg, const struct target_addr *t, int type,
+			   bool blocking)
+{
+	if (type != SOCK_STREAM && !(type == SOCK_DGRAM && t->family == AF_UNIX))
+		return "not-stream";
+	if (!blocking && (type == SOCK_DGRAM || !cfg->nonblock))
+		return "nonblocking";
+	return engine_takes(cfg, t) ? NULL : "excluded";
+}
+
+void engine_begin(const struct config *cfg, struct retry_progress *p, uint64_t budget_ms,
+		  uint64_t now_ms)
+{
+	uint64_t budget = budget_ms < cfg->timeout_ms ? budget_ms : cfg->timeout_ms;
+
+	p->attempt = 1;
+	p->prev_ms = cfg->policy.base_ms;
+	p->start_ms = now_ms;
+	p->planned_ms = now_ms;
+	p->answered = p->last_err = 0;
+	p->told = p->real = p->final = false;
+	p->deadline_ms = budget == CONFIG_INFINITE ? CONFIG_INFINITE : now_ms + budget;
+	/*
+	 * Each call draws from a sequence of its own: with BACKOFF_SEED the same
+	 * for every call, whichever thread makes it (the one --schedule prints),
+	 * else one seeded from the generator of the thread that plans its first
+	 * retry (engine_needs_seed): a call that never retries, the common case,
+	 * does not seed a thread's generator (a getrandom per process).
+	 */
+	p->rng = cfg->seeded ? rng_seed_state(cfg->seed, 0) : 0;
+}
+
+/* Why no attempt may follow attempt p->attempt at @now_ms: its retries or its budget spent. */
+static const char *spent(const struct config *cfg, const struct retry_progress *p, uint64_t now_ms)
+{
+	if (cfg->retries != CONFIG_INFINITE && p->attempt > cfg->retries)
+		return "retries";
+	return now_ms >= p->deadline_ms ? "timeout" : NULL;
+}
+
+/* Whether the attempt planned at @wake_ms (the one after p->attempt) is the last one allowed. */
+static bool is_last(const struct config *cfg, const struct retry_progress *p, uint64_t wake_ms)
+{
+	struct retry_progress next = *p;
+
+	next.attempt++;
+	return spent(cfg, &next, wake_ms) != NULL;
+}
+
+bool engine_ask_left(const struct config *cfg, const struct retry_progress *p)
+{
+	return !is_last(cfg, p, p->planned_ms);
+}
+
+uint64_t engine_attempt_deadline(const struct config *cfg, const struct retry_progress *p,
+				 uint64_t cap_ms, bool known_down, uint64_t now_ms)
+{
+	uint64_t len = cfg->attempt_timeout_ms, until;
+
+	if (cfg->attempt_until_next && !known_down) {
+		uint64_t next = policy_window_ms(&cfg->policy, p->attempt);
+
+		if (next > len)
+			len = next;
+	}
+	if (cap_ms < len)
+		len = cap_ms;
+	until = len == CONFIG_INFINITE ? CONFIG_INFINITE : now_ms + len;
+	/*
+	 * A budget of 0 retries nothing, and bounds nothing: the attempt timeout
+	 * alone; nor does a destination known down, whose one attempt is the
+	 * kernel's, watched.
+	 */
+	if (cfg->timeout_ms == 0 || known_down)
+		return until;
+	return until < p->deadline_ms ? until : p->deadline_ms;
+}
+
+uint64_t engine_first_attempt_ms(const struct config *cfg)
+{
+	/* A call begun at 0 (engine_begin): its budget's end is BACKOFF_TIMEOUT. */
+	struct retry_progress p = { .attempt = 1, .deadline_ms = cfg->timeout_ms };
+
+	return cfg->enabled ? engine_attempt_deadline(cfg, &p, CONFIG_INFINITE, false, 0)
+			    : CONFIG_INFINITE;
+}
+
+void engine_derive(struct config *cfg)
+{
+	unsigned i;
+
+	cfg->first_attempt_ms = engine_first_attempt_ms(cfg);
+	/* An entry's own entries: none. */
+	for (i = 0; i < cfg->dest_count; i++)
+		cfg->dests[i].cfg.first_attempt_ms = engine_first_attempt_ms(&cfg->dests[i].cfg);
+}
+
+int engine_outcome(const struct retry_progress *p, int err)
+{
+	return err == ETIMEDOUT && p->answered ? p->answered : err;
+}
+
+static struct engine_action end(int err, unsigned say, const char *reason)
+{
+	struct engine_action a = { .what = ENGINE_END, .err = err, .say = say, .reason = reason };
+
+	return a;
+}
+
+static struct engine_action attempt(const struct config *cfg, struct retry_progress *p,
+				    const struct engine_event *ev)
+{
+	struct engine_action a = {
+		.what = ENGINE_ATTEMPT,
+		.until_ms = engine_attempt_deadline(cfg, p, ev->cap_ms, false, ev->now_ms),
+	};
+
+	return a;
+}
+
+/*
+ * The call gives up with @err for @reason (@first: at its first failure, so
+ * it is counted): the destination's budget books it.  A call that made no
+ * attempt of its own (another's results stood for each) makes one real
+ * attempt first, whose result is the call's.
+ */
+static struct engine_action give_up(const struct config *cfg, struct retry_progress *p,
+				    const struct engine_event *ev, int err, const char *reason,
+				    bool first)
+{
+	struct engine_action a = end(engine_outcome(p, err), ENGINE_SAY_GIVE_UP, reason);
+
+	a.first = first;
+	if (!p->real) {
+		p->final = true;
+		a.what = ENGINE_ATTEMPT;
+		a.until_ms = engine_attempt_deadline(cfg, p, ev->cap_ms, false, ev->now_ms);
+		return a;
+	}
+	a.final = true;
+	return a;
+}
+
+/* Attempt p->attempt failed with @err: plan the next one, or give up. */
+static struct engine_action plan(const struct config *cfg, struct retry_progress *p,
+				 const struct engine_event *ev, int err)
+{
+	struct engine_action a = { .what = ENGINE_WAIT, .err = err, .say = ENGINE_SAY_RETRY };
+	uint64_t now = ev->now_ms;
+
+	const char *reason = spent(cfg, p, now);
+
+	if (reason)
+		return give_up(cfg, p, ev, err, reason, p->attempt == 1);
+	/* Not drawn yet (a state of 0 drawn by chance is drawn again: no matter). */
+	if (p->rng == 0)
+		p->rng = ev->seed;
+	a.delay_ms = policy_next_delay(&cfg->policy, p->attempt, p->prev_ms, rng_step(&p->rng));
+	p->prev_ms = a.delay_ms;
+	/* A wait never runs past the budget: the last attempt is made at its end. */
+	a.until_ms = a.delay_ms < p->deadline_ms - now ? now + a.delay_ms : p->deadline_ms;
+	p->planned_ms = a.until_ms;
+	a.first = p->attempt == 1;
+	/* A wait that takes the call past a few seconds is not silent by default. */
+	if (!p->told && a.until_ms - p->start_ms >= CONFIG_TELL_WAIT_MS) {
+		p->told = true;
+		a.say |= ENGINE_SAY_WAITING;
+	}
+	return a;
+}
+
+/* The destination's budget left bounds the call's: never past the destination's deadline. */
+static void charge(struct retry_progress *p, const struct engine_event *ev)
+{
+	uint64_t left = ev->budget_left_ms;
+
+	if (left != CONFIG_INFINITE && ev->now_ms + left < p->deadline_ms)
+		p->deadline_ms = ev->now_ms + left;
+}
+
+/* Why the first failure of the call ends it at once (engine_passes), or NULL. */
+static const char *pass_reason(const struct retry_progress *p, const struct engine_event *ev)
+{
+	if (p->attempt != 1)
+		return NULL;
+	return ev->more_addresses ? "not-last-address" : ev->known_down ? "known-down" : NULL;
+}
+
+bool engine_passes(const struct retry_progress *p, const struct engine_event *ev)
+{
+	return pass_reason(p, ev) != NULL;
+}
+
+static struct engine_action failed(const struct config *cfg, const struct config_errset *retryable,
+				   struct retry_progress *p, const struct engine_event *ev)
+{
+	const char *reason = pass_reason(p, ev);
+	int err = ev->err;
+
+	p->last_err = err;
+	if (err != ETIMEDOUT)
+		p->answered = err;
+	if (!ev->left)
+		p->real = true;
+	if (p->final) {
+		struct engine_action a = end(engine_outcome(p, err), 0, NULL);
+
+		a.final = true;
+		return a;
+	}
+	if (reason) {
+		/* Another's result is no answer to pass on: the program's own attempt, now. */
+		if (!p->real) {
+			p->final = true;
+			return attempt(cfg, p, ev);
+		}
+		return end(err, ENGINE_SAY_PASS, reason);
+	}
+	charge(p, ev);
+	if (!config_errset_has(retryable, err)) {
+		struct engine_action a = end(engine_outcome(p, err), 0, NULL);
+
+		a.final = true;
+		return a;
+	}
+	return plan(cfg, p, ev, err);
+}
+
+/*
+ * The kernel holds the error of the failed attempt: if no retry would follow,
+ * the program is to get it from the kernel, as a connect() that checks it
+ * (hiredis, perl) must, rather than start another round.
+ */
+static struct engine_action held(const struct config *cfg, struct retry_progress *p,
+				 const struct engine_event *ev)
+{
+	struct engine_action a = { .what = ENGINE_COLLECT };
+	const char *reason = pass_reason(p, ev);
+
+	p->real = true;
+	if (reason)
+		return end(0, ENGINE_SAY_PASS, reason);
+	charge(p, ev);
+	reason = spent(cfg, p, ev->now_ms);
+	if (reason)
+		return give_up(cfg, p, ev, 0, reason, p->attempt == 1);
+	return a;
+}
+
+static struct engine_action due(const struct config *cfg, struct retry_progress *p,
+				const struct engine_event *ev)
+{
+	if (ev->left && engine_ask_left(cfg, p)) {
+		struct engine_action a;
+
+		/* Another found it down since our last attempt: its result is ours. */
+		p->attempt++;
+		a = plan(cfg, p, ev, p->last_err);
+		if (a.what == ENGINE_WAIT) {
+			a.say |= ENGINE_SAY_LEFT;
+			return a;
+		}
+		/* No time for another after it: the last attempt is made. */
+		p->attempt--;
+		p->final = false;
+	}
+	p->attempt++;
+	return attempt(cfg, p, ev);
+}
+
+static struct engine_action closed(struct retry_progress *p, const struct engine_event *ev)
+{
+	struct engine_action a = end(p->last_err, 0, NULL);
+
+	/* Its first attempt, under way: not yet a call of ours. */
+	if (p->attempt == 1 && !ev->left)
+		return a;
+	a.say = ENGINE_SAY_ENDED;
+	if (ev->left && ev->now_ms < p->planned_ms) {
+		a.say |= ENGINE_SAY_EARLY;
+		a.early_ms = p->planned_ms - ev->now_ms;
+	}
+	return a;
+}
+
+/* An attempt succeeded: said if it was a retry, not the last one of a call that made none. */
+static struct engine_action connected(struct retry_progress *p)
+{
+	p->real = true;
+	return end(0, p->attempt > 1 && !p->final ? ENGINE_SAY_SUCCESS : 0, NULL);
+}
+
+struct engine_action engine_step(const struct config *cfg, const struct config_errset *retryable,
+				 struct retry_progress *p, const struct engine_event *ev)
+{
+	switch (ev->kind) {
+	case ENGINE_FAILED:
+		return failed(cfg, retryable, p, ev);
+	case ENGINE_HELD:
+		return held(cfg, p, ev);
+	case ENGINE_DUE:
+		return due(cfg, p, ev);
+	case ENGINE_SIGNAL:
+		return give_up(cfg, p, ev, p->last_err, "signal", false);
+	case ENGINE_CLOSED:
+		return closed(p, ev);
+	case ENGINE_CONNECTED:
+	default:
+		return connected(p);
+	}
+}
+
+uint64_t engine_streak_stale_ms(const struct config *cfg)
+{
+	return 2 * (cfg->policy.cap_ms + 1000);
+}
+
+uint64_t engine_full_until_ms(const struct config *cfg, uint64_t now_ms, uint64_t damped_until_ms,
+			      uint64_t draw)
+{
+	uint64_t half = cfg->policy.cap_ms / 2;
+
+	return damped_until_ms > now_ms ? damped_until_ms : now_ms + half + draw % (half + 1);
+}
+
+bool engine_full_moving(const struct config *cfg, uint64_t now_ms, uint64_t freed_ms)
+{
+	return freed_ms != 0 && freed_ms <= now_ms && now_ms - freed_ms < cfg->policy.cap_ms / 2;
+}
+
+uint64_t engine_run_open_ms(const struct config *cfg, uint32_t giveups, uint64_t draw)
+{
+	uint64_t open = cfg->timeout_ms == CONFIG_INFINITE ? cfg->policy.cap_ms : cfg->timeout_ms;
+	uint32_t i;
+
+	for (i = 1; i < giveups && open < ENGINE_RUN_OPEN_MAX_MS; i++)
+		open *= 2;
+	if (open > ENGINE_RUN_OPEN_MAX_MS)
+		open = ENGINE_RUN_OPEN_MAX_MS;
+	return open - open / 5 + draw % (open / 5 * 2 + 1);
+}
+
+bool engine_port_speaks_first(uint16_t port)
+{
+	switch (port) {
+	case 21:   /* FTP */
+	case 22:   /* SSH */
+	case 25:   /* SMTP */
+	case 110:  /* POP3 */
+	case 143:  /* IMAP */
+	case 587:  /* SMTP submission */
+	case 3306: /* MySQL, MariaDB */
+	case 4222: /* NATS */
+		return true;
+	default:
+		return false;
+	}
+}
+
+bool engine_early_answer(const struct config *cfg, const struct engine_early *e)
+{
+	if (e->sent || e->said)
+		return false; /* an end before any answer to a request is no answer */
+	/* Asked for: refusal (never an answer) or answer (always). */
+	if (cfg->early_close != CONFIG_EARLY_AUTO)
+		return cfg->early_close == CONFIG_EARLY_ANSWER;
+	return !e->greeted && !engine_port_speaks_first(e->port);
+}
+
+struct engine_early_verdict engine_early_close(const struct config *cfg,
+					       const struct engine_early *e)
+{
+	struct engine_early_verdict v = {
+		.delay_ms = policy_next_delay(&cfg->policy, e->streak, e->prev_delay_ms, e->draw),
+		.until_ms = CONFIG_INFINITE,
+	};
+
+	if (engine_early_answer(cfg, e)) {
+		v.why = "answer";
+		v.delay_ms = 0; /* the server answered: nobody waits */
+		return v;
+	}
+
+	/* The server's own wait, when it asks for one (Retry-After), and never less than the
+	 * policy's. */
+	if (e->at_least_ms > v.delay_ms)
+		v.delay_ms = e->at_least_ms;
+	if (e->sent && !e->replay)
+		v.why = "sent";
+	else if (!e->blocking && !cfg->nonblock)
+		v.why = "nonblocking";
+	else if (e->timed)
+		v.why = "own-timeout";
+	else if (cfg->retries != CONFIG_INFINITE && e->streak > cfg->retries)
+		v.why = "retries";
+	else if (cfg->timeout_ms != CONFIG_INFINITE &&
+		 e->now_ms - e->since_ms + v.delay_ms >= cfg->timeout_ms)
+		v.why = "budget";
+	if (v.why)
+		return v;
+	if (cfg->attempt_timeout_ms != CONFIG_INFINITE && !e->full)
+		v.until_ms = e->now_ms + v.delay_ms + cfg->attempt_timeout_ms;
+	if (cfg->timeout_ms != CONFIG_INFINITE && e->since_ms + cfg->timeout_ms < v.until_ms)
+		v.until_ms = e->since_ms + cfg->timeout_ms;
+	return v;
+}

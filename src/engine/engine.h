@@ -1,0 +1,316 @@
+/*
+ * The rules of one call's attempts: a pure state machine.  Events in (an
+ * attempt failed, succeeded, its error is held; the planned time came; a
+ * signal; the program closed the socket), with the time, the facts of the
+ * destination and a random seed passed in; actions out (attempt now, bounded
+ * by a deadline; wait until a time; collect the error held; the call is
+ * over), with what to say.  No system call, no clock read, no log write: each
+ * engine (the blocking retry, the event loop) translates its world into
+ * events and carries the actions out.
+ */
+#ifndef BACKOFF_ENGINE_ENGINE_H
+#define BACKOFF_ENGINE_ENGINE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "config/config.h"
+#include "engine/progress.h"
+#include "config/target.h"
+
+enum engine_event_kind {
+	ENGINE_FAILED,	  /* an attempt failed with ->err (ETIMEDOUT: our deadline cut it) */
+	ENGINE_HELD,	  /* an attempt failed, its error still held by the kernel */
+	ENGINE_CONNECTED, /* an attempt succeeded */
+	ENGINE_DUE,	  /* the planned time came, or a wait ended early (->left false) */
+	ENGINE_SIGNAL,	  /* a signal that may not restart the call cut the wait */
+	ENGINE_CLOSED,	  /* the program closed the socket: its own timeout ended the call */
+};
+
+/* What happened, and what the engine knows of the destination then. */
+struct engine_event {
+	enum engine_event_kind kind;
+	uint64_t now_ms; /* monotonic */
+	int err;	 /* ENGINE_FAILED: the attempt's error */
+	/*
+	 * ENGINE_FAILED: the attempt was not made, its result is another's (a
+	 * first attempt left to the prober).  ENGINE_DUE: another found the
+	 * destination down since our last attempt (asked only when
+	 * engine_ask_left() said so).  ENGINE_CLOSED: the call was waiting for
+	 * its planned attempt, not attempting.
+	 */
+	bool left;
+	bool known_down;	 /* its destination's budget ran out, with no success since */
+	bool more_addresses;	 /* the program tries another address after this one */
+	uint64_t budget_left_ms; /* the destination's budget left; CONFIG_INFINITE: none */
+	uint64_t cap_ms;	 /* the next attempt's own bound; CONFIG_INFINITE: none */
+	uint64_t seed;		 /* a fresh random value, read when engine_needs_seed() */
+};
+
+enum engine_do {
+	ENGINE_ATTEMPT, /* attempt now, aborted at ->until_ms if unanswered (CONFIG_INFINITE: never)
+			 */
+	ENGINE_WAIT,	/* wait until ->until_ms, then tell ENGINE_DUE */
+	ENGINE_COLLECT, /* consume the error the kernel holds, then tell ENGINE_FAILED */
+	ENGINE_END,	/* the call is over with ->err (0: connected) */
+};
+
+/* What to say, each at most once per action, in this order. */
+enum {
+	ENGINE_SAY_PASS = 1U << 0,    /* passed through unretried, for ->reason (debug) */
+	ENGINE_SAY_LEFT = 1U << 1,    /* the planned attempt was left to another */
+	ENGINE_SAY_RETRY = 1U << 2,   /* a retry planned after ->delay_ms drawn (->first) */
+	ENGINE_SAY_WAITING = 1U << 3, /* the call waits past a few seconds: said once */
+	ENGINE_SAY_GIVE_UP = 1U << 4, /* the call gives up, for ->reason (->first) */
+	ENGINE_SAY_SUCCESS = 1U << 5, /* a retry succeeded */
+	ENGINE_SAY_ENDED = 1U << 6,   /* the program ended the call */
+	ENGINE_SAY_EARLY = 1U << 7,   /* a planned wait was not waited: ->early_ms */
+};
+
+struct engine_action {
+	enum engine_do what;
+	uint64_t until_ms;
+	int err;	    /* ENGINE_END: the outcome; the error said */
+	unsigned say;	    /* ENGINE_SAY_* */
+	const char *reason; /* ENGINE_SAY_PASS, ENGINE_SAY_GIVE_UP */
+	uint64_t delay_ms;  /* ENGINE_SAY_RETRY: the delay drawn */
+	uint64_t early_ms;  /* ENGINE_SAY_EARLY */
+	bool first;	    /* said at the call's first failure: the call is counted */
+	/*
+	 * ENGINE_ATTEMPT: the one real attempt a call makes before it gives up,
+	 * when another's results stood for all of its own: its result is the
+	 * call's, whatever it is.  ENGINE_END: a give-up, which the
+	 * destination's budget books.
+	 */
+	bool final;
+};
+
+/* Whether connects to @t are the library's at all: it is on, and BACKOFF_TARGETS takes @t. */
+bool engine_takes(const struct config *cfg, const struct target_addr *t);
+
+/*
+ * Why a failed connect to @t on a socket of @type (@blocking: the caller
+ * waits for it) is not the library's to retry, or NULL if it is: a stream
+ * socket, or a unix datagram one (whose connect fails too while its receiver
+ * is missing); a non-blocking one only under BACKOFF_NONBLOCK, and never a
+ * datagram one (its connect ends at once: nothing under way for an event
+ * loop); a destination the library takes (engine_takes).  For both engines.
+ */
+const char *engine_why_not(const struct config *cfg, const struct target_addr *t, int type,
+			   bool blocking);
+
+/* Start a call whose first attempt began at @now_ms; @budget_ms: its own bound, or CONFIG_INFINITE.
+ */
+void engine_begin(const struct config *cfg, struct retry_progress *p, uint64_t budget_ms,
+		  uint64_t now_ms);
+
+/*
+ * Whether an event of @kind must carry a fresh ->seed: one that may plan a
+ * retry (a failure, a planned time come) of a call whose sequence is not
+ * drawn yet.  A call that never retries draws none (a getrandom per thread).
+ */
+static inline bool engine_needs_seed(const struct config *cfg, const struct retry_progress *p,
+				     enum engine_event_kind kind)
+{
+	return (kind == ENGINE_FAILED || kind == ENGINE_DUE) && p->rng == 0 && !cfg->seeded;
+}
+
+/*
+ * Whether, at the planned time of the wait under way, the engine is to be
+ * told whether another found the destination down (ENGINE_DUE's ->left): not
+ * for the call's last attempt, which is always made, so that its error is
+ * the kernel's.
+ */
+bool engine_ask_left(const struct config *cfg, const struct retry_progress *p);
+
+/*
+ * When attempt p->attempt, made at @now_ms, is to be aborted if still
+ * unanswered: BACKOFF_ATTEMPT_TIMEOUT after it (the grpc preset: no sooner
+ * than the next planned attempt would be), at most @cap_ms, never past the
+ * call's deadline; a destination @known_down gets one attempt of that
+ * length.  CONFIG_INFINITE: the kernel's own end.
+ */
+uint64_t engine_attempt_deadline(const struct config *cfg, const struct retry_progress *p,
+				 uint64_t cap_ms, bool known_down, uint64_t now_ms);
+
+/*
+ * The bound of any call's first attempt (engine_attempt_deadline of an
+ * attempt 1 at 0, without a cap): kept in cfg->first_attempt_ms, computed
+ * once.  CONFIG_INFINITE when the library is off.
+ */
+uint64_t engine_first_attempt_ms(const struct config *cfg);
+
+/*
+ * What the engine derives once from a parsed @cfg (config_parse), for the
+ * connect's fast path: cfg->first_attempt_ms, and its BACKOFF_DESTINATIONS
+ * entries' too.  Every program whose engine decides calls it once after
+ * config_parse and config_dests_build.  Pure.
+ */
+void engine_derive(struct config *cfg);
+
+/*
+ * The bound of a call's first attempt to an internet destination: its time
+ * (cfg->first_attempt_ms), and for a @loopback one, when a retry can follow,
+ * CONFIG_LOCAL_ATTEMPT_MS: a loopback destination answers inside connect()
+ * or drops the SYN (a full accept queue), and later attempts are cut so only
+ * while the look finds the queue full (a shaped loopback is answered late,
+ * not never).
+ */
+static inline uint64_t engine_first_bound_ms(const struct config *cfg, bool loopback)
+{
+	bool retried = cfg->timeout_ms != 0 && cfg->retries != 0;
+
+	return loopback && retried && CONFIG_LOCAL_ATTEMPT_MS < cfg->first_attempt_ms
+		       ? CONFIG_LOCAL_ATTEMPT_MS
+		       : cfg->first_attempt_ms;
+}
+
+/*
+ * The call's outcome for an attempt that ended with @err: an attempt our
+ * deadline cut (ETIMEDOUT) is no answer of the kernel's, so the last one the
+ * kernel gave stands, ETIMEDOUT only when it gave none.
+ */
+int engine_outcome(const struct retry_progress *p, int err);
+
+/*
+ * Whether @ev, at the call's first failure, ends the call at once, as
+ * without libbackoff: the program moves on to its next address, or the
+ * destination is known down (its kernel's answer).  The destination's budget
+ * (->budget_left_ms) is not read then: a driver need not start its clock.
+ */
+bool engine_passes(const struct retry_progress *p, const struct engine_event *ev);
+
+/*
+ * An early close: a connection its peer ended before its first byte (or
+ * whose server answered "not ready"), the @streak-th of its destination in a
+ * row, the first at @since_ms.  What the hook knows of the connection.
+ */
+struct engine_early {
+	uint64_t now_ms, since_ms;
+	uint64_t streak;
+	uint64_t prev_delay_ms; /* the streak's previous delay (decorrelated jitter) */
+	uint64_t draw;		/* a random draw for this delay */
+	uint64_t at_least_ms;	/* the server asked for this wait at least (Retry-After) */
+	bool sent;		/* the program sent something on it (or ended its side) */
+	bool replay;		/* what it sent is recorded in full, to be sent again */
+	bool said;		/* the server said "try later" (engine/ready.h), not a close */
+	bool full;		/* ... that it is full: the new connect waits in its line */
+	bool greeted;		/* the destination's server spoke first before, host-wide */
+	uint16_t port;		/* the destination's TCP port (0: none) */
+	bool blocking;		/* the program's read waits (else an event loop's) */
+	bool timed;		/* the read has a timeout of its own (SO_RCVTIMEO) */
+};
+
+/*
+ * Whether a server on TCP @port speaks first in its well-known protocol
+ * (FTP 21, SSH 22, SMTP 25 and 587, POP3 110, IMAP 143, MySQL 3306, NATS
+ * 4222): a close before its greeting is no answer of its own.
+ */
+bool engine_port_speaks_first(uint16_t port);
+
+/*
+ * Whether the early close @e is the server's answer, not a failed attempt:
+ * the program sent nothing, no "try later" was said, and the close is not
+ * taken for a front's refusal (BACKOFF_EARLY_CLOSE: auto takes it so only
+ * where the server speaks first: it greeted before, or its port says so).
+ * Then the program gets its end at once and the server sees one connection.
+ */
+bool engine_early_answer(const struct config *cfg, const struct engine_early *e);
+
+/*
+ * A local listener accepts a new connection within this or has served its
+ * one (it keeps listening, accepts no more): the new connection of an early
+ * close still in its accept queue then is no answer to wait for.
+ */
+#define ENGINE_ACCEPT_MS 100
+
+/* The longest a run's give-up keeps its later calls to the kernel's answer: 5 min. */
+#define ENGINE_RUN_OPEN_MAX_MS 300000ULL
+
+/*
+ * How long, after the @giveups-th give-up in a row of one run at a
+ * destination, that run's later calls there get the kernel's answer at once
+ * (known down) before one of them has a budget again: the budget just spent
+ * (BACKOFF_TIMEOUT; the cap when there is none), doubled with each give-up in
+ * a row, at most ENGINE_RUN_OPEN_MAX_MS, then 0.8 to 1.2 times that by
+ * @draw, so that runs that gave up together do not come back together.
+ */
+uint64_t engine_run_open_ms(const struct config *cfg, uint32_t giveups, uint64_t draw);
+
+/*
+ * A streak of early closes whose last is further back than this is over,
+ * and a full server (a "try later" answer that means its connections are
+ * all taken) that said so last this long ago is no longer taken for full:
+ * two of the longest delays.
+ */
+uint64_t engine_streak_stale_ms(const struct config *cfg);
+
+/*
+ * When a connect waiting at @now_ms in a full server's line, for a
+ * connection held to it to close, next looks at the line: its planned
+ * delay's end @damped_until_ms if still to come (the policy's schedule),
+ * else half the delay cap to the cap from now by @draw.  Then, while the
+ * line moves (engine_full_moving) it waits on; while it stalls (the places
+ * are held by programs without the library, or on other hosts) one connect
+ * per delay attempts (share_full_scout), as without the line.
+ */
+uint64_t engine_full_until_ms(const struct config *cfg, uint64_t now_ms, uint64_t damped_until_ms,
+			      uint64_t draw);
+
+/*
+ * Whether a full server's line still moves at @now_ms: a place freed at
+ * @freed_ms (0: never) less than half the delay cap ago.  A connect whose
+ * time in the line came waits on (engine_full_until_ms again) while it
+ * moves: its turn is coming, and an attempt would meet "full".
+ */
+bool engine_full_moving(const struct config *cfg, uint64_t now_ms, uint64_t freed_ms);
+
+/*
+ * A connect woken in a full server's line by a close attempts this much
+ * later: the server frees the place when it reads the close, a moment after
+ * it was made (a connect before that meets "full" again).
+ */
+#define ENGINE_FULL_SETTLE_MS 2ULL
+
+/*
+ * An event loop's connect in a full server's line looks this often whether
+ * a place freed (a close wakes no poll); a place freed is taken within
+ * ENGINE_FULL_FRESH_MS, or by nobody.
+ */
+#define ENGINE_FULL_LOOK_MS 10ULL
+#define ENGINE_FULL_FRESH_MS 100ULL
+
+/* What an early close is to do. */
+struct engine_early_verdict {
+	/*
+	 * NULL: connect the same socket again; else why not ("answer": no
+	 * failed attempt at all, engine_early_answer; "sent", "nonblocking",
+	 * "own-timeout", "retries", "budget"): the program gets the end.
+	 */
+	const char *why;
+	uint64_t delay_ms; /* new connects to the destination wait so long (damping) */
+	/*
+	 * When the new connection must have answered: one attempt's time after
+	 * its planned start, within the budget counted from the streak's first
+	 * early close.  CONFIG_INFINITE when neither bounds it.
+	 */
+	uint64_t until_ms;
+};
+
+/*
+ * An early close is a failed attempt of its destination: the streak counts
+ * as the attempts, BACKOFF_RETRIES and BACKOFF_TIMEOUT bound it, and its
+ * delay is the policy's.  The same connection is connected again only if
+ * nothing was sent on it or what was is sent again, its read is the
+ * library's to wait in, and it has no timeout of its own.  A full server's
+ * line holds the new connect as long as it moves (engine_full_moving): its
+ * time is the budget's.
+ */
+struct engine_early_verdict engine_early_close(const struct config *cfg,
+					       const struct engine_early *e);
+
+/* The call @p, retrying the errors in @retryable, meets @ev: what to do. */
+struct engine_action engine_step(const struct config *cfg, const struct config_errset *retryable,
+				 struct retry_progress *p, const struct engine_event *ev);
+
+#endif

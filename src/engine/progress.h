@@ -1,0 +1,26 @@
+/*
+ * Where one call stands between attempts: plain data, owned by the call,
+ * changed by engine/engine's steps; a driver sets where a call begins
+ * (start_ms, retry.c) and a first attempt it has not made yet (pending.c).
+ */
+#ifndef BACKOFF_ENGINE_PROGRESS_H
+#define BACKOFF_ENGINE_PROGRESS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+struct retry_progress {
+	uint64_t attempt;     /* attempts made so far */
+	uint64_t prev_ms;     /* the previous delay (decorrelated jitter) */
+	uint64_t start_ms;    /* monotonic time of the first attempt */
+	uint64_t deadline_ms; /* CONFIG_INFINITE or start + budget */
+	uint64_t rng;	      /* this call's own random sequence (splitmix64 state) */
+	uint64_t planned_ms;  /* when the planned attempt is due */
+	int answered;	      /* the last error the kernel gave, not our deadline's ETIMEDOUT */
+	int last_err;	      /* the error of the last attempt, ours or another's */
+	bool told;	      /* the long wait was said (CONFIG_TELL_WAIT_MS) */
+	bool real;	      /* an attempt of the call's own was made */
+	bool final;	      /* its last attempt, which decides the outcome, is made */
+};
+
+#endif

@@ -1,0 +1,157 @@
+/*
+ * Not ready: a server that listens before it accepts sessions, recognized in
+ * the first exchange of a protocol whose start-up has no effect, so that the
+ * exchange can be made again on a new connection.  PostgreSQL: its
+ * SSLRequest, GSSENCRequest and StartupMessage change nothing on the server,
+ * and it answers them with SQLSTATE 57P03 ("the database system is starting
+ * up", "... in recovery mode", "... not yet accepting connections") until it
+ * accepts sessions, or 53300 ("sorry, too many clients already", pgbouncer's
+ * "no more connections allowed") while it is full.  Pure functions of bytes.
+ */
+#ifndef BACKOFF_ENGINE_READY_H
+#define BACKOFF_ENGINE_READY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/*
+ * Whether the @n bytes at @buf, all that a connection has sent, are a
+ * PostgreSQL start-up, whole: an SSLRequest or a GSSENCRequest, a
+ * StartupMessage of protocol 3, or the first then the second.
+ */
+bool ready_startup(const void *buf, size_t n);
+
+/*
+ * Whether a connection's first send, of @n bytes of which @head holds the
+ * first 8 (or @n if fewer), may open a PostgreSQL start-up (ready_startup
+ * then tells): a few loads, for every first send.
+ */
+bool ready_may_open(const unsigned char head[8], size_t n);
+
+/* What the server's first bytes say of a start-up. */
+enum ready_answer {
+	READY_ANSWERED, /* an answer: the start-up is the program's from here */
+	READY_GOES_ON,	/* 'N' to an SSLRequest or a GSSENCRequest: it goes on in the clear */
+	READY_NOT,	/* a refusal for now (SQLSTATE 57P03, 53300...): not ready, try again */
+};
+
+/*
+ * What the first @n bytes at @buf that the server sent say, @fl_len bytes of
+ * the start-up @fl having been sent.
+ */
+enum ready_answer ready_answer(const void *buf, size_t n, const void *fl, uint32_t fl_len);
+
+/*
+ * The SQLSTATE ("57P03", "53300") of the start-up's refusal for now that the
+ * @n bytes at @buf begin with, for the log; NULL if they are none.
+ */
+const char *ready_startup_refusal(const void *buf, size_t n);
+
+/*
+ * MQTT: a client's CONNECT asks for a session, and a broker that refuses it
+ * with CONNACK "server unavailable" (3.1, 3.1.1: code 3) or, in MQTT 5,
+ * "server unavailable", "server busy" or "connection rate exceeded" (0x88,
+ * 0x89, 0x9F) closes the connection without a session.  Whether the @n
+ * bytes at @buf, all that a connection has sent, are one CONNECT, whole.
+ */
+bool ready_mqtt_connect(const void *buf, size_t n);
+
+/* Whether a first send of @n bytes, @head its first 8, may be one CONNECT: a few loads. */
+bool ready_mqtt_may_open(const unsigned char head[8], size_t n);
+
+/*
+ * What the server's first @n bytes at @buf say to the CONNECT @fl (@fl_len
+ * bytes, ready_mqtt_connect): READY_NOT for a refusal for now.
+ */
+enum ready_answer ready_connack(const void *buf, size_t n, const void *fl, uint32_t fl_len);
+
+/*
+ * Redis, Valkey: one command (a RESP array of bulk strings) sent whole as a
+ * connection's first send, and nothing after it, is refused before it ran
+ * when the answer is -LOADING (the data set is loading), -BUSY (a script
+ * runs too long) or -MASTERDOWN (a replica without its master): sending it
+ * again is safe.  Whether the @n bytes at @buf are one such command, whole.
+ */
+bool ready_resp_command(const void *buf, size_t n);
+
+/* Whether a first send of @n bytes, @head its first 8, may be one such command: a few loads. */
+bool ready_resp_may_open(const unsigned char head[8], size_t n);
+
+/* What the server's first @n bytes at @buf say to one command: READY_NOT for a refusal. */
+enum ready_answer ready_resp_answer(const void *buf, size_t n);
+
+/*
+ * HTTP/1.x: a request that asks nothing of the server (GET, HEAD, OPTIONS,
+ * with no body and no "Expect: 100-continue"), the connection's first and
+ * only send, whole, may be sent again (RFC 9110 9.2.2); a 429, 502, 503 or
+ * 504 as its answer means "try later".  Whether the @n bytes at @buf are one
+ * such request, whole.
+ */
+bool ready_http_request(const void *buf, size_t n);
+
+/* Whether a first send of @n bytes, @head its first 8, may be one such request: a few loads. */
+bool ready_http_may_open(const unsigned char head[8], size_t n);
+
+/*
+ * What the response head at @buf (@n bytes, its first) says: READY_NOT for
+ * 429, 502, 503, 504; then *wait_ms is what its Retry-After asks, at the
+ * wall clock's @now_s (delay-seconds, or an HTTP-date in any of the three
+ * forms of RFC 9110 5.6.7), 0 if none or past.
+ */
+enum ready_answer ready_http_answer(const void *buf, size_t n, uint64_t now_s, uint64_t *wait_ms);
+
+/* The one-byte answer that lets a start-up go on in the clear (READY_GOES_ON). */
+#define READY_GO_ON 'N'
+
+/*
+ * Where a replay of the start-up @fl (@fl_len bytes) stops for the server's
+ * one-byte answer ('N'): after its SSLRequest or GSSENCRequest; 0 if none.
+ */
+uint32_t ready_pause(const void *fl, uint32_t fl_len);
+
+/*
+ * The protocols whose "try later" answers are recognized (BACKOFF_PROTOCOLS),
+ * one bit each, in the order of ready_protocol_names.
+ */
+enum ready_protocol {
+	READY_POSTGRESQL = 1U << 0, /* 57P03 to the start-up */
+	READY_MYSQL = 1U << 1,	    /* an ERR packet in place of the greeting: 1040, 1053 */
+	READY_REDIS = 1U << 2,	    /* max number of clients; -LOADING, -BUSY, -MASTERDOWN */
+	READY_MEMCACHED = 1U << 3,  /* ERROR Too many open connections */
+	READY_NATS = 1U << 4,	    /* INFO, then -ERR 'maximum connections exceeded' */
+	READY_SMTP = 1U << 5,	    /* a 421 greeting */
+	READY_FTP = 1U << 6,	    /* a 421 greeting */
+	READY_MQTT = 1U << 7, /* CONNACK 3 (3.1, 3.1.1), 0x88, 0x89, 0x9F (5) to the CONNECT */
+	READY_HTTP = 1U << 8, /* 429, 502, 503, 504 to a GET, HEAD or OPTIONS: off by default */
+};
+
+/* The names of the protocols, in the order of their bits; NULL-terminated. */
+extern const char *const ready_protocol_names[];
+
+/* The default: all of them but HTTP, whose answers come from the application. */
+#define READY_PROTOCOLS_ALL 0xFFU
+
+/* What a server's first bytes, sent before the client sent anything, say. */
+enum ready_greeting {
+	READY_GREETING,	 /* a greeting, or anything else: the connection is the program's */
+	READY_REFUSAL,	 /* a refusal for now: connecting again is safe */
+	READY_UNDECIDED, /* the start of a refusal: more bytes would tell */
+};
+
+/*
+ * What the @n bytes at @buf, the first a server sent on a connection to
+ * nothing was sent (or nothing it read), say, for the @protocols recognized
+ * (READY_PROTOCOLS_ALL and the like); *name: the refusal, as text for the
+ * log.  Pure.
+ */
+enum ready_greeting ready_greeting(const void *buf, size_t n, unsigned protocols,
+				   const char **name);
+
+/*
+ * Whether the refusal ready_greeting named @name says its server is full
+ * (max clients, 1040, a 421...), rather than going away (MySQL's 1053).
+ */
+bool ready_greeting_full(const char *name);
+
+#endif

@@ -1,0 +1,160 @@
+/* Shared fate of one call: its place among the destination's waiters, the look and the lease. */
+#include "facts/fate.h"
+
+#include <errno.h>
+#include <sys/socket.h>
+
+#include "counters/events.h"
+#include "facts/share.h"
+#include "sys/listen.h"
+
+void fate_join(struct fate *f, const struct config *cfg, const struct target_addr *t, int type,
+	       uint64_t now_ns)
+{
+	uint64_t attempt = cfg->attempt_timeout_ms == CONFIG_INFINITE ? cfg->policy.cap_ms
+								      : cfg->attempt_timeout_ms;
+
+	f->slot = NULL;
+	/*
+	 * Another attempting on this policy finds the destination down at least
+	 * once a delay and an attempt: the longest delay, the longest attempt (a
+	 * refusal, whose attempts are short, if the kernel's is theirs).
+	 */
+	f->stale_ns = cfg->policy.cap_ms + attempt < UINT64_MAX / 1000000
+			      ? (cfg->policy.cap_ms + attempt) * 1000000
+			      : UINT64_MAX;
+	f->last_ns = now_ns;
+	f->look_ns = 0;
+	f->looking = f->seen_listener = f->full = f->loop_waiter = false;
+	f->seq = 0;
+	if (!cfg->shared || type != SOCK_STREAM)
+		return;
+	f->slot = share_get(cfg, t);
+	if (!f->slot)
+		return;
+	if (cfg->local_probe_ms && share_is_local(t))
+		f->look_ns = cfg->local_probe_ms * 1000000;
+	f->looking = f->look_ns != 0;
+	f->seq = share_seq(f->slot);
+}
+
+void fate_attempted(struct fate *f, int err, uint64_t now_ns)
+{
+	if (!f)
+		return;
+	f->last_ns = now_ns;
+	if (!f->slot)
+		return;
+	share_note(f->slot, err, now_ns);
+	f->seq = share_seq(f->slot);
+}
+
+void fate_leave(struct fate *f)
+{
+	if (!f || !f->slot)
+		return;
+	share_leave(f->slot);
+	if (f->loop_waiter)
+		share_loop_wait(f->slot, -1, 0);
+	f->loop_waiter = false;
+}
+
+void fate_loop_waits(struct fate *f, uint64_t wake_ns)
+{
+	/* Until a wake that comes late: an attempt's time and a delay after it. */
+	uint64_t until = f->stale_ns < UINT64_MAX - wake_ns ? wake_ns + f->stale_ns : UINT64_MAX;
+
+	if (!f->slot)
+		return;
+	/* Renewed; or counted anew if its lease lapsed meanwhile (a wait longer than any lease). */
+	if (!f->loop_waiter || !share_loop_wait(f->slot, 0, until))
+		f->loop_waiter = share_loop_wait(f->slot, 1, until);
+}
+
+enum fate_step fate_wake(struct fate *f, const struct target_addr *t,
+			 const struct config_errset *retryable, uint64_t now_ns,
+			 uint64_t planned_ns, bool deputy,
+			 int (*attempt)(void *ctx, uint64_t deadline_ms), void *ctx, int *err,
+			 uint64_t *next_ns)
+{
+	struct share_slot *s = f->slot;
+
+	*next_ns = planned_ns;
+	if (share_seq(s) != f->seq)
+		return FATE_NOW; /* someone connected since our last attempt */
+	if (now_ns >= planned_ns) {
+		/*
+		 * An attempt into a full accept queue is silence, cut short: a
+		 * look just before it tells (a delay shorter than the prober's
+		 * look leaves no other look to tell).
+		 */
+		if (f->looking)
+			f->full = listen_probe(t) == 2;
+		return FATE_DUE;
+	}
+	if (f->looking && share_lead(s, now_ns, now_ns + 5 * f->look_ns)) {
+		int found = listen_probe(t);
+
+		if (found == 2)
+			found = 0; /* a full accept queue drops SYNs: no listener for now */
+
+		if (found == 1 && !f->seen_listener) {
+			f->seen_listener = true;
+			return FATE_NOW;
+		}
+		if (found == 0) {
+			f->seen_listener = false;
+			share_note_looked(s, now_ns);
+		} else if (found < 0 && t->family == AF_UNIX) {
+			/*
+			 * A socket file no socket here holds (stale, or bound in
+			 * another network namespace): a refused unix attempt costs
+			 * nothing, so the look is an attempt.
+			 */
+			*err = attempt(ctx, CONFIG_INFINITE);
+			if (*err == 0 || !config_errset_has(retryable, *err))
+				return FATE_MADE;
+			share_note(s, *err, now_ns);
+		} else if (found < 0) {
+			f->looking = false; /* the policy's attempts alone, as without sharing */
+			events_no_look();
+			share_leave(s);
+		}
+		if (f->looking && now_ns + f->look_ns < *next_ns)
+			*next_ns = now_ns + f->look_ns;
+	} else if (f->looking && deputy) {
+		/*
+		 * One waiter, the deputy, is back when the prober's lease ends,
+		 * to take over if it is gone; the others sleep until a success
+		 * or their planned attempt.
+		 */
+		uint64_t lease = share_lease_end(s);
+
+		if (lease < now_ns + f->look_ns)
+			lease = now_ns + f->look_ns;
+		if (lease < *next_ns && share_deputy(s, now_ns, lease + 5 * f->look_ns))
+			*next_ns = lease;
+	}
+	return FATE_SLEEP;
+}
+
+bool fate_left_to_other(struct fate *f, uint64_t now_ns)
+{
+	uint64_t news = f && f->slot ? share_probed_since(f->slot, f->last_ns, now_ns) : 0;
+
+	/* A finding older than any other's attempts are apart is of one that gave up or went. */
+	if (!news || now_ns - news > f->stale_ns)
+		return false;
+	share_note_saved(f->slot); /* an attempt saved, as backoff status counts them */
+	return true;
+}
+
+int fate_sleep(struct fate *f, uint64_t until_ns)
+{
+	return share_wait(f->slot, f->seq, until_ns);
+}
+
+int fate_prober(const struct fate *f)
+{
+	return f->slot ? share_prober(f->slot) : 0;
+}

@@ -1,0 +1,92 @@
+/* Shared fate of one call: the look for a listener, the lease, the deputy, "its result is ours". */
+#ifndef BACKOFF_FACTS_FATE_H
+#define BACKOFF_FACTS_FATE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "config/config.h"
+#include "config/target.h"
+
+struct share_slot;
+
+/* Where one call stands with its destination's shared slot; plain data, owned by the call. */
+struct fate {
+	struct share_slot *slot; /* NULL: the call backs off alone */
+	uint64_t look_ns;	 /* how often its prober looks for a listener; 0: never */
+	uint64_t last_ns;	 /* our last real attempt */
+	uint64_t stale_ns;	 /* another's finding older than this: no longer stands for ours */
+	uint32_t seq;		 /* the slot's success count then */
+	bool looking;		 /* look for a local listener between attempts */
+	bool seen_listener;	 /* one was seen and its attempt failed: not again until it goes */
+	bool full;		 /* the look before the attempt found the accept queue full */
+	bool loop_waiter;	 /* an event loop's connect counted as a waiter of the slot */
+};
+
+/*
+ * Join the fate of @t for a call on a socket of @type (stream sockets only:
+ * a datagram receiver is no listener, and no other's probe).  f->slot stays
+ * NULL when sharing is off or the state file cannot serve.
+ */
+void fate_join(struct fate *f, const struct config *cfg, const struct target_addr *t, int type,
+	       uint64_t now_ns);
+
+/*
+ * A real attempt of the call ended with @err (0: success) at @now_ns: news
+ * to the others.  @f may be NULL (no fate), as for fate_leave and
+ * fate_left_to_other.
+ */
+void fate_attempted(struct fate *f, int err, uint64_t now_ns);
+
+/* The call ended: another may probe at once; an event loop's waiter is counted no more. */
+void fate_leave(struct fate *f);
+
+/*
+ * An event loop's connect waits for its planned retry, its next wake at
+ * @wake_ns: counted as a waiter of its destination (`backoff status`) until
+ * fate_leave, on a lease renewed at each wake, so that a process that died
+ * or exec'd is counted no more.
+ */
+void fate_loop_waits(struct fate *f, uint64_t wake_ns);
+
+/* What a call between attempts is to do now. */
+enum fate_step {
+	FATE_DUE,   /* the planned time came: attempt, unless fate_left_to_other() */
+	FATE_NOW,   /* a success or a listener: attempt at once */
+	FATE_MADE,  /* a look was an attempt (a stale unix socket): its result is in *err */
+	FATE_SLEEP, /* nothing yet: wait until *next_ns, or until the slot's success count moves */
+};
+
+/*
+ * Between attempts of a call to @t planned for @planned_ns: as the prober
+ * of a local destination (one thread per destination on the host), look for
+ * a listener every f->look_ns and renew the lease; as a waiter, sleep until a
+ * success or the planned time; with @deputy, one waiter is back when the
+ * prober's lease ends, to take over if it is gone.  A unix socket file that no
+ * socket here holds is looked at by an attempt (@attempt(@ctx), refused at no
+ * cost); its retryable failures are news, anything else ends the wait
+ * (FATE_MADE).  @retryable: the call's errors worth another attempt.
+ */
+enum fate_step fate_wake(struct fate *f, const struct target_addr *t,
+			 const struct config_errset *retryable, uint64_t now_ns,
+			 uint64_t planned_ns, bool deputy,
+			 int (*attempt)(void *ctx, uint64_t deadline_ms), void *ctx, int *err,
+			 uint64_t *next_ns);
+
+/*
+ * At the planned time of an attempt that is not the call's last: whether
+ * another found the destination down since our last real attempt, so that
+ * its result is ours (the attempt is left to it).
+ */
+bool fate_left_to_other(struct fate *f, uint64_t now_ns);
+
+/*
+ * Sleep until @until_ns or a success at the destination.  Returns 0, or
+ * EINTR when a signal that may not restart the call cut it short.
+ */
+int fate_sleep(struct fate *f, uint64_t until_ns);
+
+/* The thread id of the prober of f's destination, for the log (0: none). */
+int fate_prober(const struct fate *f);
+
+#endif

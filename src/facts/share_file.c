@@ -1,0 +1,236 @@
+/* The state file: found or made, checked, mapped, and said once when it cannot be used. */
+#include "facts/share.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/auxv.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "sys/compat.h"
+#include "sys/log.h"
+#include "sys/startup.h"
+#include "sys/kcall.h"
+
+struct share_head *_Atomic share_map;
+
+/*
+ * Made once: the first thread to need the file maps it, the others find it.
+ * SHARE_UNTRIED until a connect needs it; SHARE_QUIET after a first try that
+ * could not say why (a connect's look); SHARE_SETTLED when there is nothing
+ * more to try (mapped, said unusable, or sharing off).
+ */
+atomic_int share_tried;
+static atomic_bool share_warned;
+STARTUP_DATA static const struct config *share_cfg;
+
+const char *share_check(const void *image, size_t len)
+{
+	const struct share_head *h = image;
+
+	if (len != SHARE_FILE_SIZE)
+		return "wrong size";
+	if (atomic_load_explicit(&h->magic, memory_order_acquire) != SHARE_MAGIC)
+		return "not a libbackoff state file";
+	if (atomic_load_explicit(&h->version, memory_order_relaxed) != SHARE_VERSION ||
+	    atomic_load_explicit(&h->slots, memory_order_relaxed) != SHARE_SLOTS ||
+	    atomic_load_explicit(&h->slot_size, memory_order_relaxed) != sizeof(struct share_slot))
+		return "another version's layout";
+	return NULL;
+}
+
+void share_use(void *image)
+{
+	atomic_store_explicit(&share_map, image, memory_order_release);
+	atomic_store_explicit(&share_tried, SHARE_SETTLED, memory_order_release);
+}
+
+static void warn_unusable(const struct config *cfg, const char *path, const char *why, int err)
+{
+	char msg[PATH_MAX + 200], buf[128];
+	const char *reason = err ? compat_strerror(err, buf, sizeof(buf)) : "";
+
+	if (atomic_exchange_explicit(&share_warned, true, memory_order_relaxed))
+		return;
+	if (cfg->has_shared_path) {
+		snprintf(msg, sizeof(msg),
+			 "state file not used (%s%s%s): each connect backs off on "
+			 "its own",
+			 why, err ? ": " : "", reason);
+		log_config_problem("BACKOFF_SHARED", path, msg);
+		return;
+	}
+	snprintf(msg, sizeof(msg),
+		 "BACKOFF_SHARED: state file %s not used (%s%s%s): each connect backs off on its "
+		 "own",
+		 path, why, err ? ": " : "", reason);
+	log_notice(LOG_LEVEL_WARN, "shared", msg);
+}
+
+void share_default_path(unsigned uid, const char *dir, char *buf, size_t size)
+{
+	snprintf(buf, size, "%s/libbackoff-%u.v%u", dir, uid, (unsigned)SHARE_VERSION);
+}
+
+static void path_of(const struct config *cfg, unsigned uid, const char *dir, char *buf, size_t size)
+{
+	if (cfg->has_shared_path)
+		snprintf(buf, size, "%s", config_shared_path(cfg));
+	else
+		share_default_path(uid, dir, buf, size);
+}
+
+const char *share_check_file(const struct stat *st, unsigned owner, bool empty_ok)
+{
+	if (!S_ISREG(st->st_mode))
+		return "not a regular file";
+	if (st->st_uid != owner)
+		return "owned by another user";
+	if (st->st_mode & 077)
+		return "readable or writable by others";
+	if (st->st_size == 0 && empty_ok)
+		return NULL;
+	if (st->st_size < 0 || (size_t)st->st_size != SHARE_FILE_SIZE)
+		return "wrong size";
+	return NULL;
+}
+
+/* Open @path without following a link, made if @create: -1 with errno otherwise. */
+static int open_state(const char *path, bool create)
+{
+	return kcall_open(path, O_RDWR | O_NOFOLLOW | O_CLOEXEC | (create ? O_CREAT : 0), 0600);
+}
+
+/*
+ * Map @path: it must be a regular file of ours, private to us, of the right
+ * size (an empty one is given it) and layout.  NULL with *why otherwise.
+ */
+static struct share_head *map_state(const char *path, unsigned uid, bool create, const char **why,
+				    int *err)
+{
+	struct share_head *h;
+	struct stat st;
+	uint64_t zero = 0;
+	int fd = open_state(path, create);
+
+	*err = 0;
+	if (fd < 0) {
+		*err = errno;
+		*why = "cannot open";
+		return NULL;
+	}
+	h = NULL;
+	if (kcall_fstat(fd, &st) != 0) {
+		*err = errno;
+		*why = "cannot stat";
+	} else if ((*why = share_check_file(&st, uid, true)) != NULL) {
+		/* *why said */
+	} else if (st.st_size == 0 && kcall_ftruncate(fd, (off_t)SHARE_FILE_SIZE) != 0) {
+		*err = errno;
+		*why = "cannot size";
+	} else {
+		void *m = kcall_mmap(SHARE_FILE_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd);
+
+		if (m == MAP_FAILED) {
+			*err = errno;
+			*why = "cannot map";
+		} else {
+			h = m;
+		}
+	}
+	syscall(SYS_close, fd);
+	if (!h)
+		return NULL;
+	if (atomic_load_explicit(&h->magic, memory_order_acquire) == 0) {
+		/* New: every maker writes the same layout, then the first one marks it. */
+		atomic_store_explicit(&h->version, SHARE_VERSION, memory_order_relaxed);
+		atomic_store_explicit(&h->slots, SHARE_SLOTS, memory_order_relaxed);
+		atomic_store_explicit(&h->slot_size, (uint32_t)sizeof(struct share_slot),
+				      memory_order_relaxed);
+		atomic_compare_exchange_strong_explicit(&h->magic, &zero, SHARE_MAGIC,
+							memory_order_release, memory_order_relaxed);
+	}
+	*why = share_check(h, SHARE_FILE_SIZE);
+	if (*why) {
+		kcall_munmap(h, SHARE_FILE_SIZE);
+		return NULL;
+	}
+	return h;
+}
+
+/* Map the file (made if @create); said once if it is unusable and @warn. */
+static void attach(const struct config *cfg, bool create, bool warn)
+{
+	char path[PATH_MAX];
+	const char *why = NULL;
+	struct share_head *h;
+	unsigned uid = (unsigned)kcall_geteuid();
+	int err = 0;
+
+	path_of(cfg, uid, "/dev/shm", path, sizeof(path));
+	h = map_state(path, uid, create, &why, &err);
+	if (!h && !cfg->has_shared_path && err == ENOENT && create) {
+		path_of(cfg, uid, "/tmp", path, sizeof(path)); /* no /dev/shm */
+		h = map_state(path, uid, create, &why, &err);
+	}
+	if (h)
+		atomic_store_explicit(&share_map, h, memory_order_release);
+	else if (warn)
+		warn_unusable(cfg, path, why, err);
+}
+
+STARTUP_CODE void share_init(const struct config *cfg)
+{
+	share_cfg = cfg;
+	/*
+	 * A set-user-ID program shares nothing: its file would be its owner's,
+	 * written to by whoever runs it.
+	 */
+	if (getauxval(AT_SECURE) || !cfg->enabled || !cfg->shared)
+		atomic_store_explicit(&share_tried, SHARE_SETTLED, memory_order_relaxed);
+}
+
+/* Whether the calling thread makes the file, which was in state @from. */
+static bool make_turn(int from)
+{
+	return atomic_compare_exchange_strong_explicit(&share_tried, &from, SHARE_MAKING,
+						       memory_order_acquire, memory_order_relaxed);
+}
+
+struct share_head *share_first_look(const struct sockaddr *addr)
+{
+	/* Only a destination that can be retried needs the file; glibc's netlink does not. */
+	if (!share_cfg || (addr->sa_family != AF_INET && addr->sa_family != AF_INET6 &&
+			   addr->sa_family != AF_UNIX))
+		return NULL;
+	/*
+	 * Mapped (made if need be) before the process's first attempt, so that a
+	 * process started before an outage leaves its first attempt to the
+	 * prober.  Silently: a file that cannot be used is said at the first
+	 * failure.  A thread that finds the file being made attempts at once.
+	 */
+	if (!make_turn(SHARE_UNTRIED))
+		return atomic_load_explicit(&share_map, memory_order_acquire);
+	attach(share_cfg, true, false);
+	atomic_store_explicit(&share_tried, share_map ? SHARE_SETTLED : SHARE_QUIET,
+			      memory_order_release);
+	return atomic_load_explicit(&share_map, memory_order_acquire);
+}
+
+struct share_head *share_map_made(const struct config *cfg)
+{
+	struct share_head *h = atomic_load_explicit(&share_map, memory_order_acquire);
+
+	/* Not tried yet, or tried by a connect's look that could not say why. */
+	if (!h && (make_turn(SHARE_UNTRIED) || make_turn(SHARE_QUIET))) {
+		attach(cfg, true, true);
+		atomic_store_explicit(&share_tried, SHARE_SETTLED, memory_order_release);
+		h = atomic_load_explicit(&share_map, memory_order_acquire);
+	}
+	return h;
+}
