@@ -7,7 +7,6 @@
 #include <strings.h>
 #include <sys/socket.h>
 
-#include "engine/ready.h"
 #include "sys/cookie.h"
 
 #include "sys/errname.h"
@@ -304,6 +303,10 @@ static int parse_errors(const char *s, struct config *cfg, char *why, size_t why
 	return 0;
 }
 
+const char *const config_protocol_names[] = {
+	"postgresql", "mysql", "redis", "memcached", "nats", "smtp", "ftp", "mqtt", "http", NULL,
+};
+
 static void protocols_clear(void *ctx)
 {
 	*(unsigned *)ctx = 0;
@@ -317,9 +320,9 @@ static int protocols_item(void *ctx, const char *name, size_t n, int sign, char 
 	/* A list that names nothing: every protocol off. */
 	if (sign == 0 && n == 4 && strncmp(name, "none", 4) == 0)
 		return 0;
-	for (bit = 0; ready_protocol_names[bit]; bit++) {
-		if (strlen(ready_protocol_names[bit]) == n &&
-		    strncmp(ready_protocol_names[bit], name, n) == 0) {
+	for (bit = 0; config_protocol_names[bit]; bit++) {
+		if (strlen(config_protocol_names[bit]) == n &&
+		    strncmp(config_protocol_names[bit], name, n) == 0) {
 			*set = sign >= 0 ? *set | 1U << bit : *set & ~(1U << bit);
 			return 0;
 		}

@@ -9,9 +9,32 @@
 #include <stdlib.h>
 #include <sys/socket.h>
 
-#include "engine/policy.h"
+#include "config/protocols.h"
 #include "config/target.h"
 #include "sys/log.h"
+
+/* The policy of a configuration: data here, its delays computed by engine/policy. */
+enum policy_jitter {
+	POLICY_JITTER_NONE,
+	POLICY_JITTER_FULL,
+	POLICY_JITTER_EQUAL,
+	POLICY_JITTER_DECORRELATED,
+	POLICY_JITTER_ADDITIVE,
+	POLICY_JITTER_PROPORTIONAL,
+};
+
+/* Largest accepted values; the arithmetic below cannot overflow within them. */
+#define POLICY_MAX_DELAY_MS (24ULL * 60 * 60 * 1000)
+#define POLICY_MAX_MULTIPLIER_MILLI 10000U
+#define POLICY_MAX_RATIO_MILLI 1000U
+
+struct policy {
+	uint64_t base_ms;	   /* first window, 1 .. POLICY_MAX_DELAY_MS */
+	uint64_t cap_ms;	   /* largest delay, base_ms .. POLICY_MAX_DELAY_MS */
+	uint32_t multiplier_milli; /* window growth per retry, 1000 (x1) .. 10000 (x10) */
+	enum policy_jitter jitter;
+	uint32_t ratio_milli; /* proportional jitter R, 0 .. 1000 */
+};
 
 #define CONFIG_INFINITE UINT64_MAX /* timeout_ms, retries */
 #define CONFIG_LOCAL_PROBE_MS 10   /* BACKOFF_LOCAL_PROBE's default */

@@ -3,7 +3,7 @@
 
 #include <string.h>
 
-#include "engine/ready.h"
+#include "config/protocols.h"
 #include "sys/startup.h"
 
 #define SEC 1000ULL

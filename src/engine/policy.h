@@ -4,27 +4,7 @@
 
 #include <stdint.h>
 
-enum policy_jitter {
-	POLICY_JITTER_NONE,
-	POLICY_JITTER_FULL,
-	POLICY_JITTER_EQUAL,
-	POLICY_JITTER_DECORRELATED,
-	POLICY_JITTER_ADDITIVE,
-	POLICY_JITTER_PROPORTIONAL,
-};
-
-/* Largest accepted values; the arithmetic below cannot overflow within them. */
-#define POLICY_MAX_DELAY_MS (24ULL * 60 * 60 * 1000)
-#define POLICY_MAX_MULTIPLIER_MILLI 10000U
-#define POLICY_MAX_RATIO_MILLI 1000U
-
-struct policy {
-	uint64_t base_ms;	   /* first window, 1 .. POLICY_MAX_DELAY_MS */
-	uint64_t cap_ms;	   /* largest delay, base_ms .. POLICY_MAX_DELAY_MS */
-	uint32_t multiplier_milli; /* window growth per retry, 1000 (x1) .. 10000 (x10) */
-	enum policy_jitter jitter;
-	uint32_t ratio_milli; /* proportional jitter R, 0 .. 1000 */
-};
+#include "config/config.h"
 
 /*
  * The un-jittered window of retry @attempt (1 for the first retry):

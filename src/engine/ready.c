@@ -98,10 +98,6 @@ enum ready_answer ready_answer(const void *buf, size_t n, const void *fl, uint32
 	return refused_for_now(p, n) ? READY_NOT : READY_ANSWERED;
 }
 
-const char *const ready_protocol_names[] = {
-	"postgresql", "mysql", "redis", "memcached", "nats", "smtp", "ftp", "mqtt", "http", NULL,
-};
-
 /* A refusal that begins the server's first bytes, whole. */
 struct refusal {
 	unsigned protocols; /* recognized when one of these is */

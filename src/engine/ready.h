@@ -15,6 +15,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "config/protocols.h"
+
 /*
  * Whether the @n bytes at @buf, all that a connection has sent, are a
  * PostgreSQL start-up, whole: an SSLRequest or a GSSENCRequest, a
@@ -109,28 +111,6 @@ enum ready_answer ready_http_answer(const void *buf, size_t n, uint64_t now_s, u
  * one-byte answer ('N'): after its SSLRequest or GSSENCRequest; 0 if none.
  */
 uint32_t ready_pause(const void *fl, uint32_t fl_len);
-
-/*
- * The protocols whose "try later" answers are recognized (BACKOFF_PROTOCOLS),
- * one bit each, in the order of ready_protocol_names.
- */
-enum ready_protocol {
-	READY_POSTGRESQL = 1U << 0, /* 57P03 to the start-up */
-	READY_MYSQL = 1U << 1,	    /* an ERR packet in place of the greeting: 1040, 1053 */
-	READY_REDIS = 1U << 2,	    /* max number of clients; -LOADING, -BUSY, -MASTERDOWN */
-	READY_MEMCACHED = 1U << 3,  /* ERROR Too many open connections */
-	READY_NATS = 1U << 4,	    /* INFO, then -ERR 'maximum connections exceeded' */
-	READY_SMTP = 1U << 5,	    /* a 421 greeting */
-	READY_FTP = 1U << 6,	    /* a 421 greeting */
-	READY_MQTT = 1U << 7, /* CONNACK 3 (3.1, 3.1.1), 0x88, 0x89, 0x9F (5) to the CONNECT */
-	READY_HTTP = 1U << 8, /* 429, 502, 503, 504 to a GET, HEAD or OPTIONS: off by default */
-};
-
-/* The names of the protocols, in the order of their bits; NULL-terminated. */
-extern const char *const ready_protocol_names[];
-
-/* The default: all of them but HTTP, whose answers come from the application. */
-#define READY_PROTOCOLS_ALL 0xFFU
 
 /* What a server's first bytes, sent before the client sent anything, say. */
 enum ready_greeting {

@@ -47,6 +47,11 @@ static int libc_connect(int fd, const struct sockaddr *addr, socklen_t len)
 	return connect(fd, addr, len);
 }
 
+static int libc_getpeername(int fd, struct sockaddr *addr, socklen_t *len)
+{
+	return getpeername(fd, addr, len);
+}
+
 static int libc_poll(struct pollfd *fds, nfds_t n, int timeout_ms)
 {
 	return poll(fds, n, timeout_ms);
@@ -59,3 +64,4 @@ int (*_Atomic real_ptr_close)(int) = libc_close;
 int (*_Atomic real_ptr_setsockopt)(int, int, int, const void *, socklen_t) = libc_setsockopt;
 int (*_Atomic real_ptr_fcntl)(int, int, ...) = libc_fcntl;
 int (*_Atomic real_ptr_poll)(struct pollfd *, nfds_t, int) = libc_poll;
+int (*_Atomic real_ptr_getpeername)(int, struct sockaddr *, socklen_t *) = libc_getpeername;

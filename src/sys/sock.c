@@ -51,7 +51,7 @@ bool sock_is_connected(int fd)
 	struct sockaddr_storage ss;
 	socklen_t len = sizeof(ss);
 
-	return getpeername(fd, (struct sockaddr *)&ss, &len) == 0;
+	return real_getpeername(fd, (struct sockaddr *)&ss, &len) == 0;
 }
 
 int sock_error(int fd)

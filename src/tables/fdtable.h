@@ -42,7 +42,7 @@ enum fdtable_state {
 #define FDS_UNKNOWN 0x80U /* an epoll_ctl on the fd could not be recorded: ask /proc */
 #define FDS_FIRST 0x100U  /* connected through the library, no byte from the peer yet */
 /*
- * What a connect would otherwise ask the kernel (fdtable_mode): FDS_KNOWN
+ * What a connect would otherwise ask the kernel (fdtable_mode_of): FDS_KNOWN
  * when the library saw the socket made and every change since, in the
  * fork epoch whose low bits are the word's high half.
  */

@@ -1,6 +1,7 @@
 /* Unit tests of config/config: every variable, presets, units, cross-checks, messages. */
 #include "config/config.h"
 #include "engine/engine.h"
+#include "engine/policy.h"
 #include "engine/ready.h"
 
 #include <arpa/inet.h>

@@ -155,7 +155,7 @@ static void test_greetings(void)
 		if (got != rows[i].want)
 			fprintf(stderr, "  %s: got %d\n", rows[i].what, (int)got);
 	}
-	CHECK_STR(ready_protocol_names[0], "postgresql");
+	CHECK_STR(config_protocol_names[0], "postgresql");
 }
 
 /* MQTT: the CONNECT recorded whole, and the CONNACKs that refuse it for now. */
