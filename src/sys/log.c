@@ -182,37 +182,6 @@ static const char *errno_name(int err)
 	return name ? name : "E?";
 }
 
-static const char *reason_text(const char *reason)
-{
-	if (strcmp(reason, "retries") == 0)
-		return "retries exhausted";
-	if (strcmp(reason, "timeout") == 0)
-		return "time budget spent";
-	if (strcmp(reason, "signal") == 0)
-		return "interrupted by a signal";
-	return reason;
-}
-
-/* What follows an early close, by its reason. */
-static const char *early_text(const char *reason)
-{
-	if (strcmp(reason, "reconnect") == 0)
-		return "connecting again (nothing was sent)";
-	if (strcmp(reason, "replay") == 0)
-		return "connecting again, then sending again what was sent";
-	if (strcmp(reason, "sent") == 0)
-		return "the program sees it (it had sent data, not replayed)";
-	if (strcmp(reason, "nonblocking") == 0)
-		return "the program sees it (a non-blocking socket)";
-	if (strcmp(reason, "retries") == 0)
-		return "the program sees it (retries exhausted)";
-	if (strcmp(reason, "budget") == 0)
-		return "the program sees it (time budget spent)";
-	if (strcmp(reason, "own-timeout") == 0)
-		return "the program sees it (its read has a timeout of its own)";
-	return reason;
-}
-
 /* The name of ev->err: a resolver's own code, or an errno value. */
 static const char *err_text(const struct log_event *ev)
 {
@@ -252,134 +221,19 @@ static void format_text(struct text *t, const struct log_event *ev)
 		text_str(t, ev->target);
 	}
 	text_str(t, ": ");
-	if (strcmp(ev->event, "retry") == 0) {
+	if (ev->text) {
+		text_str(t, ev->text);
+		return;
+	}
+	if (ev->err) {
 		text_str(t, err_text(ev));
-		text_str(t, " (attempt ");
-		text_u64(t, ev->attempt);
-		text_str(t, "), retrying in ");
-		text_u64(t, (uint64_t)(ev->wait_ms != LOG_NONE ? ev->wait_ms : ev->delay_ms));
-		text_str(t, "ms");
-		if (ev->wait_ms != LOG_NONE && ev->wait_ms != ev->delay_ms) {
-			text_str(t, " (the end of the time budget; drawn ");
-			text_u64(t, (uint64_t)ev->delay_ms);
-			text_str(t, "ms)");
-		}
-	} else if (strcmp(ev->event, "success") == 0) {
-		text_str(t, "succeeded on attempt ");
-		text_u64(t, ev->attempt);
-		text_str(t, " after ");
-		text_u64(t, (uint64_t)ev->elapsed_ms);
-		text_str(t, "ms");
-	} else if (strcmp(ev->event, "giveup") == 0) {
-		text_str(t, "giving up after ");
-		text_u64(t, ev->attempt);
-		text_str(t, ev->attempt == 1 ? " attempt in " : " attempts in ");
-		text_u64(t, (uint64_t)ev->elapsed_ms);
-		text_str(t, "ms: ");
-		/* A non-blocking give-up leaves the error pending for the program, unread. */
-		text_str(t, ev->err ? err_text(ev) : "connection failed");
+		text_put(t, " ", 1);
+	}
+	text_str(t, ev->event);
+	if (ev->reason) {
 		text_str(t, " (");
-		text_str(t, reason_text(ev->reason ? ev->reason : "?"));
+		text_str(t, ev->reason);
 		text_str(t, ")");
-	} else if (strcmp(ev->event, "waiting") == 0) {
-		text_str(t, ev->err ? err_text(ev) : "no connection");
-		text_str(t, " for ");
-		text_u64(t, (uint64_t)ev->elapsed_ms);
-		text_str(t, "ms (");
-		text_u64(t, ev->attempt);
-		text_str(t, ev->attempt == 1 ? " attempt), still retrying"
-					     : " attempts), still retrying");
-		if (ev->wait_ms != LOG_NONE) {
-			text_str(t, " for up to ");
-			text_u64(t, (uint64_t)ev->wait_ms);
-			text_str(t, "ms more (BACKOFF_TIMEOUT)");
-		} else {
-			text_str(t, " with no time budget (BACKOFF_TIMEOUT=inf)");
-		}
-		text_str(t, "; BACKOFF_LOG=info shows each retry");
-	} else if (strcmp(ev->event, "woke") == 0) {
-		text_str(t, "the planned wait ended ");
-		text_u64(t, (uint64_t)ev->wait_ms);
-		text_str(t, ev->reason && strcmp(ev->reason, "look") == 0
-				    ? "ms early: a look at the destination made an attempt, which "
-				      "counts as "
-				      "this call's"
-				    : "ms early: a listener appeared or another process connected; "
-				      "attempting now");
-	} else if (strcmp(ev->event, "ended") == 0) {
-		text_str(t, "ended by the program (it closed the socket) after ");
-		text_u64(t, ev->attempt);
-		text_str(t, ev->attempt == 1 ? " attempt in " : " attempts in ");
-		text_u64(t, (uint64_t)ev->elapsed_ms);
-		text_str(t, "ms");
-	} else if (strcmp(ev->event, "early") == 0 || strcmp(ev->event, "not-ready") == 0) {
-		if (ev->event[0] == 'e') {
-			text_str(t, "closed by the peer before its first byte (early close ");
-		} else {
-			text_str(t, "the server said \"try later\" (");
-			text_str(t, ev->answer ? ev->answer : "?");
-			text_str(t, "; ");
-		}
-		text_u64(t, ev->attempt);
-		text_str(t, " in a row); ");
-		text_str(t, early_text(ev->reason ? ev->reason : "?"));
-		text_str(t, ", new connects wait ");
-		text_u64(t, (uint64_t)ev->delay_ms);
-		text_str(t, "ms");
-	} else if (strcmp(ev->event, "early-end") == 0) {
-		if (ev->err) {
-			text_str(t, err_text(ev));
-			text_str(t, " on connecting again");
-		} else if (ev->reason && strcmp(ev->reason, "answer") == 0) {
-			text_str(t, "closed by the peer before its first byte, nothing sent: "
-				    "taken for its answer (BACKOFF_EARLY_CLOSE=refusal connects "
-				    "again)");
-		} else if (ev->reason && strcmp(ev->reason, "unaccepted") == 0) {
-			text_str(t, "closed by the peer before its first byte, and its listener "
-				    "did not accept the new connection");
-		} else if (ev->reason && strcmp(ev->reason, "gone") == 0) {
-			text_str(t, "closed by the peer before its first byte, and nothing listens "
-				    "there "
-				    "any more");
-		} else {
-			text_str(t, "the new connection sent nothing in its attempt's time");
-		}
-		if (ev->reason &&
-		    (strcmp(ev->reason, "gone") == 0 || strcmp(ev->reason, "unaccepted") == 0))
-			text_str(t, ": the listener served its one connection");
-		text_str(t, "; the program gets the end it met");
-	} else if (strcmp(ev->event, "damped") == 0 && ev->reason) {
-		text_str(t,
-			 "the server said it is full: waiting in its line for a connection to it "
-			 "to close (");
-		text_u64(t, ev->attempt);
-		text_str(t, " ahead; looking again in ");
-		text_u64(t, (uint64_t)ev->wait_ms);
-		text_str(t, "ms)");
-	} else if (strcmp(ev->event, "damped") == 0) {
-		text_str(t, "waiting ");
-		text_u64(t, (uint64_t)ev->wait_ms);
-		text_str(t, "ms before connecting: ");
-		text_u64(t, ev->attempt);
-		text_str(t, ev->attempt == 1 ? " connection ended early or said \"try later\""
-					     : " connections in a row ended early or said \"try "
-					       "later\"");
-	} else if (strcmp(ev->event, "down") == 0) {
-		text_str(t, "known down: no success in ");
-		text_u64(t, (uint64_t)ev->elapsed_ms);
-		text_str(t, "ms, its time budget; further connects get the kernel's answer at once "
-			    "until one succeeds");
-	} else {
-		if (ev->err) {
-			text_str(t, err_text(ev));
-			text_put(t, " ", 1);
-		}
-		text_str(t, ev->event);
-		if (ev->reason) {
-			text_str(t, " (");
-			text_str(t, ev->reason);
-			text_str(t, ")");
-		}
 	}
 }
 

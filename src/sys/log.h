@@ -28,6 +28,7 @@ struct log_event {
 	int64_t elapsed_ms;
 	const char *reason;
 	const char *answer; /* a server's answer that means "try later", as text */
+	const char *text;   /* the text format's sentence; NULL: the event and its reason */
 };
 
 /*
