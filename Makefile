@@ -114,7 +114,7 @@ $(STATUS): $(STATUS_SRC) src/tool/status.h $(CORE_OBJ)
 # The supervisor engine: a program of its own, on the same core as the library, with
 # libc's calls as the real ones (src/supervise/libc.c) instead of sys/real.c.
 SUPERVISE_CORE := $(patsubst %,$(BUILD)/obj/src/%.o,facts/addrlist $(CONFIG_MODS) drivers/decide engine/eligible \
-	facts/dest engine/engine counters/events facts/fate engine/policy drivers/retry facts/share facts/share_file facts/share_full config/target \
+	facts/dest engine/engine counters/events facts/fate engine/policy drivers/retry facts/share facts/share_file facts/share_full facts/share_view config/target \
 	drivers/before engine/ready sys/clock sys/elf sys/errname sys/listen sys/log sys/rng sys/sock sys/text)
 # Linked statically: a preload's exec hook runs it with the program's environment, whose
 # LD_PRELOAD then loads nothing into it, and it starts without a loader's work.  Not under
@@ -333,10 +333,10 @@ $(FUZZ_BUILD)/fuzz-notify: tests/fuzz/notify.c $(FUZZ_CORE) src/supervise/notify
 		src/supervise/libc.c
 
 # The shared state file, as hostile as another process of the user can make it.
-$(FUZZ_BUILD)/fuzz-share: tests/fuzz/share.c $(FUZZ_CORE) src/facts/share.c src/facts/share_file.c src/facts/share_full.c src/sys/clock.c \
+$(FUZZ_BUILD)/fuzz-share: tests/fuzz/share.c $(FUZZ_CORE) src/facts/share.c src/facts/share_file.c src/facts/share_full.c src/facts/share_view.c src/sys/clock.c \
 		$(wildcard src/*/*.h) Makefile
 	@mkdir -p $(dir $@)
-	$(FUZZ_CC) $(FUZZ_CFLAGS) -o $@ $< $(FUZZ_CORE) src/facts/share.c src/facts/share_file.c src/facts/share_full.c src/sys/clock.c
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -o $@ $< $(FUZZ_CORE) src/facts/share.c src/facts/share_file.c src/facts/share_full.c src/facts/share_view.c src/sys/clock.c
 
 $(FUZZ_BUILD)/fuzz-%: tests/fuzz/%.c $(FUZZ_CORE) $(wildcard src/*/*.h) Makefile
 	@mkdir -p $(dir $@)

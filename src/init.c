@@ -1,4 +1,5 @@
 /* Load-time set-up: real symbols, configuration, logging, random seeding, fork and exit. */
+#include "config/config_dests.h"
 #include "init.h"
 
 #include <pthread.h>

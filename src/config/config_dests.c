@@ -1,5 +1,6 @@
 /* BACKOFF_DESTINATIONS: some destinations served by a policy of their own. */
 #include "config/config.h"
+#include "config/config_dests.h"
 
 #include <stdio.h>
 #include <string.h>

@@ -1,4 +1,5 @@
 /* The connect and send families past their hooks' gates: decided and carried out here. */
+#include "config/config_dests.h"
 #include "drivers/call.h"
 
 #include <errno.h>
@@ -276,7 +277,9 @@ static const char *send_why_not(const struct config *cfg, const struct call_send
 	config_send_errors(family, type, op->to != NULL, retryable);
 	if (!config_errset_has(retryable, err))
 		return "errno";
-	if (!op->to && (getpeername(op->fd, (struct sockaddr *)&peer, &len) != 0 ||
+	/* The peer, as the program's getpeername says it (early_name while connected again). */
+	if (!op->to && ((real_getpeername(op->fd, (struct sockaddr *)&peer, &len) != 0 &&
+			 !early_name(op->fd, true, (struct sockaddr *)&peer, &len)) ||
 			!target_from_sockaddr((struct sockaddr *)&peer, len, t)))
 		return "family";
 	if (!engine_takes(cfg, t))

@@ -1,5 +1,6 @@
 /* A failed connect's destination: eligibility, its facts for the engine, shared fate, bookkeeping.
  */
+#include "config/config_dests.h"
 #include "drivers/decide.h"
 
 #include <errno.h>

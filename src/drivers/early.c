@@ -728,6 +728,13 @@ static int answered(int fd, unsigned char want)
 	return n == 1 && got == want ? 0 : n < 0 ? errno : ECONNRESET;
 }
 
+/* fcntl(F_SETFL) of @fd to @flags, the table following as the fcntl hook has it follow. */
+static void set_flags(int fd, int flags)
+{
+	if (real_fcntl(fd, F_SETFL, flags) == 0)
+		fdtable_mode_change(fd, FDS_NONBLOCK, (flags & O_NONBLOCK) != 0);
+}
+
 /*
  * Send @fl again on @fd's new connection: a start-up that negotiated first
  * (PostgreSQL's SSLRequest) stops for the server's answer, which must be the
@@ -754,7 +761,7 @@ bool early_again_blocking(const struct config *cfg, int fd, const struct sockadd
 	struct fdslot *s = fdtable_peek(fd);
 	uint64_t until = s ? atomic_load_explicit(&s->again_until_ms, memory_order_relaxed) : 0,
 		 later = 0;
-	int flags = fcntl(fd, F_GETFL), err;
+	int flags = real_fcntl(fd, F_GETFL), err;
 	bool nonblocking = flags >= 0 && (flags & O_NONBLOCK);
 	enum events_end why = EVENTS_END_SILENT;
 	struct target_addr t;
@@ -762,7 +769,7 @@ bool early_again_blocking(const struct config *cfg, int fd, const struct sockadd
 	if (until == 0)
 		until = CONFIG_INFINITE;
 	if (nonblocking)
-		(void)fcntl(fd, F_SETFL, flags & ~O_NONBLOCK);
+		set_flags(fd, flags & ~O_NONBLOCK);
 	/*
 	 * The destination's delay, ended by a local listener that goes away (it
 	 * served its one connection), or by a signal, as the end would have been.
@@ -780,7 +787,7 @@ bool early_again_blocking(const struct config *cfg, int fd, const struct sockadd
 			err = answered_by(cfg, fd, until, &why);
 	}
 	if (nonblocking)
-		(void)fcntl(fd, F_SETFL, flags);
+		set_flags(fd, flags);
 	if (fl)
 		early_flight_done(fd, fl);
 	if (err == 0) {

@@ -1,6 +1,6 @@
 /* Managed non-blocking connects: hide a failed attempt, retry it, hand the outcome over. */
 #include "drivers/pending.h"
-#include "drivers/pending_int.h"
+#include "drivers/pending_again.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -29,7 +29,7 @@ static _Atomic uint64_t due_earliest = CONFIG_INFINITE;
 static _Atomic uint64_t scan_since_ns;
 #define SCAN_STALE_NS 1000000000ULL
 
-void pending_due_lower(uint64_t due)
+static void due_lower(uint64_t due)
 {
 	uint64_t cur = atomic_load_explicit(&due_earliest, memory_order_relaxed);
 
@@ -37,6 +37,19 @@ void pending_due_lower(uint64_t due)
 	       !atomic_compare_exchange_weak_explicit(&due_earliest, &cur, due,
 						      memory_order_release, memory_order_relaxed))
 		;
+}
+
+static bool timed(unsigned state)
+{
+	return state == FDS_HIDDEN || state == FDS_CONNECTING || state == FDS_AWAIT;
+}
+
+/* @s (claimed) is in @state; a timed one is due at its conn.due_ms, which may be the earliest. */
+static unsigned due_set(struct fdslot *s, unsigned state)
+{
+	if (timed(state))
+		due_lower(atomic_load_explicit(&s->conn.due_ms, memory_order_relaxed));
+	return state;
 }
 
 /* The socket behind @fd is still the one that was managed (fd numbers are reused). */
@@ -89,7 +102,7 @@ static void release_waiters(const struct dest *d)
 		    __atomic_load_n(&o->conn.dest, __ATOMIC_RELAXED) == d)
 			atomic_store_explicit(&o->conn.due_ms, now, memory_order_relaxed);
 	}
-	pending_due_lower(now);
+	due_lower(now);
 }
 
 /*
@@ -113,7 +126,7 @@ static unsigned succeeded(const struct config *cfg, struct fdslot *s, int fd, ui
 		atomic_store_explicit(&s->again_until_ms, 0, memory_order_relaxed);
 		return FDS_FREE;
 	}
-	return await_first(cfg, s, now);
+	return due_set(s, await_first(cfg, s, now));
 }
 
 /* When the attempt of @s made at @now must end: a new connection's of an early close, its time. */
@@ -147,7 +160,7 @@ static unsigned schedule(struct fdslot *s, int fd, uint64_t due)
 	    dest_look_turn(s->conn.dest, fd, now, look + 2 * look_ms))
 		due = look;
 	atomic_store_explicit(&s->conn.due_ms, due, memory_order_relaxed);
-	pending_due_lower(due);
+	due_lower(due);
 	return FDS_HIDDEN;
 }
 
@@ -156,7 +169,7 @@ static unsigned connecting(struct fdslot *s, uint64_t due)
 {
 	atomic_store_explicit(&s->conn.due_ms, due, memory_order_relaxed);
 	if (due != CONFIG_INFINITE)
-		pending_due_lower(due);
+		due_lower(due);
 	return FDS_CONNECTING;
 }
 
@@ -173,7 +186,7 @@ static unsigned attempt_deadline(const struct config *cfg, struct fdslot *s, int
 	if (!still_ours(s, fd))
 		return FDS_FREE; /* replaced behind the hooks, or made blocking */
 	if (early_again(s))
-		return again_due(cfg, s, fd, now);
+		return due_set(s, again_due(cfg, s, fd, now));
 	if (sock_tcp_state(fd) != TCP_SYN_SENT) {
 		atomic_store_explicit(&s->conn.due_ms, CONFIG_INFINITE, memory_order_relaxed);
 		return FDS_CONNECTING;
@@ -237,7 +250,7 @@ static bool manage(const struct config *cfg, int fd, const struct sockaddr *addr
 		s->conn.progress.attempt = 0;
 		state = hide(s, fd, later_ms);
 		if (early_again(s) || decide_full_line(cfg, t) >= 0)
-			state = again_look(cfg, s, now);
+			state = due_set(s, again_look(cfg, s, now));
 		goto out_release;
 	}
 	state = connecting(s, attempt_until(cfg, s, now));
@@ -363,7 +376,7 @@ static unsigned attempt_again(const struct config *cfg, struct fdslot *s, int fd
 								    s->conn.progress.planned_ms);
 		if (now_ms < s->conn.progress.planned_ms) {
 			if (!decide_full_turn(cfg, &s->conn.target))
-				return again_look(cfg, s, now_ms);
+				return due_set(s, again_look(cfg, s, now_ms));
 			s->conn.progress.planned_ms = now_ms;
 		}
 	}
@@ -463,11 +476,6 @@ static bool scan_begin(void)
 }
 
 /* The states that are due at a time: a hidden retry, an attempt's deadline, a first byte's. */
-static bool timed(unsigned state)
-{
-	return state == FDS_HIDDEN || state == FDS_CONNECTING || state == FDS_AWAIT;
-}
-
 /* What is due of @s (@fd, claimed, timed) at @now_ms: the new state. */
 static unsigned run_one(const struct config *cfg, struct fdslot *s, int fd, uint64_t now_ms)
 {
@@ -477,7 +485,7 @@ static unsigned run_one(const struct config *cfg, struct fdslot *s, int fd, uint
 	case FDS_CONNECTING:
 		return attempt_deadline(cfg, s, fd, now_ms);
 	default:
-		return same_socket(s, fd) ? again_due(cfg, s, fd, now_ms) : FDS_FREE;
+		return same_socket(s, fd) ? due_set(s, again_due(cfg, s, fd, now_ms)) : FDS_FREE;
 	}
 }
 
@@ -523,7 +531,7 @@ void pending_run_due(const struct config *cfg, uint64_t now_ms)
 			next = due < next ? due : next;
 		}
 	}
-	pending_due_lower(next);
+	due_lower(next);
 	atomic_store_explicit(&scan_since_ns, 0, memory_order_release);
 	errno = saved;
 }

@@ -1,5 +1,5 @@
 /* The event loop's steps of a connection made again after an early close (drivers/pending's). */
-#include "drivers/pending_int.h"
+#include "drivers/pending_again.h"
 
 #include <errno.h>
 #include <netinet/in.h>
@@ -7,7 +7,6 @@
 
 #include "drivers/decide.h"
 #include "drivers/early.h"
-#include "drivers/pending.h"
 #include "engine/engine.h"
 #include "tables/epollreg.h"
 #include "sys/sock.h"
@@ -32,7 +31,6 @@ unsigned await_first(const struct config *cfg, struct fdslot *s, uint64_t now)
 	uint64_t until = again_look_at(cfg, s, now);
 
 	atomic_store_explicit(&s->conn.due_ms, until, memory_order_relaxed);
-	pending_due_lower(until);
 	return FDS_AWAIT;
 }
 
@@ -74,7 +72,6 @@ unsigned again_due(const struct config *cfg, struct fdslot *s, int fd, uint64_t 
 			return again_over(s, fd, 0, EVENTS_END_UNACCEPTED, false);
 		/* Accepted, still connecting, or the kernel cannot tell: until its time. */
 		atomic_store_explicit(&s->conn.due_ms, until, memory_order_relaxed);
-		pending_due_lower(until);
 		return fdtable_state_of(s);
 	}
 	/* Its connect unanswered, else the connection silent. */
@@ -97,6 +94,5 @@ unsigned again_look(const struct config *cfg, struct fdslot *s, uint64_t now)
 	if (look && now + look < due)
 		due = now + look;
 	atomic_store_explicit(&s->conn.due_ms, due, memory_order_relaxed);
-	pending_due_lower(due);
 	return FDS_HIDDEN;
 }

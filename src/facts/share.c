@@ -23,14 +23,6 @@ static atomic_bool share_netns_read;
 
 /* Slots looked at from a destination's hash; a full neighbourhood means no sharing for it. */
 #define SHARE_PROBES 16
-/*
- * A slot nobody has used for this long (no attempt, look, lease or sleeper)
- * may be taken for another destination: the table holds the destinations
- * being waited for, not every one ever refused.  A count of sleepers that
- * a killed process left behind is not believed after an hour.
- */
-#define SHARE_IDLE_NS (60ULL * 1000000000ULL)
-#define SHARE_SLEEPERS_NS (3600ULL * 1000000000ULL)
 /* Waiters woken by each success: the ramp doubles as their connects succeed. */
 #define SHARE_RAMP 2
 
@@ -161,13 +153,8 @@ static void write_dest(struct share_dest *d, const struct target_addr *t)
 		atomic_store_explicit(&d->bytes[i], w[i], memory_order_relaxed);
 }
 
-/*
- * The destination in @d and the network namespace it was written from
- * (*netns), if it is whole and the one of @key: read, bounded, and hashed
- * again.
- */
-static bool read_dest(const struct share_dest *d, uint64_t key, struct target_addr *t,
-		      uint64_t *netns)
+bool share_read_dest(const struct share_dest *d, uint64_t key, struct target_addr *t,
+		     uint64_t *netns)
 {
 	uint64_t w[DEST_WORDS];
 	unsigned family = atomic_load_explicit(&d->family, memory_order_relaxed);
@@ -219,28 +206,14 @@ bool share_probing_until(struct share_head *h, unsigned bucket, uint64_t until)
 	return false;
 }
 
-/* Whether @t is at least @age before @now (a time in the future is not). */
-static bool older_than(uint64_t t, uint64_t now, uint64_t age)
-{
-	return t <= now && now - t >= age;
-}
-
-/* The lease of loop word @w, if it runs at @now (CLOCK_MONOTONIC ns): its seconds left, else 0. */
-static unsigned loop_lease_left(uint64_t w, uint64_t now)
-{
-	unsigned left =
-		(unsigned)(((w & 0xffff) + 0x10000 - (now / 1000000000ULL & 0xffff)) & 0xffff);
-
-	return (w >> 16 & 0xffff) != 0 && left <= SHARE_LOOP_LEASE_MAX_S ? left : 0;
-}
-
 /* Whether a process's event loop has a connect waiting for @s at @now. */
 static bool loops_waiting(struct share_slot *s, uint64_t now)
 {
 	unsigned i;
 
 	for (i = 0; i < SHARE_LOOPS; i++)
-		if (loop_lease_left(atomic_load_explicit(&s->loops[i], memory_order_relaxed), now))
+		if (share_loop_lease_left(atomic_load_explicit(&s->loops[i], memory_order_relaxed),
+					  now))
 			return true;
 	return false;
 }
@@ -257,10 +230,10 @@ static bool stale(struct share_slot *s, uint64_t now)
 	    atomic_load_explicit(&s->damp_ns, memory_order_relaxed) > now)
 		return false;
 	if (atomic_load_explicit(&s->waiters, memory_order_relaxed) != 0)
-		return older_than(last, now, SHARE_SLEEPERS_NS);
+		return share_older_than(last, now, SHARE_SLEEPERS_NS);
 	if (loops_waiting(s, now))
 		return false;
-	return older_than(last, now, SHARE_IDLE_NS);
+	return share_older_than(last, now, SHARE_IDLE_NS);
 }
 
 /* The file's count of slots down, as a slot's state went from @was to @is. */
@@ -450,7 +423,8 @@ uint32_t share_note_early(struct share_slot *s, uint64_t now_ns, uint64_t stale_
 	uint32_t n;
 
 	atomic_fetch_add_explicit(&s->attempts, 1, memory_order_relaxed);
-	if (last == 0 || !older_than(last, now_ns, 0) || older_than(last, now_ns, stale_ns)) {
+	if (last == 0 || !share_older_than(last, now_ns, 0) ||
+	    share_older_than(last, now_ns, stale_ns)) {
 		/* A new streak (a time in the future is a hostile one: restarted too). */
 		atomic_store_explicit(&s->early, 1, memory_order_relaxed);
 		atomic_store_explicit(&s->streak_ns, now_ns, memory_order_relaxed);
@@ -496,7 +470,7 @@ uint64_t share_damped_until(struct share_slot *s, uint64_t now_ns, uint64_t max_
  */
 static uint64_t loop_word(uint64_t w, int me, int delta, uint64_t lease_s, uint64_t now)
 {
-	unsigned left = loop_lease_left(w, now),
+	unsigned left = share_loop_lease_left(w, now),
 		 count = (int)(w >> 32) == me && left ? (unsigned)(w >> 16 & 0xffff) : 0;
 	uint64_t now_s = now / 1000000000ULL;
 
@@ -537,7 +511,7 @@ bool share_loop_wait(struct share_slot *s, int delta, uint64_t until_ns)
 		return false;
 	for (i = 0; i < SHARE_LOOPS; i++) {
 		w = atomic_load_explicit(&s->loops[i], memory_order_relaxed);
-		if (w != 0 && loop_lease_left(w, now))
+		if (w != 0 && share_loop_lease_left(w, now))
 			continue;
 		/* Free, or its lease is over: ours. */
 		if (atomic_compare_exchange_strong_explicit(
@@ -722,65 +696,6 @@ int share_sleep(_Atomic uint32_t *word, uint32_t val, uint64_t until_ns, _Atomic
 int share_wait(struct share_slot *s, uint32_t seq, uint64_t until_ns)
 {
 	return share_sleep(&s->seq, seq, until_ns, &s->waiters) == EINTR ? EINTR : 0;
-}
-
-bool share_view_slot(const struct share_head *h, unsigned i, uint64_t now_ns, struct share_view *v)
-{
-	const struct share_slot *s;
-	uint64_t key, probed, looked, early;
-	unsigned state;
-	int tid, pid;
-	uint32_t err;
-
-	memset(v, 0, sizeof(*v));
-	if (i >= SHARE_SLOTS)
-		return false;
-	s = (const struct share_slot *)(h + 1) + i;
-	key = atomic_load_explicit(&s->key, memory_order_acquire);
-	if (key == 0)
-		return false;
-	state = atomic_load_explicit(&s->state, memory_order_relaxed);
-	v->state = state <= SHARE_UP ? (enum share_state)state : SHARE_UNKNOWN;
-	tid = atomic_load_explicit(&s->prober, memory_order_relaxed);
-	pid = atomic_load_explicit(&s->prober_pid, memory_order_relaxed);
-	/* A lease, as share_lead sees one: a prober and an end still to come. */
-	v->probing = tid != 0 && atomic_load_explicit(&s->lease_ns, memory_order_relaxed) > now_ns;
-	if (v->probing && tid > 0)
-		v->prober_tid = tid;
-	if (v->probing && pid > 0)
-		v->prober_pid = pid;
-	err = atomic_load_explicit(&s->err, memory_order_relaxed);
-	v->err = err < CONFIG_ERRNO_MAX ? (int)err : 0;
-	v->since_ns = atomic_load_explicit(&s->since_ns, memory_order_relaxed);
-	if (v->since_ns > now_ns)
-		v->since_ns = 0;
-	probed = atomic_load_explicit(&s->probed_ns, memory_order_relaxed);
-	v->probed_ns = probed <= now_ns ? probed : 0;
-	/* Sleepers a killed process left behind are not believed, as in stale(). */
-	looked = atomic_load_explicit(&s->looked_ns, memory_order_relaxed);
-	v->waiters = atomic_load_explicit(&s->waiters, memory_order_relaxed);
-	if (older_than(probed > looked ? probed : looked, now_ns, SHARE_SLEEPERS_NS))
-		v->waiters = 0;
-	v->attempts = atomic_load_explicit(&s->attempts, memory_order_relaxed);
-	v->saved = atomic_load_explicit(&s->saved, memory_order_relaxed);
-	early = atomic_load_explicit(&s->early_ns, memory_order_relaxed);
-	if (early != 0 && early <= now_ns && !older_than(early, now_ns, SHARE_IDLE_NS))
-		v->early = atomic_load_explicit(&s->early, memory_order_relaxed);
-	v->full = share_full_line(s, now_ns, SHARE_IDLE_NS) >= 0;
-	if (v->full)
-		v->queued = atomic_load_explicit(&s->queued, memory_order_relaxed);
-	for (unsigned k = 0; k < SHARE_LOOPS; k++) {
-		uint64_t w = atomic_load_explicit(&s->loops[k], memory_order_relaxed);
-
-		if (!loop_lease_left(w, now_ns) || (int)(w >> 32) <= 0)
-			continue;
-		v->loop_pid[k] = (int)(w >> 32);
-		v->loop_count[k] = (uint32_t)(w >> 16 & 0xffff);
-	}
-	v->named = read_dest(&s->dest, key, &v->target, &v->netns);
-	if (!v->named)
-		v->netns = 0;
-	return true;
 }
 
 /* The layout is the file format: fixed sizes, checked at build time. */

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "config/config.h"
+#include "config/config_dests.h"
 #include "sys/elf.h"
 #include "sys/cookie.h"
 #include "sys/log.h"

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "config/config.h"
+#include "config/config_dests.h"
 #include "drivers/before.h"
 #include "counters/events.h"
 #include "supervise/filter.h"

@@ -1,4 +1,5 @@
 /* The supervisor: connect and getsockopt(SO_ERROR) notifications, answered and retried. */
+#include "config/config_dests.h"
 #include "supervise/serve.h"
 
 #include <errno.h>

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "config/config.h"
+#include "config/config_dests.h"
 #include "engine/policy.h"
 #include "sys/log.h"
 #include "sys/rng.h"

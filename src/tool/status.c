@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "config/config.h"
+#include "config/config_dests.h"
 #include "engine/policy.h"
 #include "facts/share.h"
 #include "config/target.h"

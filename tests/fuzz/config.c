@@ -1,5 +1,6 @@
 /* libFuzzer target: config_parse over any environment, with the invariants of struct config. */
 #include "config/config.h"
+#include "config/config_dests.h"
 #include "fuzz.h"
 
 #include <stdbool.h>

@@ -1,5 +1,6 @@
 /* Unit tests of config/config: every variable, presets, units, cross-checks, messages. */
 #include "config/config.h"
+#include "config/config_dests.h"
 #include "engine/engine.h"
 #include "engine/policy.h"
 #include "engine/ready.h"

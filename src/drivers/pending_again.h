@@ -1,6 +1,6 @@
-/* The event loop's managed connects, inside drivers/pending: what its two files share. */
-#ifndef BACKOFF_DRIVERS_PENDING_INT_H
-#define BACKOFF_DRIVERS_PENDING_INT_H
+/* The event loop's steps of a connection made again after an early close (drivers/pending's). */
+#ifndef BACKOFF_DRIVERS_PENDING_AGAIN_H
+#define BACKOFF_DRIVERS_PENDING_AGAIN_H
 
 #include <stdint.h>
 
@@ -8,13 +8,12 @@
 #include "counters/events.h"
 #include "tables/fdtable.h"
 
-/* The earliest due retry is @due or sooner. */
-void pending_due_lower(uint64_t due);
-
 /*
  * A connection made again after an early close, in the event loop
  * (pending_again.c): when it is next looked at, awaited until its first
- * byte, over, due, or hidden until its planned attempt.
+ * byte, over, due, or hidden until its planned attempt.  Each returns the
+ * slot's new state; one that is timed has its conn.due_ms set, which the
+ * caller makes the earliest due if it is sooner.
  */
 uint64_t again_look_at(const struct config *cfg, const struct fdslot *s, uint64_t now);
 unsigned await_first(const struct config *cfg, struct fdslot *s, uint64_t now);
