@@ -108,12 +108,12 @@ $(TOOL): src/tool/schedule.c $(TOOL_CORE)
 
 # `backoff status`: the state file of shared fate, read with the library's own checks.
 STATUS_SRC := src/tool/status.c src/tool/status_format.c src/tool/status_procs.c
-$(STATUS): $(STATUS_SRC) src/tool/status.h $(CORE_OBJ)
+$(STATUS): $(STATUS_SRC) src/tool/status_format.h src/tool/status_procs.h $(CORE_OBJ)
 	$(CC) $(CFLAGS_ALL) -o $@ $(STATUS_SRC) $(CORE_OBJ) $(LIBS)
 
 # The supervisor engine: a program of its own, on the same core as the library, with
 # libc's calls as the real ones (src/supervise/libc.c) instead of sys/real.c.
-SUPERVISE_CORE := $(patsubst %,$(BUILD)/obj/src/%.o,facts/addrlist $(CONFIG_MODS) drivers/decide engine/eligible \
+SUPERVISE_CORE := $(patsubst %,$(BUILD)/obj/src/%.o,facts/addrlist $(CONFIG_MODS) drivers/decide drivers/eligible \
 	facts/dest engine/engine counters/events facts/fate engine/policy drivers/retry facts/share facts/share_file facts/share_full facts/share_view config/target \
 	drivers/before engine/ready sys/clock sys/elf sys/errname sys/listen sys/log sys/rng sys/sock sys/text)
 # Linked statically: a preload's exec hook runs it with the program's environment, whose
@@ -313,7 +313,7 @@ FUZZ_TARGETS := config target policy fdinfo notify share ready
 # integer: unsigned wrap-around and lossy conversions count as findings too.
 FUZZ_CFLAGS = $(WARN) -g -O1 -Isrc -fsanitize=fuzzer,address,undefined,integer \
 	-fno-sanitize-recover=all
-FUZZ_CORE := $(CONFIG_MODS:%=src/%.c) src/engine/eligible.c src/engine/engine.c src/config/target.c src/engine/policy.c \
+FUZZ_CORE := $(CONFIG_MODS:%=src/%.c) src/drivers/eligible.c src/engine/engine.c src/config/target.c src/engine/policy.c \
 	src/sys/errname.c src/sys/rng.c src/sys/text.c src/sys/fdinfo.c src/engine/ready.c
 
 .PHONY: fuzz

@@ -8,10 +8,10 @@
 
 #include "facts/addrlist.h"
 #include "facts/dest.h"
-#include "engine/eligible.h"
+#include "drivers/eligible.h"
 #include "engine/engine.h"
 #include "counters/events.h"
-#include "tables/fdtable.h"
+#include "drivers/conn.h"
 #include "drivers/retry.h"
 #include "facts/share.h"
 #include "sys/clock.h"

@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "drivers/conn.h"
 #include "drivers/decide.h"
 #include "facts/dest.h"
 #include "drivers/early.h"
@@ -48,7 +49,7 @@ static bool timed(unsigned state)
 static unsigned due_set(struct fdslot *s, unsigned state)
 {
 	if (timed(state))
-		due_lower(atomic_load_explicit(&s->conn.due_ms, memory_order_relaxed));
+		due_lower(atomic_load_explicit(&fdconn_of(s)->due_ms, memory_order_relaxed));
 	return state;
 }
 
@@ -57,7 +58,8 @@ static bool same_socket(const struct fdslot *s, int fd)
 {
 	struct stat st;
 
-	return kcall_fstat(fd, &st) == 0 && st.st_ino == s->conn.ino && st.st_dev == s->conn.dev;
+	return kcall_fstat(fd, &st) == 0 && st.st_ino == fdconn_of(s)->ino &&
+	       st.st_dev == fdconn_of(s)->dev;
 }
 
 /* The fd is still the socket managed, and non-blocking: else not ours to connect. */
@@ -99,8 +101,8 @@ static void release_waiters(const struct dest *d)
 			continue;
 		}
 		if (fdtable_state_of(o) == FDS_HIDDEN &&
-		    __atomic_load_n(&o->conn.dest, __ATOMIC_RELAXED) == d)
-			atomic_store_explicit(&o->conn.due_ms, now, memory_order_relaxed);
+		    __atomic_load_n(&fdconn_of(o)->dest, __ATOMIC_RELAXED) == d)
+			atomic_store_explicit(&fdconn_of(o)->due_ms, now, memory_order_relaxed);
 	}
 	due_lower(now);
 }
@@ -115,8 +117,8 @@ static unsigned succeeded(const struct config *cfg, struct fdslot *s, int fd, ui
 	int cancel = fdtable_nocancel(); /* a log line is a cancellation point */
 	uint64_t until;
 
-	if (decide_loop_succeeded(cfg, &s->conn, fd, now))
-		release_waiters(s->conn.dest);
+	if (decide_loop_succeeded(cfg, fdconn_of(s), fd, now))
+		release_waiters(fdconn_of(s)->dest);
 	fdtable_cancel_restore(cancel);
 	until = atomic_load_explicit(&s->again_until_ms, memory_order_relaxed);
 	if (until == 0)
@@ -133,7 +135,7 @@ static unsigned succeeded(const struct config *cfg, struct fdslot *s, int fd, ui
 static uint64_t attempt_until(const struct config *cfg, const struct fdslot *s, uint64_t now)
 {
 	return early_again(s) ? again_look_at(cfg, s, now)
-			      : decide_loop_attempt_deadline(cfg, &s->conn, now);
+			      : decide_loop_attempt_deadline(cfg, fdconn_of(s), now);
 }
 
 /* A managed slot of @fd, its state settled (no other thread changing it), or NULL. */
@@ -147,19 +149,19 @@ static struct fdslot *managed_slot(int fd)
 /* Schedule the retry of @s (claimed, out of its epoll sets) at @due: hidden until then. */
 static unsigned schedule(struct fdslot *s, int fd, uint64_t due)
 {
-	uint64_t look_ms = s->conn.fate.look_ns / 1000000, now = clock_now_ms(),
+	uint64_t look_ms = fdconn_of(s)->fate.look_ns / 1000000, now = clock_now_ms(),
 		 look = now + look_ms;
 
-	s->conn.progress.planned_ms = due;
+	fdconn_of(s)->progress.planned_ms = due;
 	/*
 	 * One hidden connect per destination in the process is back sooner: to
 	 * look for a listener, or to learn that another process connected; it
 	 * releases the others.  The rest wait for their planned attempt.
 	 */
-	if (s->conn.fate.looking && s->conn.dest && look < due &&
-	    dest_look_turn(s->conn.dest, fd, now, look + 2 * look_ms))
+	if (fdconn_of(s)->fate.looking && fdconn_of(s)->dest && look < due &&
+	    dest_look_turn(fdconn_of(s)->dest, fd, now, look + 2 * look_ms))
 		due = look;
-	atomic_store_explicit(&s->conn.due_ms, due, memory_order_relaxed);
+	atomic_store_explicit(&fdconn_of(s)->due_ms, due, memory_order_relaxed);
 	due_lower(due);
 	return FDS_HIDDEN;
 }
@@ -167,7 +169,7 @@ static unsigned schedule(struct fdslot *s, int fd, uint64_t due)
 /* @s (claimed) has an attempt under way: due at its deadline @due. */
 static unsigned connecting(struct fdslot *s, uint64_t due)
 {
-	atomic_store_explicit(&s->conn.due_ms, due, memory_order_relaxed);
+	atomic_store_explicit(&fdconn_of(s)->due_ms, due, memory_order_relaxed);
 	if (due != CONFIG_INFINITE)
 		due_lower(due);
 	return FDS_CONNECTING;
@@ -188,11 +190,11 @@ static unsigned attempt_deadline(const struct config *cfg, struct fdslot *s, int
 	if (early_again(s))
 		return due_set(s, again_due(cfg, s, fd, now));
 	if (sock_tcp_state(fd) != TCP_SYN_SENT) {
-		atomic_store_explicit(&s->conn.due_ms, CONFIG_INFINITE, memory_order_relaxed);
+		atomic_store_explicit(&fdconn_of(s)->due_ms, CONFIG_INFINITE, memory_order_relaxed);
 		return FDS_CONNECTING;
 	}
 	/* A failed attempt with ETIMEDOUT. */
-	if (decide_loop_failed(cfg, &s->conn, fd, ETIMEDOUT, now, &due)) {
+	if (decide_loop_failed(cfg, fdconn_of(s), fd, ETIMEDOUT, now, &due)) {
 		epollreg_hide(s, fd);
 		sock_abort_connect(fd);
 		return schedule(s, fd, due);
@@ -202,7 +204,8 @@ static unsigned attempt_deadline(const struct config *cfg, struct fdslot *s, int
 	 * last answer the kernel gave, ETIMEDOUT when it gave none.
 	 */
 	sock_abort_connect(fd);
-	atomic_store_explicit(&s->conn.err, engine_outcome(&s->conn.progress, ETIMEDOUT),
+	atomic_store_explicit(&fdconn_of(s)->err,
+			      engine_outcome(&fdconn_of(s)->progress, ETIMEDOUT),
 			      memory_order_relaxed);
 	return FDS_FAILED;
 }
@@ -224,7 +227,7 @@ static bool manage(const struct config *cfg, int fd, const struct sockaddr *addr
 	uint64_t now, due;
 	int saved = errno;
 
-	if (!s || len > sizeof(s->conn.addr) || kcall_fstat(fd, &st) != 0)
+	if (!s || len > sizeof(fdconn_of(s)->addr) || kcall_fstat(fd, &st) != 0)
 		goto out;
 	if (!fdtable_claim(s, true))
 		goto out;
@@ -238,16 +241,16 @@ static bool manage(const struct config *cfg, int fd, const struct sockaddr *addr
 	/* A new connection of an early close that failed at once: its caller gives the end. */
 	if (sync_err && early_again(s))
 		goto out_release;
-	s->conn.dev = st.st_dev;
-	s->conn.ino = st.st_ino;
-	memcpy(&s->conn.addr, addr, len);
-	s->conn.addrlen = len;
-	s->conn.target = *t;
+	fdconn_of(s)->dev = st.st_dev;
+	fdconn_of(s)->ino = st.st_ino;
+	memcpy(&fdconn_of(s)->addr, addr, len);
+	fdconn_of(s)->addrlen = len;
+	fdconn_of(s)->target = *t;
 	now = clock_now_ms();
-	decide_loop_begin(cfg, &s->conn, now);
+	decide_loop_begin(cfg, fdconn_of(s), now);
 	if (later_ms) {
 		/* No attempt yet: the first is made when due, as a retry is. */
-		s->conn.progress.attempt = 0;
+		fdconn_of(s)->progress.attempt = 0;
 		state = hide(s, fd, later_ms);
 		if (early_again(s) || decide_full_line(cfg, t) >= 0)
 			state = due_set(s, again_look(cfg, s, now));
@@ -257,7 +260,7 @@ static bool manage(const struct config *cfg, int fd, const struct sockaddr *addr
 	if (sync_err) {
 		int cancel = fdtable_nocancel(); /* a log line is a cancellation point */
 
-		if (decide_loop_failed(cfg, &s->conn, fd, sync_err, now, &due))
+		if (decide_loop_failed(cfg, fdconn_of(s), fd, sync_err, now, &due))
 			state = hide(s, fd, due);
 		else
 			state = FDS_FREE;
@@ -318,10 +321,10 @@ static unsigned attempt_failed_claimed(const struct config *cfg, struct fdslot *
 			return succeeded(cfg, s, fd, now);
 		return again_over(s, fd, err, EVENTS_END_SILENT, false);
 	}
-	if (decide_loop_final(cfg, &s->conn, fd, now))
+	if (decide_loop_final(cfg, fdconn_of(s), fd, now))
 		return FDS_FINAL;
 	epollreg_hide(s, fd);
-	err = sock_connect(fd, (const struct sockaddr *)&s->conn.addr, s->conn.addrlen);
+	err = sock_connect(fd, (const struct sockaddr *)&fdconn_of(s)->addr, fdconn_of(s)->addrlen);
 	/*
 	 * Not a failure: the connection was made and both sides have ended it
 	 * since (the program's shutdown() took it as connected: EISCONN).  Its
@@ -331,8 +334,8 @@ static unsigned attempt_failed_claimed(const struct config *cfg, struct fdslot *
 		epollreg_replay(s, fd);
 		return succeeded(cfg, s, fd, now);
 	}
-	if (!decide_loop_failed(cfg, &s->conn, fd, err, now, &due)) {
-		atomic_store_explicit(&s->conn.err, err, memory_order_relaxed);
+	if (!decide_loop_failed(cfg, fdconn_of(s), fd, err, now, &due)) {
+		atomic_store_explicit(&fdconn_of(s)->err, err, memory_order_relaxed);
 		epollreg_replay(s, fd);
 		return FDS_FAILED;
 	}
@@ -352,7 +355,8 @@ static int attempt_real(void *ctx, uint64_t deadline_ms)
 	(void)deadline_ms; /* a look at a stale unix socket: answered at once */
 	if (!still_ours(w->s, w->fd))
 		return EBADF;
-	return sock_connect(w->fd, (const struct sockaddr *)&w->s->conn.addr, w->s->conn.addrlen);
+	return sock_connect(w->fd, (const struct sockaddr *)&fdconn_of(w->s)->addr,
+			    fdconn_of(w->s)->addrlen);
 }
 
 /* The retry of @s (claimed, hidden, due).  Returns the new state. */
@@ -364,24 +368,24 @@ static unsigned attempt_again(const struct config *cfg, struct fdslot *s, int fd
 	int err = 0;
 
 	/* A first attempt not made yet may wait in a full server's line too. */
-	if (early_again(s) ||
-	    (s->conn.progress.attempt == 0 && decide_full_line(cfg, &s->conn.target) >= 0)) {
+	if (early_again(s) || (fdconn_of(s)->progress.attempt == 0 &&
+			       decide_full_line(cfg, &fdconn_of(s)->target) >= 0)) {
 		/* Its listener gone, it served its one connection: no attempt. */
-		if (early_again(s) && decide_listener_gone(cfg, &s->conn.target))
+		if (early_again(s) && decide_listener_gone(cfg, &fdconn_of(s)->target))
 			return again_over(s, fd, 0, EVENTS_END_GONE, true);
 		/* In a full server's line: its turn when it takes a place freed. */
 		/* Its time came in a line that moves: it waits on, within its budget. */
-		s->conn.progress.planned_ms = decide_full_replan_ms(cfg, &s->conn.target, now_ms,
-								    s->conn.progress.start_ms,
-								    s->conn.progress.planned_ms);
-		if (now_ms < s->conn.progress.planned_ms) {
-			if (!decide_full_turn(cfg, &s->conn.target))
+		fdconn_of(s)->progress.planned_ms = decide_full_replan_ms(
+			cfg, &fdconn_of(s)->target, now_ms, fdconn_of(s)->progress.start_ms,
+			fdconn_of(s)->progress.planned_ms);
+		if (now_ms < fdconn_of(s)->progress.planned_ms) {
+			if (!decide_full_turn(cfg, &fdconn_of(s)->target))
 				return due_set(s, again_look(cfg, s, now_ms));
-			s->conn.progress.planned_ms = now_ms;
+			fdconn_of(s)->progress.planned_ms = now_ms;
 		}
 	}
 
-	switch (decide_loop_wake(cfg, &s->conn, now_ms, attempt_real, &w, &err, &due)) {
+	switch (decide_loop_wake(cfg, fdconn_of(s), now_ms, attempt_real, &w, &err, &due)) {
 	case DECIDE_WAKE_SLEEP:
 		return schedule(s, fd, due);
 	case DECIDE_WAKE_MADE:
@@ -392,12 +396,13 @@ static unsigned attempt_again(const struct config *cfg, struct fdslot *s, int fd
 	}
 	if (!still_ours(s, fd))
 		return FDS_FREE; /* replaced behind the hooks, or made blocking */
-	if (s->conn.fate.slot)
+	if (fdconn_of(s)->fate.slot)
 		events_probed();
 	/* Before the attempt: once it is made, another thread may see the fd ready. */
 	deadline = attempt_until(cfg, s, now_ms);
 	if (!made)
-		err = sock_connect(fd, (const struct sockaddr *)&s->conn.addr, s->conn.addrlen);
+		err = sock_connect(fd, (const struct sockaddr *)&fdconn_of(s)->addr,
+				   fdconn_of(s)->addrlen);
 	if (err == 0) {
 		epollreg_replay(s, fd);
 		return succeeded(cfg, s, fd, now_ms);
@@ -409,9 +414,9 @@ static unsigned attempt_again(const struct config *cfg, struct fdslot *s, int fd
 	/* A new connection of an early close has one attempt (refused: the listener is gone). */
 	if (early_again(s))
 		return again_over(s, fd, err, EVENTS_END_SILENT, true);
-	if (decide_loop_failed(cfg, &s->conn, fd, err, now_ms, &due))
+	if (decide_loop_failed(cfg, fdconn_of(s), fd, err, now_ms, &due))
 		return hide(s, fd, due);
-	atomic_store_explicit(&s->conn.err, err, memory_order_relaxed);
+	atomic_store_explicit(&fdconn_of(s)->err, err, memory_order_relaxed);
 	epollreg_replay(s, fd);
 	return FDS_FAILED;
 }
@@ -509,7 +514,7 @@ void pending_run_due(const struct config *cfg, uint64_t now_ms)
 		}
 		if (!timed(fdtable_state_of(s)))
 			continue;
-		due = atomic_load_explicit(&s->conn.due_ms, memory_order_relaxed);
+		due = atomic_load_explicit(&fdconn_of(s)->due_ms, memory_order_relaxed);
 		if (due == CONFIG_INFINITE)
 			continue;
 		if (due > now_ms || !fdtable_claim(s, false)) {
@@ -527,7 +532,7 @@ void pending_run_due(const struct config *cfg, uint64_t now_ms)
 		} else
 			fdtable_release(s, fdtable_state_of(s));
 		if (timed(fdtable_state_of(s))) {
-			due = atomic_load_explicit(&s->conn.due_ms, memory_order_relaxed);
+			due = atomic_load_explicit(&fdconn_of(s)->due_ms, memory_order_relaxed);
 			next = due < next ? due : next;
 		}
 	}
@@ -566,7 +571,7 @@ static enum pending_answer masked_answer(int fd, int hidden_err, int *err)
 		return PENDING_IN_PROGRESS;
 	}
 	if (state == FDS_FAILED) {
-		*err = atomic_load_explicit(&s->conn.err, memory_order_relaxed);
+		*err = atomic_load_explicit(&fdconn_of(s)->err, memory_order_relaxed);
 		hand_over(s);
 		return PENDING_FAILED;
 	}
@@ -585,7 +590,7 @@ void pending_release(const struct config *cfg, int fd, bool connected)
 
 	if (s && fdtable_claim(s, true)) {
 		if (connected)
-			decide_connected(cfg, &s->conn.target, 0);
+			decide_connected(cfg, &fdconn_of(s)->target, 0);
 		fdtable_release(s, FDS_FREE);
 	}
 }
@@ -603,7 +608,7 @@ bool pending_hidden(int fd, uint64_t *due_ms)
 
 	if (!s || fdtable_state_of(s) != FDS_HIDDEN || !hidden_still_here(s, fd))
 		return false;
-	*due_ms = atomic_load_explicit(&s->conn.due_ms, memory_order_relaxed);
+	*due_ms = atomic_load_explicit(&fdconn_of(s)->due_ms, memory_order_relaxed);
 	return true;
 }
 
@@ -708,7 +713,7 @@ void pending_closing(const struct config *cfg, int fd)
 		return;
 	state = fdtable_state_of(s);
 	if ((state == FDS_HIDDEN || state == FDS_CONNECTING) && hidden_still_here(s, fd))
-		decide_loop_closed(cfg, &s->conn, fd, state == FDS_HIDDEN, clock_now_ms());
+		decide_loop_closed(cfg, fdconn_of(s), fd, state == FDS_HIDDEN, clock_now_ms());
 	fdtable_release(s, fdtable_state_of(s));
 	errno = saved;
 }

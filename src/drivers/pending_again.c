@@ -5,6 +5,7 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 
+#include "drivers/conn.h"
 #include "drivers/decide.h"
 #include "drivers/early.h"
 #include "engine/engine.h"
@@ -21,7 +22,7 @@ uint64_t again_look_at(const struct config *cfg, const struct fdslot *s, uint64_
 {
 	uint64_t until = atomic_load_explicit(&s->again_until_ms, memory_order_relaxed);
 
-	if (now + ENGINE_ACCEPT_MS < until && decide_look_ms(cfg, &s->conn.target))
+	if (now + ENGINE_ACCEPT_MS < until && decide_look_ms(cfg, &fdconn_of(s)->target))
 		until = now + ENGINE_ACCEPT_MS;
 	return until;
 }
@@ -30,7 +31,7 @@ unsigned await_first(const struct config *cfg, struct fdslot *s, uint64_t now)
 {
 	uint64_t until = again_look_at(cfg, s, now);
 
-	atomic_store_explicit(&s->conn.due_ms, until, memory_order_relaxed);
+	atomic_store_explicit(&fdconn_of(s)->due_ms, until, memory_order_relaxed);
 	return FDS_AWAIT;
 }
 
@@ -50,7 +51,7 @@ unsigned again_over(struct fdslot *s, int fd, int err, enum events_end why, bool
 		epollreg_replay(s, fd);
 	if (end == 0)
 		return FDS_FREE;
-	atomic_store_explicit(&s->conn.err, end, memory_order_relaxed);
+	atomic_store_explicit(&fdconn_of(s)->err, end, memory_order_relaxed);
 	return FDS_FAILED;
 }
 
@@ -71,7 +72,7 @@ unsigned again_due(const struct config *cfg, struct fdslot *s, int fd, uint64_t 
 		if (early_unaccepted(cfg, fd))
 			return again_over(s, fd, 0, EVENTS_END_UNACCEPTED, false);
 		/* Accepted, still connecting, or the kernel cannot tell: until its time. */
-		atomic_store_explicit(&s->conn.due_ms, until, memory_order_relaxed);
+		atomic_store_explicit(&fdconn_of(s)->due_ms, until, memory_order_relaxed);
 		return fdtable_state_of(s);
 	}
 	/* Its connect unanswered, else the connection silent. */
@@ -86,13 +87,14 @@ unsigned again_due(const struct config *cfg, struct fdslot *s, int fd, uint64_t 
  */
 unsigned again_look(const struct config *cfg, struct fdslot *s, uint64_t now)
 {
-	uint64_t due = s->conn.progress.planned_ms, look = decide_look_ms(cfg, &s->conn.target);
+	uint64_t due = fdconn_of(s)->progress.planned_ms,
+		 look = decide_look_ms(cfg, &fdconn_of(s)->target);
 
-	if (decide_full_line(cfg, &s->conn.target) >= 0)
+	if (decide_full_line(cfg, &fdconn_of(s)->target) >= 0)
 		look = ENGINE_FULL_LOOK_MS; /* in a full server's line: a place freed is looked for
 					     */
 	if (look && now + look < due)
 		due = now + look;
-	atomic_store_explicit(&s->conn.due_ms, due, memory_order_relaxed);
+	atomic_store_explicit(&fdconn_of(s)->due_ms, due, memory_order_relaxed);
 	return FDS_HIDDEN;
 }

@@ -3,7 +3,7 @@
 
 #include <sys/socket.h>
 
-#include "engine/eligible.h"
+#include "drivers/eligible.h"
 
 _Static_assert(NOTIFY_ADDRESS_MAX == sizeof(struct sockaddr_storage), "address buffer size");
 

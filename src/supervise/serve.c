@@ -17,7 +17,7 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 
-#include "engine/eligible.h"
+#include "drivers/eligible.h"
 #include "facts/share.h"
 #include "supervise/job.h"
 #include "supervise/managed.h"

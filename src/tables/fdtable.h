@@ -10,9 +10,6 @@
 #include <sys/socket.h>
 #include <sys/types.h>
 
-#include "facts/fate.h"
-#include "engine/progress.h"
-#include "config/target.h"
 #include "sys/sock.h"
 
 /*
@@ -79,21 +76,11 @@ struct fdreg {
 
 #define FDREG_INLINE 2
 
-struct dest;
-
-/* A managed connect: written only by the thread that holds the claim. */
-struct fdconn {
-	struct dest *dest; /* its destination's shared budget, or NULL */
-	dev_t dev;	   /* the socket's identity, against fd reuse behind the hooks */
-	ino_t ino;
-	struct sockaddr_storage addr;
-	socklen_t addrlen;
-	struct target_addr target;
-	struct retry_progress progress;
-	_Atomic uint64_t due_ms; /* FDS_HIDDEN: when to retry or look (monotonic ms) */
-	_Atomic int err;	 /* FDS_FAILED: the error to hand over */
-	struct fate fate;	 /* shared fate: joined at the first failure */
-};
+/*
+ * The bytes a slot keeps for a managed connect's record, which is the event
+ * loop driver's (drivers/conn.h: struct fdconn): the table never reads them.
+ */
+#define FDTABLE_CONN_BYTES 432U
 
 struct fdslot {
 	_Atomic uint32_t word;	/* fdtable_state | FDS_* flags */
@@ -104,7 +91,8 @@ struct fdslot {
 	_Atomic uint64_t
 		claimed_ns; /* when claimed (0: just now): a claim left by siglongjmp expires */
 	struct fdreg reg[FDREG_INLINE];
-	struct fdconn conn;
+	_Alignas(8) unsigned char conn[FDTABLE_CONN_BYTES]; /* the driver's: written by the claimer
+							     */
 	/* FDS_FIRST: where the connection goes, written before the flag is set */
 	struct sockaddr_in6 first_addr;
 	socklen_t first_len;

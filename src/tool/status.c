@@ -20,7 +20,8 @@
 #include "sys/clock.h"
 #include "sys/errname.h"
 #include "sys/text.h"
-#include "tool/status.h"
+#include "tool/status_format.h"
+#include "tool/status_procs.h"
 
 #ifndef BACKOFF_VERSION
 #define BACKOFF_VERSION "0.0.0"

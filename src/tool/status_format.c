@@ -1,5 +1,5 @@
 /* backoff status's output: the rows as a table, JSON lines or OpenMetrics text. */
-#include "tool/status.h"
+#include "tool/status_format.h"
 
 #include <pwd.h>
 #include <stdio.h>

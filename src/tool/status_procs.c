@@ -1,5 +1,5 @@
 /* backoff status's look into /proc: command names, and the processes libbackoff is in. */
-#include "tool/status.h"
+#include "tool/status_procs.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -10,6 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "tool/status_format.h"
 #include "sys/cookie.h"
 #include "sys/text.h"
 

@@ -1,6 +1,6 @@
 /* Whether a connect is the library's at all: by its destination, its socket and its error. */
-#ifndef BACKOFF_ENGINE_ELIGIBLE_H
-#define BACKOFF_ENGINE_ELIGIBLE_H
+#ifndef BACKOFF_DRIVERS_ELIGIBLE_H
+#define BACKOFF_DRIVERS_ELIGIBLE_H
 
 #include <stdbool.h>
 #include <sys/socket.h>

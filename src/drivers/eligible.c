@@ -1,5 +1,5 @@
-/* Whether a connect is the library's at all: the engine's rules, for every driver. */
-#include "engine/eligible.h"
+/* Whether a connect is the library's at all, from what a driver has: its address, errno. */
+#include "drivers/eligible.h"
 
 #include "engine/engine.h"
 
