@@ -1,0 +1,186 @@
+/* An early close met by a blocking read: the socket connected again, what was sent sent again. */
+#include "drivers/early.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <string.h>
+
+#include "drivers/before.h"
+#include "engine/engine.h"
+#include "counters/events.h"
+#include "engine/ready.h"
+#include "config/target.h"
+#include "sys/clock.h"
+#include "sys/real.h"
+#include "sys/sock.h"
+
+int early_connect_once(const struct config *cfg, int fd, const struct sockaddr *addr, socklen_t len,
+		       uint64_t deadline_ms)
+{
+	int err = fdtable_connect_from(fd, NULL, addr, len, clock_now_ms(), deadline_ms,
+				       SOCK_TIMEO_ASK);
+
+	if (err == 0 && early_watched(addr, len))
+		early_watch_inet(cfg, fd, NULL, addr, len);
+	return err;
+}
+
+/* @ns (-1: for ever) as poll's timeout in ms, rounded up. */
+static int poll_ms(int64_t ns)
+{
+	if (ns < 0)
+		return -1;
+	if (ns / 1000000 >= INT_MAX)
+		return INT_MAX;
+	return (int)((ns + 999999) / 1000000);
+}
+
+/* Send @n bytes at @p on @fd, whole (MSG_NOSIGNAL: an end shows in the read that follows). */
+static int send_all(int fd, const unsigned char *p, uint32_t n)
+{
+	uint32_t done = 0;
+
+	while (done < n) {
+		ssize_t k = real_send(fd, p + done, n - done, MSG_NOSIGNAL);
+
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0)
+			return k < 0 ? errno : EPIPE;
+		done += (uint32_t)k;
+	}
+	return 0;
+}
+
+/*
+ * Wait until @until_ms (CONFIG_INFINITE: for ever) for @fd to be readable:
+ * 0 when it is, -1 if it is not by then (silent), else an errno: EINTR when
+ * a signal that may not restart the call cut the wait short (the program's
+ * own timer, say: as its read would be).
+ */
+static int readable_by(int fd, uint64_t until_ms)
+{
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+
+	for (;;) {
+		uint64_t now = clock_now_ms();
+		int64_t left_ns = until_ms == CONFIG_INFINITE ? -1
+				  : now >= until_ms	      ? 0
+							      : (int64_t)(until_ms - now) * 1000000;
+		int rc = real_poll(&p, 1, poll_ms(left_ns));
+
+		if (rc > 0)
+			return 0;
+		if (rc == 0)
+			return -1;
+		if (errno != EINTR || !clock_every_handler_restarts())
+			return errno;
+	}
+}
+
+/*
+ * readable_by for the first byte of @fd's new connection: a local listener
+ * that has not accepted it by ENGINE_ACCEPT_MS served its one connection
+ * (-1, *why EVENTS_END_UNACCEPTED).
+ */
+static int answered_by(const struct config *cfg, int fd, uint64_t until_ms, enum events_end *why)
+{
+	uint64_t look = clock_now_ms() + ENGINE_ACCEPT_MS;
+
+	if (look < until_ms) {
+		int err = readable_by(fd, look);
+
+		if (err != -1)
+			return err;
+		if (early_unaccepted(cfg, fd)) {
+			*why = EVENTS_END_UNACCEPTED;
+			return -1;
+		}
+	}
+	return readable_by(fd, until_ms);
+}
+
+/* The server's one-byte answer on @fd (readable) is @want: 0, else an errno. */
+static int answered(int fd, unsigned char want)
+{
+	unsigned char got = 0;
+	ssize_t n = real_recv(fd, &got, 1, 0);
+
+	return n == 1 && got == want ? 0 : n < 0 ? errno : ECONNRESET;
+}
+
+/* fcntl(F_SETFL) of @fd to @flags, the table following as the fcntl hook has it follow. */
+static void set_flags(int fd, int flags)
+{
+	if (real_fcntl(fd, F_SETFL, flags) == 0)
+		fdtable_mode_change(fd, FDS_NONBLOCK, (flags & O_NONBLOCK) != 0);
+}
+
+/*
+ * Send @fl again on @fd's new connection: a start-up that negotiated first
+ * (PostgreSQL's SSLRequest) stops for the server's answer, which must be the
+ * one the program had (in the clear), before the rest.  0, else an errno
+ * (EINTR: a signal cut the wait short), or -1: no answer by @until_ms.
+ */
+static int send_flight(int fd, const struct flight *fl, uint64_t until_ms)
+{
+	uint32_t pause = ready_pause(fl->data, fl->len);
+	int err;
+
+	if (pause == 0 || pause >= fl->len)
+		return send_all(fd, fl->data, fl->len);
+	if ((err = send_all(fd, fl->data, pause)) != 0 || (err = readable_by(fd, until_ms)) != 0)
+		return err;
+	if ((err = answered(fd, READY_GO_ON)) != 0)
+		return err;
+	return send_all(fd, fl->data + pause, fl->len - pause);
+}
+
+bool early_again_blocking(const struct config *cfg, int fd, const struct sockaddr_storage *addr,
+			  socklen_t len, struct flight *fl, int *end)
+{
+	struct fdslot *s = fdtable_peek(fd);
+	uint64_t until = s ? atomic_load_explicit(&s->again_until_ms, memory_order_relaxed) : 0,
+		 later = 0;
+	int flags = real_fcntl(fd, F_GETFL), err;
+	bool nonblocking = flags >= 0 && (flags & O_NONBLOCK);
+	enum events_end why = EVENTS_END_SILENT;
+	struct target_addr t;
+
+	if (until == 0)
+		until = CONFIG_INFINITE;
+	if (nonblocking)
+		set_flags(fd, flags & ~O_NONBLOCK);
+	/*
+	 * The destination's delay, ended by a local listener that goes away (it
+	 * served its one connection), or by a signal, as the end would have been.
+	 */
+	err = target_from_sockaddr((const struct sockaddr *)addr, len, &t)
+		      ? before_damp(cfg, fd, &t, &later, true)
+		      : 0;
+	if (err == ECONNREFUSED) {
+		why = EVENTS_END_GONE;
+	} else if (err == 0) {
+		err = early_connect_once(cfg, fd, (const struct sockaddr *)addr, len, until);
+		if (err == 0 && fl)
+			err = send_flight(fd, fl, until);
+		if (err == 0)
+			err = answered_by(cfg, fd, until, &why);
+	}
+	if (nonblocking)
+		set_flags(fd, flags);
+	if (fl)
+		early_flight_done(fd, fl);
+	if (err == 0) {
+		if (s)
+			atomic_store_explicit(&s->again_until_ms, 0, memory_order_relaxed);
+		return true;
+	}
+	/*
+	 * -1: silent until its time, or left in its listener's queue;
+	 * ECONNREFUSED from the delay: its listener went away.
+	 */
+	*end = early_end(fd, err == -1 || why == EVENTS_END_GONE ? 0 : err, why);
+	return false;
+}
