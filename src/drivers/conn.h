@@ -30,9 +30,16 @@ struct fdconn {
 _Static_assert(sizeof(struct fdconn) <= FDTABLE_CONN_BYTES, "a slot keeps a whole fdconn");
 _Static_assert(alignof(struct fdconn) <= 8, "a slot's conn bytes are aligned for an fdconn");
 
-/* The managed connect kept in slot @s (claimed, or settled), const as @s is. */
-#define fdconn_of(s) \
-	_Generic((s), const struct fdslot *: (const struct fdconn *)(const void *)(s)->conn, \
-		 struct fdslot *: (struct fdconn *)(void *)(s)->conn)
+/* The managed connect kept in slot @s (claimed, or settled). */
+static inline struct fdconn *fdconn_of(struct fdslot *s)
+{
+	return (struct fdconn *)(void *)s->conn;
+}
+
+/* The same, read only. */
+static inline const struct fdconn *fdconn_read(const struct fdslot *s)
+{
+	return (const struct fdconn *)(const void *)s->conn;
+}
 
 #endif

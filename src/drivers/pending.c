@@ -58,8 +58,8 @@ static bool same_socket(const struct fdslot *s, int fd)
 {
 	struct stat st;
 
-	return kcall_fstat(fd, &st) == 0 && st.st_ino == fdconn_of(s)->ino &&
-	       st.st_dev == fdconn_of(s)->dev;
+	return kcall_fstat(fd, &st) == 0 && st.st_ino == fdconn_read(s)->ino &&
+	       st.st_dev == fdconn_read(s)->dev;
 }
 
 /* The fd is still the socket managed, and non-blocking: else not ours to connect. */
@@ -135,7 +135,7 @@ static unsigned succeeded(const struct config *cfg, struct fdslot *s, int fd, ui
 static uint64_t attempt_until(const struct config *cfg, const struct fdslot *s, uint64_t now)
 {
 	return early_again(s) ? again_look_at(cfg, s, now)
-			      : decide_loop_attempt_deadline(cfg, fdconn_of(s), now);
+			      : decide_loop_attempt_deadline(cfg, fdconn_read(s), now);
 }
 
 /* A managed slot of @fd, its state settled (no other thread changing it), or NULL. */

@@ -22,7 +22,7 @@ uint64_t again_look_at(const struct config *cfg, const struct fdslot *s, uint64_
 {
 	uint64_t until = atomic_load_explicit(&s->again_until_ms, memory_order_relaxed);
 
-	if (now + ENGINE_ACCEPT_MS < until && decide_look_ms(cfg, &fdconn_of(s)->target))
+	if (now + ENGINE_ACCEPT_MS < until && decide_look_ms(cfg, &fdconn_read(s)->target))
 		until = now + ENGINE_ACCEPT_MS;
 	return until;
 }
