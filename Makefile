@@ -23,9 +23,10 @@ LIBS = -ldl -lpthread
 
 CORE_DIRS := drivers engine facts tables counters config
 CORE_SRC := $(foreach d,$(CORE_DIRS),$(wildcard src/$(d)/*.c))
-SYS_SRC := $(wildcard src/sys/*.c)
+# sys/cstring: the string functions libbackoff.so keeps for itself (no import), in it alone.
+SYS_SRC := $(filter-out src/sys/cstring.c,$(wildcard src/sys/*.c))
 INTERCEPT_SRC := $(wildcard src/intercept/*.c)
-LIB_SRC := src/init.c $(INTERCEPT_SRC) $(CORE_SRC) $(SYS_SRC)
+LIB_SRC := src/init.c $(INTERCEPT_SRC) $(CORE_SRC) $(SYS_SRC) src/sys/cstring.c
 LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/obj/%.o)
 # The pure core and the system layer without the hooks: for the tool and the unit tests.
 CORE_OBJ := $(CORE_SRC:%.c=$(BUILD)/obj/%.o) $(SYS_SRC:%.c=$(BUILD)/obj/%.o)
@@ -91,6 +92,9 @@ $(MUSL_PROBE): tests/helpers/probe.c tests/helpers/common.h src/sys/errname.c sr
 $(BUILD)/obj/%.o: %.c $(wildcard src/*.h src/*/*.h) Makefile
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) $(LIB_CFLAGS) -c -o $@ $<
+
+# Its own strlen must not become a call to strlen.
+$(BUILD)/obj/src/sys/cstring.o: CFLAGS_ALL += -fno-builtin
 
 $(LIBRARY): $(LIB_OBJ) src/exports.map
 	$(CC) $(CFLAGS_ALL) $(LIB_CFLAGS) $(LIB_LDFLAGS) -o $@ $(LIB_OBJ) $(LIBS)
