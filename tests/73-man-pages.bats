@@ -138,3 +138,26 @@ same() {
 	assert_eq "$status" 0 "groff status"
 	assert_eq "$output" "" "groff's warnings"
 }
+
+@test "the README's table of a state-file slot is the code's: every field of struct share_slot, at its offset" {
+	local readme code
+	# Its rows: | OFFSET | `FIELD` | ... |, between its heading and the next heading.
+	readme=$(awk '/^### The state file/ { on = 1; next } /^#/ { on = 0 }
+		on && /^\| [0-9]+ \| `/ { gsub(/[|`]/, " "); print $1, $2 }' "$ROOT/README.md")
+	[[ -n $readme ]] || fail "no table of a slot in the README"
+	# The fields of struct share_slot, in order: the last word before each ';' or '['.
+	code=$(sed -n '/^struct share_slot {/,/^};/p' "$ROOT/src/facts/share.h" |
+		sed 's|/\*.*\*/||; /^[[:space:]]*\*/d; /\/\*/d' |
+		sed -nE 's/^[[:space:]]*(_Atomic )?[a-z_0-9 ]+[[:space:]]+([a-z_0-9]+)(\[[A-Z_0-9]+\])?;.*/\2/p')
+	same "the fields of a slot in the README and in share.h" "$code" "$(cut -d' ' -f2 <<<"$readme")"
+	# Each at the offset the README gives it, as the compiler lays the struct out.
+	{
+		printf '#include <stddef.h>\n#include "facts/share.h"\n'
+		while read -r off field; do
+			printf '_Static_assert(offsetof(struct share_slot, %s) == %s, "%s");\n' \
+				"$field" "$off" "$field"
+		done <<<"$readme"
+	} >"$T/layout.c"
+	run cc -std=c11 -D_GNU_SOURCE -I"$ROOT/src" -fsyntax-only "$T/layout.c"
+	assert_eq "$status" 0 "the README's offsets: $output"
+}
