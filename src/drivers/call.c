@@ -177,7 +177,7 @@ static int connect_slow(const struct config *cfg, int fd, const struct sockaddr 
 	if (!cfg->enabled || !target_from_sockaddr(addr, len, &target))
 		goto out_fail;
 	for (;;) {
-		switch (decide_connect(cfg, &c)) {
+		switch (decide_failed(cfg, &c)) {
 		case DECIDE_DONE:
 			if (c.err == 0)
 				goto out_ok;

@@ -24,7 +24,8 @@
  * whether it is retried blocking (else in the event loop).  Asked only after
  * a failure, so the success path makes no system call of its own.
  */
-static const char *why_not(const struct config *cfg, const struct decide_connect *c, bool *blocking)
+static const char *connect_why_not(const struct config *cfg, const struct decide_connect *c,
+				   bool *blocking)
 {
 	int type = SOCK_STREAM;
 
@@ -128,10 +129,10 @@ static enum decide_verdict retry_here(const struct config *cfg, struct decide_co
 	return DECIDE_DONE;
 }
 
-enum decide_verdict decide_connect(const struct config *cfg, struct decide_connect *c)
+enum decide_verdict decide_failed(const struct config *cfg, struct decide_connect *c)
 {
 	bool blocking;
-	const char *reason = why_not(cfg, c, &blocking);
+	const char *reason = connect_why_not(cfg, c, &blocking);
 
 	if (reason) {
 		if (c->waited)
@@ -250,7 +251,7 @@ void decide_loop_closed(const struct config *base, struct fdconn *c, int fd, boo
 	const struct config *cfg = config_for(base, &c->target); /* BACKOFF_DESTINATIONS */
 	struct engine_event ev = loop_event(cfg, c, ENGINE_CLOSED, 0, now_ms);
 
-	ev.left = hidden;
+	ev.waiting = hidden;
 	(void)loop_step(cfg, c, &ev);
 	if (c->fate.slot) {
 		fate_leave(&c->fate);
@@ -362,7 +363,7 @@ enum decide_wake decide_loop_wake(const struct config *base, struct fdconn *c, u
 			fate_loop_waits(&c->fate, p->planned_ms * 1000000);
 			return DECIDE_WAKE_SLEEP;
 		case FATE_DUE:
-			ev.left = engine_ask_left(cfg, p) && fate_left_to_other(&c->fate, now_ns);
+			ev.theirs = engine_ask_left(cfg, p) && fate_left_to_other(&c->fate, now_ns);
 			break;
 		}
 	}

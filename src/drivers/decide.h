@@ -54,7 +54,7 @@ enum decide_verdict {
  * destination; its destination's clock and "known down" are kept up to date.
  * errno may change.
  */
-enum decide_verdict decide_connect(const struct config *cfg, struct decide_connect *c);
+enum decide_verdict decide_failed(const struct config *cfg, struct decide_connect *c);
 
 /* A connect to @t by @owner succeeded at once: its destination is up, if it was down. */
 void decide_connected(const struct config *cfg, const struct target_addr *t, pid_t owner);

@@ -89,7 +89,7 @@ int retry_blocking(const struct config *cfg, const struct retry_call *c, int fir
 	struct engine_event ev = {
 		.kind = ENGINE_FAILED,
 		.err = first_err,
-		.left = c->first_waited,
+		.theirs = c->first_waited,
 		.known_down = c->known_down,
 		.more_addresses = c->more_addresses,
 		.budget_left_ms = CONFIG_INFINITE,
@@ -132,7 +132,7 @@ int retry_blocking(const struct config *cfg, const struct retry_call *c, int fir
 			}
 			ev.kind = err == 0 ? ENGINE_CONNECTED : ENGINE_FAILED;
 			ev.err = err;
-			ev.left = false;
+			ev.theirs = false;
 			now_ns = clock_now_ns();
 			continue;
 		}
@@ -148,8 +148,8 @@ int retry_blocking(const struct config *cfg, const struct retry_call *c, int fir
 			events_cut_short(&c->what, (wake_ns - now_ns) / 1000000, wend == WAIT_MADE);
 		made = wend == WAIT_MADE;
 		ev.kind = wend == WAIT_SIGNAL ? ENGINE_SIGNAL : ENGINE_DUE;
-		ev.left = wend == WAIT_DUE && engine_ask_left(cfg, &p) &&
-			  fate_left_to_other(c->fate, now_ns);
+		ev.theirs = wend == WAIT_DUE && engine_ask_left(cfg, &p) &&
+			    fate_left_to_other(c->fate, now_ns);
 	}
 	if (!p.final)
 		fate_leave(c->fate);

@@ -31,7 +31,7 @@ void engine_begin(const struct config *cfg, struct retry_progress *p, uint64_t b
 	p->prev_ms = cfg->policy.base_ms;
 	p->start_ms = now_ms;
 	p->planned_ms = now_ms;
-	p->answered = p->last_err = 0;
+	p->answer_err = p->last_err = 0;
 	p->told = p->real = p->final = false;
 	p->deadline_ms = budget == CONFIG_INFINITE ? CONFIG_INFINITE : now_ms + budget;
 	/*
@@ -111,7 +111,7 @@ void engine_derive(struct config *cfg)
 
 int engine_outcome(const struct retry_progress *p, int err)
 {
-	return err == ETIMEDOUT && p->answered ? p->answered : err;
+	return err == ETIMEDOUT && p->answer_err ? p->answer_err : err;
 }
 
 static struct engine_action end(int err, unsigned say, const char *reason)
@@ -213,8 +213,8 @@ static struct engine_action failed(const struct config *cfg, const struct config
 
 	p->last_err = err;
 	if (err != ETIMEDOUT)
-		p->answered = err;
-	if (!ev->left)
+		p->answer_err = err;
+	if (!ev->theirs)
 		p->real = true;
 	if (p->final) {
 		struct engine_action a = end(engine_outcome(p, err), 0, NULL);
@@ -264,7 +264,7 @@ static struct engine_action held(const struct config *cfg, struct retry_progress
 static struct engine_action due(const struct config *cfg, struct retry_progress *p,
 				const struct engine_event *ev)
 {
-	if (ev->left && engine_ask_left(cfg, p)) {
+	if (ev->theirs && engine_ask_left(cfg, p)) {
 		struct engine_action a;
 
 		/* Another found it down since our last attempt: its result is ours. */
@@ -287,10 +287,10 @@ static struct engine_action closed(struct retry_progress *p, const struct engine
 	struct engine_action a = end(p->last_err, 0, NULL);
 
 	/* Its first attempt, under way: not yet a call of ours. */
-	if (p->attempt == 1 && !ev->left)
+	if (p->attempt == 1 && !ev->waiting)
 		return a;
 	a.say = ENGINE_SAY_ENDED;
-	if (ev->left && ev->now_ms < p->planned_ms) {
+	if (ev->waiting && ev->now_ms < p->planned_ms) {
 		a.say |= ENGINE_SAY_EARLY;
 		a.early_ms = p->planned_ms - ev->now_ms;
 	}

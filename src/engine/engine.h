@@ -22,7 +22,7 @@ enum engine_event_kind {
 	ENGINE_FAILED,	  /* an attempt failed with ->err (ETIMEDOUT: our deadline cut it) */
 	ENGINE_HELD,	  /* an attempt failed, its error still held by the kernel */
 	ENGINE_CONNECTED, /* an attempt succeeded */
-	ENGINE_DUE,	  /* the planned time came, or a wait ended early (->left false) */
+	ENGINE_DUE,	  /* the planned time came, or a wait ended early (->theirs false) */
 	ENGINE_SIGNAL,	  /* a signal that may not restart the call cut the wait */
 	ENGINE_CLOSED,	  /* the program closed the socket: its own timeout ended the call */
 };
@@ -33,13 +33,14 @@ struct engine_event {
 	uint64_t now_ms; /* monotonic */
 	int err;	 /* ENGINE_FAILED: the attempt's error */
 	/*
-	 * ENGINE_FAILED: the attempt was not made, its result is another's (a
-	 * first attempt left to the prober).  ENGINE_DUE: another found the
-	 * destination down since our last attempt (asked only when
-	 * engine_ask_left() said so).  ENGINE_CLOSED: the call was waiting for
-	 * its planned attempt, not attempting.
+	 * Another's result stands for this attempt: ENGINE_FAILED, the attempt
+	 * was not made (a first attempt left to the prober); ENGINE_DUE, another
+	 * found the destination down since our last attempt (asked only when
+	 * engine_ask_left() said so).
 	 */
-	bool left;
+	bool theirs;
+	bool waiting; /* ENGINE_CLOSED: the call was waiting for its planned attempt, not attempting
+		       */
 	bool known_down;	 /* its destination's budget ran out, with no success since */
 	bool more_addresses;	 /* the program tries another address after this one */
 	uint64_t budget_left_ms; /* the destination's budget left; CONFIG_INFINITE: none */
@@ -117,7 +118,7 @@ static inline bool engine_needs_seed(const struct config *cfg, const struct retr
 
 /*
  * Whether, at the planned time of the wait under way, the engine is to be
- * told whether another found the destination down (ENGINE_DUE's ->left): not
+ * told whether another found the destination down (ENGINE_DUE's ->theirs): not
  * for the call's last attempt, which is always made, so that its error is
  * the kernel's.
  */

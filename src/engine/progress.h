@@ -16,11 +16,11 @@ struct retry_progress {
 	uint64_t deadline_ms; /* CONFIG_INFINITE or start + budget */
 	uint64_t rng;	      /* this call's own random sequence (splitmix64 state) */
 	uint64_t planned_ms;  /* when the planned attempt is due */
-	int answered;	      /* the last error the kernel gave, not our deadline's ETIMEDOUT */
+	int answer_err;	      /* the last error the kernel gave, not our deadline's ETIMEDOUT */
 	int last_err;	      /* the error of the last attempt, ours or another's */
 	bool told;	      /* the long wait was said (CONFIG_TELL_WAIT_MS) */
 	bool real;	      /* an attempt of the call's own was made */
-	bool final;	      /* its last attempt, which decides the outcome, is made */
+	bool final; /* its next (or current) attempt is its last: its outcome is the call's */
 };
 
 #endif

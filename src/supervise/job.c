@@ -104,7 +104,7 @@ int job_decide(struct job *j, int err, bool waited, int (*attempt)(void *, uint6
 	 * left to a prober that this call is not to wait with: made now, then
 	 * decided as any.
 	 */
-	while (decide_connect(j->cfg, &c) == DECIDE_ATTEMPT) {
+	while (decide_failed(j->cfg, &c) == DECIDE_ATTEMPT) {
 		c.waited = false;
 		c.err = attempt(j, job_first_deadline(j));
 		c.started_ms = j->started_ms;

@@ -229,7 +229,7 @@ static int managed_settle(struct job *j, uint64_t deadline_ms)
 	}
 }
 
-/* One attempt of a non-blocking connect, settled: 0 or its errno (decide_connect's attempt). */
+/* One attempt of a non-blocking connect, settled: 0 or its errno (decide_failed's attempt). */
 static int managed_attempt(void *ctx, uint64_t deadline_ms)
 {
 	struct job *j = ctx;

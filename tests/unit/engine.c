@@ -242,7 +242,8 @@ static void run_row(const struct row *r)
 			.kind = s->kind,
 			.now_ms = s->now,
 			.err = s->err,
-			.left = (s->facts & F_LEFT) != 0,
+			.theirs = (s->facts & F_LEFT) != 0 && s->kind != ENGINE_CLOSED,
+			.waiting = (s->facts & F_LEFT) != 0 && s->kind == ENGINE_CLOSED,
 			.known_down = (s->facts & F_DOWN) != 0,
 			.more_addresses = (s->facts & F_MORE) != 0,
 			.budget_left_ms = s->budget_left,
@@ -688,10 +689,10 @@ static void test_eligible(void)
 
 static void test_outcome(void)
 {
-	struct retry_progress p = { .answered = 0 };
+	struct retry_progress p = { .answer_err = 0 };
 
 	CHECK_U64(engine_outcome(&p, ETIMEDOUT), ETIMEDOUT);
-	p.answered = ECONNREFUSED;
+	p.answer_err = ECONNREFUSED;
 	CHECK_U64(engine_outcome(&p, ETIMEDOUT), ECONNREFUSED);
 	CHECK_U64(engine_outcome(&p, ENETUNREACH), ENETUNREACH);
 }
