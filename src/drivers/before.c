@@ -4,6 +4,7 @@
 #include <errno.h>
 
 #include "drivers/decide.h"
+#include "drivers/eligible.h"
 #include "engine/engine.h"
 #include "counters/events.h"
 #include "facts/share.h"
@@ -107,10 +108,15 @@ static bool read_facts(const struct config *cfg, int fd, const struct target_add
 		if (f->full_line >= 0)
 			f->draw = rng_next();
 	}
-	if (left)
-		f->down_err = share_fresh_down(*slot, f->now_ns, 3 * cfg->local_probe_ms * 1000000,
-					       t->family == AF_UNIX ? &cfg->errors_unix
-								    : &cfg->errors_inet);
+	if (left) {
+		uint64_t age_ns = 0;
+		int err = share_prober_finding(*slot, f->now_ns, &age_ns);
+
+		/* The prober's finding, fresh, and an error retried, stands for this attempt. */
+		if (err && age_ns < engine_finding_fresh_ns(cfg, true) &&
+		    eligible_retryable(cfg, t, err))
+			f->down_err = err;
+	}
 	if (!f->damped_until_ns && !f->down_err && f->full_line <= 0)
 		return false;
 	f->type = sock_type(fd);

@@ -106,7 +106,8 @@ static enum decide_verdict retry_here(const struct config *cfg, struct decide_co
 	if (!call.known_down && !call.more_addresses) {
 		uint64_t budget, sndtimeo;
 
-		fate_join(&fate, cfg, c->target, sock_type(c->fd), clock_now_ns());
+		fate_join(&fate, cfg, c->target, sock_type(c->fd), clock_now_ns(),
+			  engine_finding_fresh_ns(cfg, false));
 		if (fate.slot)
 			call.fate = &fate;
 		budget = dest_budget_left(cfg, d, c->started_ms ? c->started_ms : now, now);
@@ -203,7 +204,8 @@ static struct engine_event loop_event(const struct config *cfg, struct fdconn *c
 		__atomic_store_n(&c->dest, dest_of(cfg, &c->target, 0), __ATOMIC_RELAXED);
 	if (!c->fate.slot && cfg->shared)
 		/* A managed connect is a stream connect (it was EINPROGRESS). */
-		fate_join(&c->fate, cfg, &c->target, SOCK_STREAM, c->fate.last_ns);
+		fate_join(&c->fate, cfg, &c->target, SOCK_STREAM, c->fate.last_ns,
+			  engine_finding_fresh_ns(cfg, false));
 	ev.budget_left_ms = dest_budget_left(cfg, c->dest, c->progress.start_ms, now);
 	return ev;
 }

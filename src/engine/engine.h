@@ -239,6 +239,16 @@ bool engine_early_answer(const struct config *cfg, const struct engine_early *e)
 uint64_t engine_run_open_ms(const struct config *cfg, uint32_t giveups, uint64_t draw);
 
 /*
+ * How long another's finding that a destination is down (its last attempt,
+ * or its prober's last look) stands for an attempt of this call, in ns: for a
+ * @first attempt, left to a prober that is looking, three of its looks
+ * (BACKOFF_LOCAL_PROBE); for a planned retry, the longest delay and the
+ * longest attempt, since another attempting on this policy finds it down at
+ * least that often (a refusal's attempts are short, the kernel's is theirs).
+ */
+uint64_t engine_finding_fresh_ns(const struct config *cfg, bool first);
+
+/*
  * A streak of early closes whose last is further back than this is over,
  * and a full server (a "try later" answer that means its connections are
  * all taken) that said so last this long ago is no longer taken for full:

@@ -9,20 +9,10 @@
 #include "sys/listen.h"
 
 void fate_join(struct fate *f, const struct config *cfg, const struct target_addr *t, int type,
-	       uint64_t now_ns)
+	       uint64_t now_ns, uint64_t stale_ns)
 {
-	uint64_t attempt = cfg->attempt_timeout_ms == CONFIG_INFINITE ? cfg->policy.cap_ms
-								      : cfg->attempt_timeout_ms;
-
 	f->slot = NULL;
-	/*
-	 * Another attempting on this policy finds the destination down at least
-	 * once a delay and an attempt: the longest delay, the longest attempt (a
-	 * refusal, whose attempts are short, if the kernel's is theirs).
-	 */
-	f->stale_ns = cfg->policy.cap_ms + attempt < UINT64_MAX / 1000000
-			      ? (cfg->policy.cap_ms + attempt) * 1000000
-			      : UINT64_MAX;
+	f->stale_ns = stale_ns;
 	f->last_ns = now_ns;
 	f->look_ns = 0;
 	f->looking = f->seen_listener = f->full = f->loop_waiter = false;

@@ -29,7 +29,7 @@ struct fate {
  * NULL when sharing is off or the state file cannot serve.
  */
 void fate_join(struct fate *f, const struct config *cfg, const struct target_addr *t, int type,
-	       uint64_t now_ns);
+	       uint64_t now_ns, uint64_t stale_ns);
 
 /*
  * A real attempt of the call ended with @err (0: success) at @now_ns: news

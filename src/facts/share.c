@@ -332,13 +332,12 @@ bool share_is_local(const struct target_addr *t)
 	return t->family == AF_UNIX || target_is_loopback(t);
 }
 
-int share_fresh_down(struct share_slot *s, uint64_t now_ns, uint64_t fresh_ns,
-		     const struct config_errset *retryable)
+int share_prober_finding(struct share_slot *s, uint64_t now_ns, uint64_t *age_ns)
 {
 	uint64_t probed = atomic_load_explicit(&s->probed_ns, memory_order_relaxed),
 		 looked = atomic_load_explicit(&s->looked_ns, memory_order_relaxed);
 	int prober = atomic_load_explicit(&s->prober, memory_order_relaxed);
-	int err = (int)atomic_load_explicit(&s->err, memory_order_relaxed);
+	uint32_t err = atomic_load_explicit(&s->err, memory_order_relaxed);
 
 	if (atomic_load_explicit(&s->state, memory_order_relaxed) != SHARE_DOWN || prober == 0 ||
 	    prober == my_tid() ||
@@ -346,9 +345,10 @@ int share_fresh_down(struct share_slot *s, uint64_t now_ns, uint64_t fresh_ns,
 		return 0;
 	if (looked > probed)
 		probed = looked;
-	if (probed > now_ns || now_ns - probed >= fresh_ns || !config_errset_has(retryable, err))
+	if (probed > now_ns || err >= CONFIG_ERRNO_MAX)
 		return 0;
-	return err;
+	*age_ns = now_ns - probed;
+	return (int)err;
 }
 
 uint64_t share_probed_since(struct share_slot *s, uint64_t since_ns, uint64_t now_ns)

@@ -255,12 +255,13 @@ struct share_slot *share_find(const struct target_addr *t);
 bool share_is_local(const struct target_addr *t);
 
 /*
- * Another thread probes @s, holds its lease at @now_ns and found it down (an
- * attempt or a look) less than @fresh_ns ago: returns the errno of the last
- * attempt (one of @retryable), else 0.
+ * Another thread probes @s, holds its lease at @now_ns and found it down: the
+ * errno of its last attempt (0: none, or out of any errset's range), and in
+ * *age_ns how long ago it found so (an attempt or a look; never a time to
+ * come).  Whether the finding is fresh enough, and the error one retried, is
+ * the caller's to judge (engine_finding_fresh_ns).
  */
-int share_fresh_down(struct share_slot *s, uint64_t now_ns, uint64_t fresh_ns,
-		     const struct config_errset *retryable);
+int share_prober_finding(struct share_slot *s, uint64_t now_ns, uint64_t *age_ns);
 
 /*
  * When @s was found down after @since_ns, if it is not known up since: by a

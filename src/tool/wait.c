@@ -601,7 +601,8 @@ static int wait_one(const struct config *cfg, struct wait_target *w)
 	c.budget_ms = w->end_ms == CONFIG_INFINITE ? CONFIG_INFINITE
 		      : w->end_ms > clock_now_ms() ? w->end_ms - clock_now_ms()
 						   : 0;
-	fate_join(&fate, cfg, &w->target, SOCK_STREAM, clock_now_ns());
+	fate_join(&fate, cfg, &w->target, SOCK_STREAM, clock_now_ns(),
+		  engine_finding_fresh_ns(cfg, false));
 	if (fate.slot)
 		c.fate = &fate;
 	return retry_blocking(cfg, &c, err);

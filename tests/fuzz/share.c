@@ -105,7 +105,6 @@ static void check_named(struct share_head *h, struct share_slot *s, const struct
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct share_head *h = (struct share_head *)image;
-	struct config_errset any;
 	struct config cfg;
 	size_t i;
 
@@ -128,10 +127,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	share_use(image);
 	memset(&cfg, 0, sizeof(cfg));
 	cfg.enabled = cfg.shared = true;
-	memset(&any, 0xff, sizeof(any));
 	for (i = 0; i + 4 <= size && i < 4096; i += 4) {
 		const uint8_t *b = data + i;
-		uint64_t now = clock_now_ns();
+		uint64_t now = clock_now_ns(), age = 0;
 		struct target_addr t;
 		struct share_slot *s;
 		int err, saved;
@@ -155,8 +153,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		REQUIRE(((size_t)((unsigned char *)s - image) - sizeof(struct share_head)) %
 				sizeof(*s) ==
 			0);
-		err = share_fresh_down(s, now, 30000000, &any);
+		err = share_prober_finding(s, now, &age);
 		REQUIRE(err >= 0 && err < CONFIG_ERRNO_MAX);
+		REQUIRE(err == 0 || age <= now);
 		(void)share_probed_since(s, b[2], now);
 		saved = errno = EDOM;
 		switch (b[3] >> 1 & 7) {

@@ -634,6 +634,26 @@ static void test_run_open(void)
 }
 
 /*
+ * Another's finding stands for a first attempt three of its prober's looks,
+ * for a planned retry the longest delay and the longest attempt; a sum past
+ * what nanoseconds hold is for ever.
+ */
+static void test_finding_fresh(void)
+{
+	struct setup set = PLAIN;
+	struct config cfg = configured(&set);
+
+	cfg.local_probe_ms = 100;
+	CHECK_U64(engine_finding_fresh_ns(&cfg, true), 300000000ULL);
+	cfg.attempt_timeout_ms = CONFIG_INFINITE;
+	CHECK_U64(engine_finding_fresh_ns(&cfg, false), 2 * cfg.policy.cap_ms * 1000000);
+	cfg.attempt_timeout_ms = 250;
+	CHECK_U64(engine_finding_fresh_ns(&cfg, false), (cfg.policy.cap_ms + 250) * 1000000);
+	cfg.attempt_timeout_ms = UINT64_MAX / 1000000;
+	CHECK_U64(engine_finding_fresh_ns(&cfg, false), UINT64_MAX);
+}
+
+/*
  * A full server's line: a connect in it attempts by half the cap to the cap
  * (by the draw), or its planned delay's end if later; "full" lasts as long
  * as a streak of early closes.
@@ -709,6 +729,7 @@ int main(void)
 	test_outcome();
 	test_early_close();
 	test_run_open();
+	test_finding_fresh();
 	test_full_line();
 	test_eligible();
 	return unit_report("engine");
