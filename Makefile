@@ -150,7 +150,9 @@ $(BUILD)/helpers/%.so: tests/helpers/%.c Makefile
 
 $(BUILD)/unit/%: tests/unit/%.c $(CORE_OBJ)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS_ALL) -o $@ $^ $(LIBS)
+	$(CC) $(CFLAGS_ALL) -o $@ $(filter-out src/sys/cstring.c,$^) $(LIBS)
+# It includes sys/cstring.c itself, under other names: rebuilt when that changes.
+$(BUILD)/unit/cstring: src/sys/cstring.c
 
 ## check: build, then run the whole test suite (bats)
 check: all check-exports bench-quick $(if $(MUSL_FOUND),musl)
