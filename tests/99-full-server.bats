@@ -33,6 +33,19 @@ print("ok", flush=True)
 
 # The same client in asyncio's event loop: a non-blocking connect, retried by the library's
 # event loop, whose wait in line looks for a place freed.
+# HOLDER: a client that says it holds its place, holds it 1 s, then ends it.
+HOLDER='
+import socket, sys, time
+s = socket.create_connection(("127.0.0.1", int(sys.argv[1])))
+s.sendall(b"*1\r\n$4\r\nPING\r\n")
+if not s.recv(100).startswith(b"+PONG"):
+    sys.exit(1)
+print("held", flush=True)
+time.sleep(1)
+s.sendall(b"*1\r\n$4\r\nQUIT\r\n")
+s.recv(100)
+s.close()
+'
 ACLIENT='
 import asyncio, sys
 async def main(port):
@@ -155,4 +168,25 @@ served_at_pace() {
 		assert_match "$(head -n 1 "$T/clate$i.log")" 'waiting in its line .*\([1-9][0-9]* ahead' \
 			"late client $i's first line"
 	done
+}
+
+@test "a close frees a place at once: a client in a full server's line connects a moment after the holder closes, not at its planned delay, though their policies differ" {
+	local start elapsed
+	start_redis 1 || return
+	# The holder, under the library (a cap of 2 s): its close is what frees the place.
+	# shellcheck disable=SC2046 # one word per variable
+	start_bg hold env $(under_library hold) "$PYTHON" -c "$HOLDER" "$PORT"
+	wait_for_line "$T/hold.out" '^held$' 10 || return
+	start=$(now_ms)
+	# The one in line, on a longer policy: refused, then its planned delay would be 5 s.
+	# shellcheck disable=SC2046 # one word per variable
+	start_bg c1 env $(under_library 1) BACKOFF_BASE=5s BACKOFF_CAP=10s BACKOFF_JITTER=none \
+		"$PYTHON" -c "$CLIENT" "$PORT"
+	wait_for_line "$T/c1.out" '^(ok|refused)' 15 || return
+	elapsed=$(($(now_ms) - start))
+	assert_eq "$(cat "$T/c1.out")" ok "the client in line: $(cat "$T/c1.err" "$T/c1.log")"
+	grep -q 'waiting in its line' "$T/c1.log" || fail "no wait in line said: $(cat "$T/c1.log")"
+	# The holder closes 1 s after it held: the client is through within a moment of that
+	# (and holds 1 s itself), far from the 5 s its delay would have made it wait.
+	assert_between "$elapsed" 1000 4000 "ms until the client in line was served"
 }

@@ -335,6 +335,7 @@ void call_closing(const struct config *cfg, int fd)
 	if (real_getpeername(fd, (struct sockaddr *)&a, &len) == 0 && len <= sizeof(a) &&
 	    target_from_sockaddr((const struct sockaddr *)&a, len, &t))
 		share_note_closing(&t, clock_now_ns(),
-				   engine_streak_stale_ms(config_for(cfg, &t)) * 1000000);
+				   engine_streak_stale_ms(config_for(cfg, &t)) * 1000000,
+				   ENGINE_STREAK_STALE_MAX_MS * 1000000);
 	errno = saved;
 }

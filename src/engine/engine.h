@@ -256,6 +256,10 @@ uint64_t engine_finding_fresh_ns(const struct config *cfg, bool first);
  */
 uint64_t engine_streak_stale_ms(const struct config *cfg);
 
+/* The longest engine_streak_stale_ms of any configuration (the longest cap): a mark further
+ * ahead is a hostile one. */
+#define ENGINE_STREAK_STALE_MAX_MS (2 * (POLICY_MAX_DELAY_MS + 1000))
+
 /*
  * When a connect waiting at @now_ms in a full server's line, for a
  * connection held to it to close, next looks at the line: its planned

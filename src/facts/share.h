@@ -367,11 +367,15 @@ static inline bool share_any_full(void)
 }
 
 /*
- * A connection to @t is being closed at @now_ns: if its destination is
- * full, the first connect in its line is woken.  A file whose last full
- * destination's time is over is cleared, so that closes read one 0 again.
+ * A connection to @t is being closed at @now_ns: if its destination said it
+ * is full within @window_ns, the first connect in its line is woken.  A file
+ * whose last full destination's time is over, or is further ahead than
+ * @max_ns (no configuration's window is: a hostile value), is cleared, so
+ * that closes read one 0 again.  The mark was set by whoever was told
+ * "full", on its own policy: a longer one than the closer's is no hostile one.
  */
-void share_note_closing(const struct target_addr *t, uint64_t now_ns, uint64_t window_ns);
+void share_note_closing(const struct target_addr *t, uint64_t now_ns, uint64_t window_ns,
+			uint64_t max_ns);
 
 /* The count of closes seen by @s's line, to wait on. */
 uint32_t share_freed(struct share_slot *s);

@@ -51,7 +51,8 @@ int share_full_line(const struct share_slot *s, uint64_t now_ns, uint64_t window
 	return n < 1U << 20 ? (int)n : 1 << 20;
 }
 
-void share_note_closing(const struct target_addr *t, uint64_t now_ns, uint64_t window_ns)
+void share_note_closing(const struct target_addr *t, uint64_t now_ns, uint64_t window_ns,
+			uint64_t max_ns)
 {
 	struct share_head *h = atomic_load_explicit(&share_map, memory_order_acquire);
 	uint64_t until;
@@ -59,7 +60,7 @@ void share_note_closing(const struct target_addr *t, uint64_t now_ns, uint64_t w
 
 	if (!h || (until = atomic_load_explicit(&h->full_until, memory_order_relaxed)) == 0)
 		return;
-	if (until <= now_ns || until - now_ns > 2 * window_ns) {
+	if (until <= now_ns || until - now_ns > max_ns) {
 		/* Over, or a hostile value: closes read one 0 from now on. */
 		atomic_compare_exchange_strong_explicit(&h->full_until, &until, 0,
 							memory_order_relaxed, memory_order_relaxed);

@@ -116,7 +116,7 @@ int main(void)
 
 		other.port = 5433;
 		CHECK_U64((uint64_t)(int64_t)share_full_line(s, now, w), (uint64_t)(int64_t)-1);
-		share_note_closing(&t, now, w);
+		share_note_closing(&t, now, w, 8 * w);
 		CHECK_U64(share_freed(s), 0);
 		share_note_full(s, now, w);
 		CHECK_U64(atomic_load(&h->full_until), now + w);
@@ -124,16 +124,17 @@ int main(void)
 		CHECK_U64((uint64_t)share_full_line(s, now + w - 1, w), 0);
 		CHECK_U64((uint64_t)(int64_t)share_full_line(s, now + w, w), (uint64_t)(int64_t)-1);
 		CHECK_U64((uint64_t)(int64_t)share_full_line(s, now - 1, w), (uint64_t)(int64_t)-1);
-		share_note_closing(&other, now, w); /* another destination's close: nothing */
+		share_note_closing(&other, now, w,
+				   8 * w); /* another destination's close: nothing */
 		CHECK_U64(share_freed(s), 0);
-		share_note_closing(&t, now + 1, w);
+		share_note_closing(&t, now + 1, w, 8 * w);
 		CHECK_U64(share_freed(s), 1);
 		CHECK_U64(share_freed_ns(s), now + 1);
 		/* One place freed, one connect takes it. */
 		CHECK(share_full_claim(s, now + 2, S / 10));
 		CHECK(!share_full_claim(s, now + 3, S / 10));
 		/* A place nobody took in time is nobody's. */
-		share_note_closing(&t, now + 4, w);
+		share_note_closing(&t, now + 4, w, 8 * w);
 		CHECK(!share_full_claim(s, now + 4 + S, S / 10));
 		CHECK(!share_full_claim(s, now + 5, S / 10));
 		CHECK_U64(atomic_load(&s->claimed), 2);
@@ -146,13 +147,22 @@ int main(void)
 		CHECK_U64((uint64_t)share_full_wait(s, freed - 1, clock_now_ns() + S), 1);
 		CHECK_U64(atomic_load(&s->queued), 0);
 		/* Over: the file's mark is cleared by the next close, which frees nothing. */
-		share_note_closing(&t, now + w, w);
+		share_note_closing(&t, now + w, w, 8 * w);
 		CHECK_U64(atomic_load(&h->full_until), 0);
 		CHECK(!share_any_full());
 		CHECK_U64(share_freed(s), 1);
+		/* A mark set on a longer policy than the closer's stands: its close frees a place.
+		 */
+		share_note_full(s, now, 3 * w);
+		share_note_closing(&t, now + 2 * w, w, 8 * w);
+		CHECK_U64(atomic_load(&h->full_until), now + 3 * w);
+		CHECK_U64(share_freed(s), 1); /* its answer is older than the closer's window */
+		share_note_closing(&t, now + 1, w, 8 * w);
+		CHECK_U64(share_freed(s), 2);
+		atomic_store(&s->freed, 1);
 		/* A hostile end far ahead is no mark either. */
 		atomic_store(&h->full_until, now + 100 * w);
-		share_note_closing(&t, now, w);
+		share_note_closing(&t, now, w, 8 * w);
 		CHECK_U64(atomic_load(&h->full_until), 0);
 		atomic_store(&s->full_ns, 0);
 	}
