@@ -1,6 +1,7 @@
 /* libFuzzer target: config_parse over any environment, with the invariants of struct config. */
 #include "config/config.h"
 #include "config/config_dests.h"
+#include "engine/policy.h"
 #include "fuzz.h"
 
 #include <stdbool.h>
