@@ -6,7 +6,6 @@
 #include <string.h>
 
 #include "config/config.h"
-#include "sys/errname.h"
 #include "sys/log.h"
 #include "sys/text.h"
 
@@ -98,14 +97,6 @@ static const char *early_text(const char *reason)
 	return reason;
 }
 
-/* The name of ev->err: a resolver's own code, or an errno value. */
-static const char *err_text(const struct log_event *ev)
-{
-	const char *name = ev->err_name ? ev->err_name : errname(ev->err);
-
-	return name ? name : "E?";
-}
-
 /*
  * The sentence of an event of @kind, for the text format (the JSON format
  * gives its fields), in @t; NULL: the event's name and reason are said.
@@ -114,7 +105,7 @@ static const char *sentence(struct text *t, enum events_kind kind, const struct 
 {
 	switch (kind) {
 	case EVENTS_KIND_RETRY:
-		text_str(t, err_text(ev));
+		text_str(t, log_err_text(ev));
 		text_str(t, " (attempt ");
 		text_u64(t, ev->attempt);
 		text_str(t, "), retrying in ");
@@ -140,13 +131,13 @@ static const char *sentence(struct text *t, enum events_kind kind, const struct 
 		text_u64(t, (uint64_t)ev->elapsed_ms);
 		text_str(t, "ms: ");
 		/* A non-blocking give-up leaves the error pending for the program, unread. */
-		text_str(t, ev->err ? err_text(ev) : "connection failed");
+		text_str(t, ev->err ? log_err_text(ev) : "connection failed");
 		text_str(t, " (");
 		text_str(t, reason_text(ev->reason ? ev->reason : "?"));
 		text_str(t, ")");
 		break;
 	case EVENTS_KIND_WAITING:
-		text_str(t, ev->err ? err_text(ev) : "no connection");
+		text_str(t, ev->err ? log_err_text(ev) : "no connection");
 		text_str(t, " for ");
 		text_u64(t, (uint64_t)ev->elapsed_ms);
 		text_str(t, "ms (");
@@ -196,7 +187,7 @@ static const char *sentence(struct text *t, enum events_kind kind, const struct 
 		break;
 	case EVENTS_KIND_EARLY_END:
 		if (ev->err) {
-			text_str(t, err_text(ev));
+			text_str(t, log_err_text(ev));
 			text_str(t, " on connecting again");
 		} else if (ev->reason && strcmp(ev->reason, "answer") == 0) {
 			text_str(t, "closed by the peer before its first byte, nothing sent: "
@@ -267,8 +258,7 @@ static void line_answer(enum events_kind kind, enum log_level level, const char 
 			const struct events_subject *s, int err, uint64_t attempt, int64_t delay_ms,
 			int64_t wait_ms, int64_t elapsed_ms, const char *reason, const char *answer)
 {
-	char target[TARGET_TEXT_MAX], said[1024];
-	struct text t;
+	char target[TARGET_TEXT_MAX];
 	struct log_event ev = {
 		.event = event,
 		.call = s->call,
@@ -285,8 +275,15 @@ static void line_answer(enum events_kind kind, enum log_level level, const char 
 	if (!log_enabled(level))
 		return;
 	ev.target = subject_text(s, target, sizeof(target));
-	text_init(&t, said, sizeof(said));
-	ev.text = sentence(&t, kind, &ev);
+	if (!log_is_json()) {
+		char said[1024];
+		struct text t;
+
+		text_init(&t, said, sizeof(said));
+		ev.text = sentence(&t, kind, &ev);
+		log_event(level, &ev); /* while said is there */
+		return;
+	}
 	log_event(level, &ev);
 }
 

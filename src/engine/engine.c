@@ -326,12 +326,13 @@ struct engine_action engine_step(const struct config *cfg, const struct config_e
 
 uint64_t engine_finding_fresh_ns(const struct config *cfg, bool first)
 {
-	uint64_t ms = cfg->attempt_timeout_ms == CONFIG_INFINITE ? cfg->policy.cap_ms
-								 : cfg->attempt_timeout_ms;
+	uint64_t ms;
 
 	if (first)
 		return 3 * cfg->local_probe_ms * 1000000;
-	ms += cfg->policy.cap_ms;
+	ms = cfg->policy.cap_ms + (cfg->attempt_timeout_ms == CONFIG_INFINITE
+					   ? cfg->policy.cap_ms
+					   : cfg->attempt_timeout_ms);
 	return ms < UINT64_MAX / 1000000 ? ms * 1000000 : UINT64_MAX;
 }
 

@@ -107,6 +107,11 @@ static bool json(void)
 	return log_json;
 }
 
+bool log_is_json(void)
+{
+	return json();
+}
+
 /* 2026-11-21T23:59:59.123Z from milliseconds since the epoch (civil-from-days). */
 static void put_time(struct text *t, uint64_t ms)
 {
@@ -182,8 +187,7 @@ static const char *errno_name(int err)
 	return name ? name : "E?";
 }
 
-/* The name of ev->err: a resolver's own code, or an errno value. */
-static const char *err_text(const struct log_event *ev)
+const char *log_err_text(const struct log_event *ev)
 {
 	return ev->err_name ? ev->err_name : errno_name(ev->err);
 }
@@ -196,7 +200,7 @@ static void format_json(struct text *t, enum log_level level, const struct log_e
 	if (ev->target)
 		json_str(t, "target", ev->target);
 	if (ev->err)
-		json_str(t, "errno", err_text(ev));
+		json_str(t, "errno", log_err_text(ev));
 	if (ev->attempt)
 		json_u64(t, "attempt", ev->attempt);
 	if (ev->delay_ms != LOG_NONE)
@@ -226,7 +230,7 @@ static void format_text(struct text *t, const struct log_event *ev)
 		return;
 	}
 	if (ev->err) {
-		text_str(t, err_text(ev));
+		text_str(t, log_err_text(ev));
 		text_put(t, " ", 1);
 	}
 	text_str(t, ev->event);

@@ -47,6 +47,12 @@ void log_set_thread_task(int fd, int pid, int tid);
 /* Whether messages of @level are written. */
 bool log_enabled(enum log_level level);
 
+/* Whether lines are written as JSON, where an event's sentence (ev->text) is not said. */
+bool log_is_json(void);
+
+/* The name of ev->err: a resolver's own code, or an errno value ("E?" if unknown). */
+const char *log_err_text(const struct log_event *ev);
+
 /* Write @ev at @level.  Async-signal-safe; errno preserved. */
 void log_event(enum log_level level, const struct log_event *ev);
 
