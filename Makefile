@@ -17,16 +17,21 @@ WARN := -std=c11 -D_GNU_SOURCE -Wall -Wextra -Wpedantic -Wshadow -Wconversion \
 CFLAGS_ALL = $(WARN) $(OPT) -Isrc -DBACKOFF_VERSION='"$(VERSION)"' \
 	$(if $(HOSTCONF),-DBACKOFF_HOSTCONF='"$(HOSTCONF)"') $(EXTRA_CFLAGS)
 LIB_CFLAGS = -fPIC -fvisibility=hidden
+# Without the compiler's start files (sys/dso.c says why); never unloaded, so that
+# nothing it registers outlives it.
 LIB_LDFLAGS = -shared -Wl,--version-script=src/exports.map -Wl,-z,relro -Wl,-z,now -Wl,-Bsymbolic-functions \
+	-Wl,-z,nodelete -nostartfiles \
 	-Wl,--no-undefined $(EXTRA_LDFLAGS)
 LIBS = -ldl -lpthread
 
 CORE_DIRS := drivers engine facts tables counters config
 CORE_SRC := $(foreach d,$(CORE_DIRS),$(wildcard src/$(d)/*.c))
-# sys/cstring: the string functions libbackoff.so keeps for itself (no import), in it alone.
-SYS_SRC := $(filter-out src/sys/cstring.c,$(wildcard src/sys/*.c))
+# sys/cstring: the string functions libbackoff.so keeps for itself (no import); sys/dso: what
+# the start files gave it.  In it alone.
+SYS_LIB_ONLY := src/sys/cstring.c src/sys/dso.c
+SYS_SRC := $(filter-out $(SYS_LIB_ONLY),$(wildcard src/sys/*.c))
 INTERCEPT_SRC := $(wildcard src/intercept/*.c)
-LIB_SRC := src/init.c $(INTERCEPT_SRC) $(CORE_SRC) $(SYS_SRC) src/sys/cstring.c
+LIB_SRC := src/init.c $(INTERCEPT_SRC) $(CORE_SRC) $(SYS_SRC) $(SYS_LIB_ONLY)
 LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/obj/%.o)
 # The pure core and the system layer without the hooks: for the tool and the unit tests.
 CORE_OBJ := $(CORE_SRC:%.c=$(BUILD)/obj/%.o) $(SYS_SRC:%.c=$(BUILD)/obj/%.o)
@@ -94,7 +99,9 @@ $(BUILD)/obj/%.o: %.c $(wildcard src/*.h src/*/*.h) Makefile
 	$(CC) $(CFLAGS_ALL) $(LIB_CFLAGS) -c -o $@ $<
 
 # Its own strlen must not become a call to strlen.
-$(BUILD)/obj/src/sys/cstring.o: CFLAGS_ALL += -fno-builtin
+# Its loops are memcpy and memmove themselves: GCC would rewrite them as calls to them.
+$(BUILD)/obj/src/sys/cstring.o: CFLAGS_ALL += -fno-builtin \
+	$(if $(findstring clang,$(shell $(CC) --version 2>/dev/null)),,-fno-tree-loop-distribute-patterns)
 
 $(LIBRARY): $(LIB_OBJ) src/exports.map
 	$(CC) $(CFLAGS_ALL) $(LIB_CFLAGS) $(LIB_LDFLAGS) -o $@ $(LIB_OBJ) $(LIBS)

@@ -159,6 +159,16 @@ STARTUP_CODE static unsigned hostconf_say(const struct config_file *file)
 /* Under the supervisor engine: its PID, from the environment; 0 otherwise. */
 static unsigned long supervisor_pid;
 
+/* The digits at the head of @s (strtoul's would be one more import bound in every process). */
+STARTUP_CODE static unsigned long leading_number(const char *s)
+{
+	unsigned long v = 0;
+
+	for (; *s >= '0' && *s <= '9' && v < 0xFFFFFFFFUL; s++)
+		v = v * 10 + (unsigned long)(*s - '0');
+	return v;
+}
+
 /*
  * Under Yama ptrace_scope 1 only an ancestor, or a tracer the process named,
  * may read a process's memory: name the supervisor in every child, so that a
@@ -250,7 +260,7 @@ STARTUP_CODE static void init_run(void)
 	cookie = lookup_env(COOKIE_ENV, NULL);
 	if (cookie && kcall_prctl(PR_GET_SECCOMP, 0) == 2) {
 		real_mark_connects();
-		supervisor_pid = strtoul(cookie, NULL, 10);
+		supervisor_pid = leading_number(cookie);
 		name_supervisor_as_tracer();
 	} else {
 		/* Not under a filter yet: a program only the supervisor reaches is exec'd through
@@ -274,7 +284,7 @@ STARTUP_CODE static void init_run(void)
 	if (served)
 		unknown = warn_unknown_names();
 	if ((problems.count > 0 || unknown > 0 || file_bad > 0) && init_config.strict)
-		_exit(2);
+		kcall_exit(2);
 	rng_configure(init_config.seeded, init_config.seed);
 	share_init(&init_config);
 	pthread_atfork(NULL, at_fork_parent, at_fork_child);

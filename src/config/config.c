@@ -145,8 +145,8 @@ static bool is_inf(const char *s)
 
 static int parse_bool(const char *s, bool *out)
 {
-	static const char *const yes[] = { "1", "on", "yes", "true" };
-	static const char *const no[] = { "0", "off", "no", "false" };
+	static const char yes[][5] = { "1", "on", "yes", "true" };
+	static const char no[][6] = { "0", "off", "no", "false" };
 	size_t i;
 
 	for (i = 0; i < N(yes); i++) {
@@ -164,7 +164,7 @@ static int parse_bool(const char *s, bool *out)
 
 static int parse_jitter(const char *s, struct policy *p)
 {
-	static const char *const names[] = { "none", "full", "equal", "decorrelated", "additive" };
+	static const char names[][13] = { "none", "full", "equal", "decorrelated", "additive" };
 	static const enum policy_jitter kinds[] = { POLICY_JITTER_NONE, POLICY_JITTER_FULL,
 						    POLICY_JITTER_EQUAL, POLICY_JITTER_DECORRELATED,
 						    POLICY_JITTER_ADDITIVE };
@@ -333,7 +333,10 @@ static int protocols_item(void *ctx, const char *name, size_t n, int sign, char 
 	return -1;
 }
 
-static int parse_choice(const char *s, const char *const *names, size_t n, int *out)
+/* The longest choice of a variable and its NUL: choices are held in place, not as pointers. */
+#define CHOICE_SIZE 10
+
+static int parse_choice(const char *s, const char (*names)[CHOICE_SIZE], size_t n, int *out)
 {
 	size_t i;
 
@@ -461,7 +464,7 @@ STARTUP_CODE static int set_names(const struct setting *s)
 
 STARTUP_CODE static int set_log(const struct setting *s)
 {
-	static const char *const levels[] = { "off", "error", "warn", "info", "debug" };
+	static const char levels[][CHOICE_SIZE] = { "off", "error", "warn", "info", "debug" };
 	int choice;
 
 	if (parse_choice(s->value, levels, N(levels), &choice) != 0)
@@ -484,7 +487,7 @@ STARTUP_CODE static int set_log_file(const struct setting *s)
 
 STARTUP_CODE static int set_log_format(const struct setting *s)
 {
-	static const char *const formats[] = { "text", "json" };
+	static const char formats[][CHOICE_SIZE] = { "text", "json" };
 	int choice;
 
 	if (parse_choice(s->value, formats, N(formats), &choice) != 0)
@@ -524,7 +527,7 @@ STARTUP_CODE static int set_shared(const struct setting *s)
 
 STARTUP_CODE static int set_engine(const struct setting *s)
 {
-	static const char *const engines[] = { "auto", "preload", "supervise" };
+	static const char engines[][CHOICE_SIZE] = { "auto", "preload", "supervise" };
 	int choice;
 
 	if (parse_choice(s->value, engines, N(engines), &choice) != 0)
@@ -535,7 +538,7 @@ STARTUP_CODE static int set_engine(const struct setting *s)
 
 STARTUP_CODE static int set_early_close(const struct setting *s)
 {
-	static const char *const kinds[] = { "auto", "refusal", "answer" };
+	static const char kinds[][CHOICE_SIZE] = { "auto", "refusal", "answer" };
 	int choice;
 
 	if (parse_choice(s->value, kinds, N(kinds), &choice) != 0)
@@ -623,13 +626,6 @@ STARTUP_CODE static bool is_bare_duration(const char *value, const char *message
 	return *p == '\0' && nonzero;
 }
 
-/* A row of the table below: how one variable's value is taken. */
-struct variable {
-	int (*set)(const struct setting *s); /* NULL: BACKOFF_POLICY, taken first */
-	size_t field;			     /* offset of the member a shared parser writes */
-	const char *message;		     /* for a rejected value; NULL: set writes @why */
-};
-
 #define FIELD(member) offsetof(struct config, member)
 
 /*
@@ -679,25 +675,57 @@ struct variable {
 	X(BACKOFF_PROGRAMS, set_programs, 0,                                                      \
 	  "expected program names such as python3,curl, ! excluding one: !pip")
 
+/*
+ * The table's columns, each read by a switch: a table of pointers (names,
+ * parsers, messages) was 84 relocations at every process's load.
+ */
 #define AS_NAME(name, set, field, message) #name,
 #define AS_INDEX(name, set, field, message) VAR_##name,
-#define AS_ROW(name, set, field, message) { set, field, message },
+#define AS_PARSER(name, set, field, message) \
+	case VAR_##name:                     \
+		return set;
+#define AS_FIELD(name, set, field, message) field,
+#define AS_MESSAGE(name, set, field, message) \
+	case VAR_##name:                      \
+		return message;
 
-const char *const config_variables[] = { VARIABLES(AS_NAME) NULL };
+const char config_variables[CONFIG_VARIABLES + 1][CONFIG_VARIABLE_SIZE] = { VARIABLES(AS_NAME) "" };
 
-enum { VARIABLES(AS_INDEX) };
+enum { VARIABLES(AS_INDEX) VARIABLES_COUNT };
 
-static const struct variable variables[] = { VARIABLES(AS_ROW) };
+_Static_assert(VARIABLES_COUNT == CONFIG_VARIABLES, "CONFIG_VARIABLES counts the table's rows");
 
-_Static_assert(N(variables) == CONFIG_VARIABLES, "CONFIG_VARIABLES counts the table's rows");
+typedef int parser_fn(const struct setting *s);
 
-/* What a value @value that @var refused is told (@why: what its parser wrote). */
-STARTUP_CODE static const char *rejection(const struct variable *var, const char *value,
-					  const char *why)
+/* Variable @i's parser; NULL for BACKOFF_POLICY, taken first. */
+STARTUP_CODE static parser_fn *parser(size_t i)
 {
-	if (!var->message)
+	switch (i) {
+		VARIABLES(AS_PARSER)
+	}
+	return NULL;
+}
+
+/* The offset in struct config of the member variable @i's shared parser writes. */
+static const size_t fields[] = { VARIABLES(AS_FIELD) };
+
+/* What a rejected value of variable @i is told; NULL: its parser writes why. */
+STARTUP_CODE static const char *message(size_t i)
+{
+	switch (i) {
+		VARIABLES(AS_MESSAGE)
+	}
+	return NULL;
+}
+
+/* What a value @value that variable @i refused is told (@why: what its parser wrote). */
+STARTUP_CODE static const char *rejection(size_t i, const char *value, const char *why)
+{
+	const char *m = message(i);
+
+	if (!m)
 		return why;
-	return is_bare_duration(value, var->message) ? BARE_DURATION : var->message;
+	return is_bare_duration(value, m) ? BARE_DURATION : m;
 }
 
 STARTUP_CODE int config_set_variable(struct config *cfg, const char *name, const char *value,
@@ -706,16 +734,16 @@ STARTUP_CODE int config_set_variable(struct config *cfg, const char *name, const
 	struct setting s = { .cfg = cfg, .why = why, .why_size = why_size, .value = value };
 	size_t i;
 
-	for (i = 0; i < N(variables); i++) {
-		const struct variable *var = &variables[i];
+	for (i = 0; i < CONFIG_VARIABLES; i++) {
+		parser_fn *set = parser(i);
 
-		if (!var->set || strcmp(config_variables[i], name) != 0)
+		if (!set || strcmp(config_variables[i], name) != 0)
 			continue;
-		s.field = (char *)cfg + var->field;
-		if (var->set(&s) == 0)
+		s.field = (char *)cfg + fields[i];
+		if (set(&s) == 0)
 			return 0;
-		if (var->message) /* else its parser wrote why */
-			snprintf(why, why_size, "%s", rejection(var, value, why));
+		if (message(i)) /* else its parser wrote why */
+			snprintf(why, why_size, "%s", rejection(i, value, why));
 		return -1;
 	}
 	snprintf(why, why_size, "no such setting");
@@ -727,7 +755,7 @@ STARTUP_CODE void config_parse(config_lookup_fn *lookup, void *ctx, struct confi
 {
 	const struct policy *preset;
 	/* The values not rejected, for the cross-check of the base and the cap. */
-	const char *taken[N(variables)] = { NULL };
+	const char *taken[CONFIG_VARIABLES] = { NULL };
 	char why[200];
 	struct setting s = { .cfg = cfg, .why = why, .why_size = sizeof(why) };
 	const char *v;
@@ -753,25 +781,26 @@ STARTUP_CODE void config_parse(config_lookup_fn *lookup, void *ctx, struct confi
 	preset = v ? config_preset_apply(cfg, v) : NULL;
 	if (v && !preset)
 		config_add_problem(problems, config_variables[VAR_BACKOFF_POLICY], v,
-				   variables[VAR_BACKOFF_POLICY].message);
+				   message(VAR_BACKOFF_POLICY));
 	if (!preset)
 		preset = config_preset_apply(cfg, "default");
 
-	for (i = 0; i < N(variables); i++) {
-		const struct variable *var = &variables[i];
+	for (i = 0; i < CONFIG_VARIABLES; i++) {
+		parser_fn *set;
 
-		if (!var->set)
-			continue; /* BACKOFF_POLICY, the preset taken above */
+		if (i == VAR_BACKOFF_POLICY)
+			continue; /* the preset taken above */
 		/* Unset, the most common case: the preset stands. */
 		s.value = lookup(config_variables[i], ctx);
 		if (!s.value)
 			continue;
-		s.field = (char *)cfg + var->field;
-		if (var->set(&s) == 0)
+		set = parser(i);
+		s.field = (char *)cfg + fields[i];
+		if (set(&s) == 0)
 			taken[i] = s.value;
 		else /* rejected: the preset's value stands, and the line is written */
 			config_add_problem(problems, config_variables[i], s.value,
-					   rejection(var, s.value, why));
+					   rejection(i, s.value, why));
 	}
 
 	/* Cross-check: the cap is the largest delay, so it cannot be below the base. */

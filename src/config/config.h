@@ -292,9 +292,13 @@ void config_dns_errors(const struct config *cfg, const char *name, struct config
  */
 #define CONFIG_NAMES_SAID_ENV "LIBBACKOFF_NAMES_SAID"
 
-/* Every variable name, NULL-terminated, in the documented order. */
-extern const char *const config_variables[];
-#define CONFIG_VARIABLES 30 /* config_variables, without its NULL */
+/*
+ * Every variable name in the documented order, an empty name last; in place
+ * rather than pointers, which would be a relocation each at every load.
+ */
+#define CONFIG_VARIABLES 30	/* config_variables, without its empty name */
+#define CONFIG_VARIABLE_SIZE 24 /* the longest name, BACKOFF_ATTEMPT_TIMEOUT, and its NUL */
+extern const char config_variables[CONFIG_VARIABLES + 1][CONFIG_VARIABLE_SIZE];
 
 /* The first bad lines of the host-wide file that are said; the rest are counted. */
 #define CONFIG_FILE_BAD_MAX 4

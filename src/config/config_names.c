@@ -21,7 +21,7 @@ static const char *known_name(size_t i)
 {
 	size_t n = 0;
 
-	while (config_variables[n]) /* without the NULL */
+	while (config_variables[n][0]) /* without the empty name */
 		n++;
 	return i < n ? config_variables[i] : i - n < N(other_names) ? other_names[i - n] : NULL;
 }

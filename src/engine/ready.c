@@ -337,7 +337,7 @@ bool ready_resp_may_open(const unsigned char head[8], size_t n)
 
 enum ready_answer ready_resp_answer(const void *buf, size_t n)
 {
-	static const char *const not_run[] = { "-LOADING ", "-BUSY ", "-MASTERDOWN " };
+	static const char not_run[][13] = { "-LOADING ", "-BUSY ", "-MASTERDOWN " };
 	size_t i;
 
 	for (i = 0; buf && i < sizeof(not_run) / sizeof(not_run[0]); i++)
@@ -347,7 +347,7 @@ enum ready_answer ready_resp_answer(const void *buf, size_t n)
 }
 
 /* The methods whose request may be sent again: safe ones, without a body. */
-static const char *const http_methods[] = { "GET ", "HEAD ", "OPTIONS " };
+static const char http_methods[][9] = { "GET ", "HEAD ", "OPTIONS " };
 
 /* Whether @p (@n bytes) begins with one of http_methods. */
 static bool http_method(const unsigned char *p, size_t n)

@@ -65,15 +65,16 @@ static bool is_fault_signal(int sig)
  */
 bool clock_every_handler_restarts(void)
 {
-	struct sigaction sa;
+	void (*handler)(int);
+	unsigned long flags;
 	int sig;
 
 	for (sig = 1; sig < NSIG; sig++) {
-		if (is_fault_signal(sig) || sigaction(sig, NULL, &sa) != 0)
+		if (is_fault_signal(sig) || kcall_disposition(sig, &handler, &flags) != 0)
 			continue;
-		if (sa.sa_handler == SIG_DFL || sa.sa_handler == SIG_IGN)
+		if (handler == SIG_DFL || handler == SIG_IGN)
 			continue;
-		if (!(sa.sa_flags & SA_RESTART))
+		if (!(flags & SA_RESTART))
 			return false;
 	}
 	return true;

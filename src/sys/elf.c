@@ -239,8 +239,8 @@ enum elf_kind elf_exec_kind(const char *path, bool *privileged)
 
 const char *elf_kind_name(enum elf_kind kind)
 {
-	static const char *const names[] = { "unknown", "script",  "dynamic", "static",
-					     "go",	"foreign", "engine" };
+	static const char names[][8] = { "unknown", "script",  "dynamic", "static",
+					 "go",	    "foreign", "engine" };
 
 	_Static_assert(sizeof(names) / sizeof(names[0]) == ELF_KIND_ENGINE + 1, "a name a kind");
 	return names[kind];

@@ -10,7 +10,8 @@
  * a C library does not define fails the build rather than the lookup.
  */
 #define NAME(e) [e] = #e
-static const char *const names[] = {
+/* Names in place, not pointers: 132 pointers were as many relocations at every load. */
+static const char names[][16] = {
 	[0] = "0",
 	NAME(EPERM),
 	NAME(ENOENT),
@@ -149,5 +150,5 @@ const char *errname(int err)
 {
 	if (err < 0 || (size_t)err >= sizeof(names) / sizeof(names[0]))
 		return NULL;
-	return names[err];
+	return names[err][0] ? names[err] : NULL;
 }

@@ -16,6 +16,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <sched.h>
+#include <signal.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/random.h>
@@ -130,6 +131,23 @@ static inline int kcall_clock_nanosleep(clockid_t clock, int flags, const struct
 	return clock_nanosleep(clock, flags, ts, NULL);
 }
 
+static inline _Noreturn void kcall_exit(int status)
+{
+	_exit(status);
+}
+
+/* sigaction(@sig, NULL, ...): the handler of @sig and its flags; -1 if there is none to read. */
+static inline int kcall_disposition(int sig, void (**handler)(int), unsigned long *flags)
+{
+	struct sigaction sa;
+
+	if (sigaction(sig, NULL, &sa) != 0)
+		return -1;
+	*handler = sa.sa_handler;
+	*flags = (unsigned long)sa.sa_flags;
+	return 0;
+}
+
 #else
 
 static inline int kcall_open(const char *path, int flags, mode_t mode)
@@ -218,6 +236,42 @@ static inline int kcall_clock_nanosleep(clockid_t clock, int flags, const struct
 		err = errno;
 	errno = saved;
 	return err;
+}
+
+/* _exit's call: the whole process, every thread. */
+static inline _Noreturn void kcall_exit(int status)
+{
+	for (;;)
+		(void)syscall(SYS_exit_group, status);
+}
+
+/*
+ * The C library's own signals (thread cancellation, set*id across threads:
+ * glibc's first two real-time signals, musl's three), which its sigaction
+ * refuses with EINVAL.
+ */
+#ifdef __GLIBC__
+#define KCALL_LIBC_SIGNALS 2
+#else
+#define KCALL_LIBC_SIGNALS 3
+#endif
+
+/*
+ * sigaction(@sig, NULL, ...): the handler of @sig and its flags; -1 if there
+ * is none to read, the C library's own signals included.  The kernel's record
+ * starts with the handler and the flags on both architectures served so.
+ */
+static inline int kcall_disposition(int sig, void (**handler)(int), unsigned long *flags)
+{
+	unsigned long k[4]; /* handler, flags, restorer, mask */
+
+	if (sig >= 32 && sig < 32 + KCALL_LIBC_SIGNALS)
+		return -1;
+	if (syscall(SYS_rt_sigaction, sig, NULL, k, sizeof(k[3])) != 0)
+		return -1;
+	*handler = (void (*)(int))k[0];
+	*flags = k[1];
+	return 0;
 }
 
 #endif

@@ -29,7 +29,7 @@ static __thread int log_stderr __attribute__((tls_model("initial-exec"))) = STDE
 static __thread int log_pid __attribute__((tls_model("initial-exec")));
 static __thread int log_tid __attribute__((tls_model("initial-exec")));
 
-static const char *const level_names[] = { "off", "error", "warn", "info", "debug" };
+static const char level_names[][6] = { "off", "error", "warn", "info", "debug" };
 
 STARTUP_CODE void log_configure(enum log_level level, bool json, const char *path)
 {

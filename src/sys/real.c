@@ -7,12 +7,14 @@
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
 #include "sys/cookie.h"
+#include "sys/kcall.h"
 #include "sys/startup.h"
 
 /*
@@ -69,6 +71,19 @@ static int raw_poll(struct pollfd *fds, nfds_t n, int ms)
 	return raw_ppoll(fds, n, ms < 0 ? NULL : &ts, NULL);
 }
 
+/* The first byte and the end of libbackoff's own image, as the linker lays it out. */
+extern const char __ehdr_start[] __attribute__((visibility("hidden")));
+extern const char _end[] __attribute__((visibility("hidden")));
+
+/*
+ * Whether @p lies in libbackoff itself: a symbol found there is a hook's
+ * own.  The hooks' addresses themselves would be one relocation each at load.
+ */
+static bool in_image(const void *p)
+{
+	return (uintptr_t)p - (uintptr_t)__ehdr_start < (uintptr_t)_end - (uintptr_t)__ehdr_start;
+}
+
 /*
  * real_<name>, its stub first_<name> and its resolver: @raw serves calls made
  * during a resolution; @missing (NULL: required) stands in for a symbol that
@@ -76,21 +91,19 @@ static int raw_poll(struct pollfd *fds, nfds_t n, int ms)
  * pointers, which ISO C leaves undefined.  The compare-and-swap leaves a
  * pointer that was set meanwhile (real_mark_connects) as it is.
  */
-#define RESOLVER(name, missing)                                                  \
-	static void resolve_##name(void)                                         \
-	{                                                                        \
-		__typeof__(first_##name) *hook_ = name, *fb_ = (missing), *use_, \
-					 *stub_ = first_##name;                  \
-		void *found_ = next_symbol(#name), *self_;                       \
-		memcpy(&self_, &hook_, sizeof(self_));                           \
-		if (!found_ && !fb_)                                             \
-			die(#name, ": not found after libbackoff\n");            \
-		if (found_ && found_ == self_)                                   \
-			die(#name, ": resolves to libbackoff itself\n");         \
-		use_ = fb_;                                                      \
-		if (found_)                                                      \
-			memcpy(&use_, &found_, sizeof(found_));                  \
-		atomic_compare_exchange_strong(&real_ptr_##name, &stub_, use_);  \
+#define RESOLVER(name, missing)                                                          \
+	static void resolve_##name(void)                                                 \
+	{                                                                                \
+		__typeof__(first_##name) *fb_ = (missing), *use_, *stub_ = first_##name; \
+		void *found_ = next_symbol(#name);                                       \
+		if (!found_ && !fb_)                                                     \
+			die(#name, ": not found after libbackoff\n");                    \
+		if (found_ && in_image(found_))                                          \
+			die(#name, ": resolves to libbackoff itself\n");                 \
+		use_ = fb_;                                                              \
+		if (found_)                                                              \
+			memcpy(&use_, &found_, sizeof(found_));                          \
+		atomic_compare_exchange_strong(&real_ptr_##name, &stub_, use_);          \
 	}
 #define STUB_AS(ret, name, params, args, raw, missing)       \
 	static ret first_##name params;                      \
@@ -299,7 +312,9 @@ static void die(const char *name, const char *why)
 	ignored = syscall(SYS_write, STDERR_FILENO, name, strlen(name));
 	ignored = syscall(SYS_write, STDERR_FILENO, why, strlen(why));
 	(void)ignored;
-	abort();
+	/* abort's signal, then its end should a handler return (abort itself: one more import). */
+	(void)syscall(SYS_tgkill, kcall_getpid(), kcall_gettid(), SIGABRT);
+	kcall_exit(127);
 }
 
 STARTUP_CODE void real_resolve_signal_safe(void)

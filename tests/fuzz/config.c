@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define NVARS 30 /* config_variables, without its NULL: checked at each input */
+#define NVARS 30 /* config_variables, without its empty name: checked at each input */
 #define MAX_VALUE 70000
 
 /*
@@ -150,7 +150,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	unsigned i, j, set = 0;
 
 	/* A variable added to the table and not here would never be fuzzed. */
-	REQUIRE(config_variables[NVARS - 1] != NULL && config_variables[NVARS] == NULL);
+	REQUIRE(config_variables[NVARS - 1][0] != '\0' && config_variables[NVARS][0] == '\0');
 	env_from(&env, data, size);
 	/* The entries' line below is written into problems alone: both start alike. */
 	memset(&problems, 0, sizeof(problems));

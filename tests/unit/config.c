@@ -674,7 +674,7 @@ static void test_each_variable_says_what_it_takes(void)
 	struct config cfg;
 	size_t i, j;
 
-	for (i = 0; config_variables[i]; i++) {
+	for (i = 0; config_variables[i][0]; i++) {
 		for (j = 0; j < sizeof(rows) / sizeof(rows[0]); j++)
 			if (strcmp(rows[j].name, config_variables[i]) == 0)
 				break;
@@ -763,7 +763,7 @@ static void test_secure_execution_honours_no_variable(void)
 	struct config cfg, defaults;
 	size_t i;
 
-	for (i = 0; config_variables[i]; i++)
+	for (i = 0; config_variables[i][0]; i++)
 		setenv(config_variables[i], "bogus", 1);
 	setenv("BACKOFF", "off", 1);
 	setenv("BACKOFF_LOG_FILE", "/tmp/backoff-secure.log", 1);
@@ -778,7 +778,7 @@ static void test_secure_execution_honours_no_variable(void)
 	CHECK(cfg.enabled);
 	CHECK_STR(config_log_file(&cfg), "");
 	CHECK_U64(cfg.retries, CONFIG_INFINITE);
-	for (i = 0; config_variables[i]; i++)
+	for (i = 0; config_variables[i][0]; i++)
 		unsetenv(config_variables[i]);
 }
 
@@ -810,7 +810,7 @@ static void test_unknown_names(void)
 
 	for (i = 0; i < sizeof(known) / sizeof(known[0]); i++)
 		CHECK_STR(unknown_message(known[i]), "known");
-	for (i = 0; config_variables[i]; i++)
+	for (i = 0; config_variables[i][0]; i++)
 		CHECK_STR(unknown_message(config_variables[i]), "known");
 	CHECK_STR(unknown_message("BACKOFF_TIMOUT=3s"),
 		  "unknown variable (did you mean BACKOFF_TIMEOUT?)");
