@@ -271,7 +271,9 @@ STARTUP_CODE static void init_run(void)
 			init_supervisor = env_supervisor;
 	}
 	file = hostconf_load();
-	config_parse(lookup_setting, file, &init_config, &problems);
+	/* Most processes: no BACKOFF_* variable and no file, nothing to look up 30 times. */
+	config_parse(file || !env_seen_all || env_seen_count > 0 ? lookup_setting : NULL, file,
+		     &init_config, &problems);
 	config_dests_build(&init_config, init_dests, CONFIG_DESTS_MAX, &problems);
 	served = program_served(&init_config);
 	before_configure(&init_config);

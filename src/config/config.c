@@ -113,7 +113,7 @@ static const char *parse_fixed(const char *s, unsigned frac_digits, uint64_t max
 int config_parse_duration(const char *s, uint64_t min_ms, uint64_t max_ms, uint64_t *out)
 {
 	static const struct {
-		const char *suffix;
+		char suffix[3];
 		uint64_t ms;
 	} units[] = { { "", 1 }, { "ms", 1 }, { "s", SEC }, { "m", MIN }, { "h", 60 * MIN } };
 	uint64_t milli;
@@ -303,8 +303,8 @@ static int parse_errors(const char *s, struct config *cfg, char *why, size_t why
 	return 0;
 }
 
-const char *const config_protocol_names[] = {
-	"postgresql", "mysql", "redis", "memcached", "nats", "smtp", "ftp", "mqtt", "http", NULL,
+const char config_protocol_names[][CONFIG_PROTOCOL_NAME_SIZE] = {
+	"postgresql", "mysql", "redis", "memcached", "nats", "smtp", "ftp", "mqtt", "http", "",
 };
 
 static void protocols_clear(void *ctx)
@@ -320,7 +320,7 @@ static int protocols_item(void *ctx, const char *name, size_t n, int sign, char 
 	/* A list that names nothing: every protocol off. */
 	if (sign == 0 && n == 4 && strncmp(name, "none", 4) == 0)
 		return 0;
-	for (bit = 0; config_protocol_names[bit]; bit++) {
+	for (bit = 0; config_protocol_names[bit][0]; bit++) {
 		if (strlen(config_protocol_names[bit]) == n &&
 		    strncmp(config_protocol_names[bit], name, n) == 0) {
 			*set = sign >= 0 ? *set | 1U << bit : *set & ~(1U << bit);
@@ -777,7 +777,7 @@ STARTUP_CODE void config_parse(config_lookup_fn *lookup, void *ctx, struct confi
 	cfg->log_level = LOG_LEVEL_WARN;
 	config_errors_default(&cfg->errors_inet, &cfg->errors_unix);
 
-	v = lookup(config_variables[VAR_BACKOFF_POLICY], ctx);
+	v = lookup ? lookup(config_variables[VAR_BACKOFF_POLICY], ctx) : NULL;
 	preset = v ? config_preset_apply(cfg, v) : NULL;
 	if (v && !preset)
 		config_add_problem(problems, config_variables[VAR_BACKOFF_POLICY], v,
@@ -785,7 +785,7 @@ STARTUP_CODE void config_parse(config_lookup_fn *lookup, void *ctx, struct confi
 	if (!preset)
 		preset = config_preset_apply(cfg, "default");
 
-	for (i = 0; i < CONFIG_VARIABLES; i++) {
+	for (i = 0; lookup && i < CONFIG_VARIABLES; i++) {
 		parser_fn *set;
 
 		if (i == VAR_BACKOFF_POLICY)

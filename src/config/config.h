@@ -180,7 +180,7 @@ typedef const char *config_lookup_fn(const char *name, void *ctx);
  * Fill @cfg from the variables @lookup returns: defaults, then the preset of
  * BACKOFF_POLICY, then each explicit variable.  An invalid value is recorded in
  * @problems and leaves that field at its preset value.  Pure: reads nothing
- * but @lookup; never fails.
+ * but @lookup; never fails.  A NULL @lookup: nothing is set (the defaults).
  */
 void config_parse(config_lookup_fn *lookup, void *ctx, struct config *cfg,
 		  struct config_problems *problems);

@@ -15,9 +15,9 @@
  * BACKOFF_, in lower case.  Not the protocols' answers or the early close's
  * reading: those are read on a connection's bytes, under the global values.
  */
-static const char *const keys[] = {
+static const char keys[][16] = {
 	"policy",  "base",    "multiplier",	 "cap",	   "jitter",
-	"retries", "timeout", "attempt-timeout", "errors", NULL,
+	"retries", "timeout", "attempt-timeout", "errors", "",
 };
 
 #define ENTRY_MAX 512 /* the longest entry, in bytes */
@@ -33,10 +33,10 @@ STARTUP_CODE static bool variable_of(const char *key, size_t len, char *name, si
 {
 	size_t i, k;
 
-	for (k = 0; keys[k]; k++)
+	for (k = 0; keys[k][0]; k++)
 		if (strlen(keys[k]) == len && memcmp(keys[k], key, len) == 0)
 			break;
-	if (!keys[k] || sizeof("BACKOFF_") + len > size)
+	if (!keys[k][0] || sizeof("BACKOFF_") + len > size)
 		return false;
 	memcpy(name, "BACKOFF_", 8);
 	for (i = 0; i < len; i++)
@@ -62,7 +62,12 @@ STARTUP_CODE static int take_setting(struct config *cfg, char *word, bool preset
 	if ((strcmp(word, "policy") == 0) != presets)
 		return 0;
 	if (!variable_of(word, (size_t)(eq - word), name, sizeof(name))) {
-		const char *near = config_nearest(word, (size_t)(eq - word), keys);
+		const char *list[N(keys)], *near;
+		size_t k;
+
+		for (k = 0; k < N(keys); k++) /* config_nearest's list, NULL last */
+			list[k] = keys[k][0] ? keys[k] : NULL;
+		near = config_nearest(word, (size_t)(eq - word), list);
 
 		if (near)
 			snprintf(why, why_size, "no setting \"%.30s\" (did you mean %s?)", word,

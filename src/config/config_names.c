@@ -11,7 +11,7 @@
 #define N(a) (sizeof(a) / sizeof((a)[0]))
 
 /* Names read by the launcher or passed between the engines, not by config_parse. */
-static const char *const other_names[] = { "BACKOFF_LIBRARY", COOKIE_ENV };
+static const char other_names[][20] = { "BACKOFF_LIBRARY", COOKIE_ENV };
 
 #define PREFIX "BACKOFF_"
 #define PREFIX_LEN (sizeof(PREFIX) - 1)

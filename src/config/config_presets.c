@@ -11,7 +11,7 @@
 #define N(a) (sizeof(a) / sizeof((a)[0]))
 
 struct preset {
-	const char *name;
+	char name[11]; /* in place: a pointer would be a relocation at load */
 	struct policy policy;
 	uint64_t retries;
 	uint64_t timeout_ms;

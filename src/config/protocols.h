@@ -19,7 +19,9 @@ enum ready_protocol {
 };
 
 /* The names of the protocols, in the order of their bits; NULL-terminated. */
-extern const char *const config_protocol_names[];
+#define CONFIG_PROTOCOL_NAME_SIZE 11 /* postgresql and its NUL */
+/* In place rather than pointers (a relocation each at load), an empty name last. */
+extern const char config_protocol_names[][CONFIG_PROTOCOL_NAME_SIZE];
 
 /* The default: all of them but HTTP, whose answers come from the application. */
 #define READY_PROTOCOLS_ALL 0xFFU

@@ -88,7 +88,7 @@ uint64_t policy_next_delay(const struct policy *p, uint64_t attempt, uint64_t pr
 
 const char *policy_jitter_name(enum policy_jitter jitter)
 {
-	static const char *const names[] = {
+	static const char names[][13] = {
 		[POLICY_JITTER_NONE] = "none",
 		[POLICY_JITTER_FULL] = "full",
 		[POLICY_JITTER_EQUAL] = "equal",

@@ -101,8 +101,8 @@ enum ready_answer ready_answer(const void *buf, size_t n, const void *fl, uint32
 /* A refusal that begins the server's first bytes, whole. */
 struct refusal {
 	unsigned protocols; /* recognized when one of these is */
-	const char *text;
-	const char *said; /* for the log */
+	char text[40];	    /* in place, as @said: a pointer would be a relocation at load */
+	char said[40];	    /* for the log */
 };
 
 static const struct refusal refusals[] = {

@@ -16,8 +16,8 @@
 
 /*
  * libbackoff's own code calls these, never the hooked names, so that it
- * neither recurses into its hooks nor takes its own locks twice.  Each holds
- * a stub until its first call, which resolves it with dlsym(RTLD_NEXT), or
+ * neither recurses into its hooks nor takes its own locks twice.  Each is
+ * NULL until its first call, whose stub resolves it with dlsym(RTLD_NEXT), or
  * aborts with a message if a required symbol is missing or resolves to
  * libbackoff's own hook: a process pays only for the calls it makes.
  */
@@ -92,54 +92,108 @@ extern int (*_Atomic real_ptr_posix_spawnp)(pid_t *, const char *,
  * nothing but code that is already mapped.
  */
 #define REAL_LOAD(p) atomic_load_explicit(&(p), memory_order_relaxed)
-#define real_connect REAL_LOAD(real_ptr_connect)
-#define real_getaddrinfo REAL_LOAD(real_ptr_getaddrinfo)
-#define real_gethostbyname REAL_LOAD(real_ptr_gethostbyname)
-#define real_gethostbyname2 REAL_LOAD(real_ptr_gethostbyname2)
-#define real_gethostbyname_r REAL_LOAD(real_ptr_gethostbyname_r)
-#define real_gethostbyname2_r REAL_LOAD(real_ptr_gethostbyname2_r)
-#define real_getsockopt REAL_LOAD(real_ptr_getsockopt)
-#define real_poll REAL_LOAD(real_ptr_poll)
-#define real_ppoll REAL_LOAD(real_ptr_ppoll)
-#define real___poll_chk REAL_LOAD(real_ptr___poll_chk)
-#define real___ppoll_chk REAL_LOAD(real_ptr___ppoll_chk)
-#define real_select REAL_LOAD(real_ptr_select)
-#define real_pselect REAL_LOAD(real_ptr_pselect)
-#define real_epoll_ctl REAL_LOAD(real_ptr_epoll_ctl)
-#define real_epoll_wait REAL_LOAD(real_ptr_epoll_wait)
-#define real_epoll_pwait REAL_LOAD(real_ptr_epoll_pwait)
-#define real_epoll_pwait2 REAL_LOAD(real_ptr_epoll_pwait2)
-#define real_read REAL_LOAD(real_ptr_read)
-#define real_readv REAL_LOAD(real_ptr_readv)
-#define real_recv REAL_LOAD(real_ptr_recv)
-#define real_recvfrom REAL_LOAD(real_ptr_recvfrom)
-#define real_recvmsg REAL_LOAD(real_ptr_recvmsg)
-#define real_write REAL_LOAD(real_ptr_write)
-#define real_writev REAL_LOAD(real_ptr_writev)
-#define real_send REAL_LOAD(real_ptr_send)
-#define real_sendto REAL_LOAD(real_ptr_sendto)
-#define real_sendmsg REAL_LOAD(real_ptr_sendmsg)
-#define real_sendmmsg REAL_LOAD(real_ptr_sendmmsg)
-#define real_close REAL_LOAD(real_ptr_close)
-#define real_close_range REAL_LOAD(real_ptr_close_range)
-#define real_closefrom REAL_LOAD(real_ptr_closefrom)
-#define real_dup2 REAL_LOAD(real_ptr_dup2)
-#define real_dup3 REAL_LOAD(real_ptr_dup3)
-#define real_dup REAL_LOAD(real_ptr_dup)
-#define real_socket REAL_LOAD(real_ptr_socket)
-#define real_setsockopt REAL_LOAD(real_ptr_setsockopt)
-#define real_shutdown REAL_LOAD(real_ptr_shutdown)
-#define real_getpeername REAL_LOAD(real_ptr_getpeername)
-#define real_getsockname REAL_LOAD(real_ptr_getsockname)
-#define real_fcntl REAL_LOAD(real_ptr_fcntl)
-#define real_fcntl64 REAL_LOAD(real_ptr_fcntl64)
-#define real_ioctl REAL_LOAD(real_ptr_ioctl)
-#define real_execve REAL_LOAD(real_ptr_execve)
-#define real_execvpe REAL_LOAD(real_ptr_execvpe)
-#define real_fexecve REAL_LOAD(real_ptr_fexecve)
-#define real_execveat REAL_LOAD(real_ptr_execveat)
-#define real_posix_spawn REAL_LOAD(real_ptr_posix_spawn)
-#define real_posix_spawnp REAL_LOAD(real_ptr_posix_spawnp)
+/*
+ * A pointer is NULL until its first call resolves it, and that call goes to
+ * its stub, real_first_<name>: pointers set at load would be a relocation
+ * each in every process.
+ */
+#define REAL_GET(name) (REAL_LOAD(real_ptr_##name) ? REAL_LOAD(real_ptr_##name) : real_first_##name)
+extern __typeof__(*real_ptr_connect) real_first_connect;
+extern __typeof__(*real_ptr_getaddrinfo) real_first_getaddrinfo;
+extern __typeof__(*real_ptr_gethostbyname) real_first_gethostbyname;
+extern __typeof__(*real_ptr_gethostbyname2) real_first_gethostbyname2;
+extern __typeof__(*real_ptr_gethostbyname_r) real_first_gethostbyname_r;
+extern __typeof__(*real_ptr_gethostbyname2_r) real_first_gethostbyname2_r;
+extern __typeof__(*real_ptr_getsockopt) real_first_getsockopt;
+extern __typeof__(*real_ptr_poll) real_first_poll;
+extern __typeof__(*real_ptr_ppoll) real_first_ppoll;
+extern __typeof__(*real_ptr___poll_chk) real_first___poll_chk;
+extern __typeof__(*real_ptr___ppoll_chk) real_first___ppoll_chk;
+extern __typeof__(*real_ptr_select) real_first_select;
+extern __typeof__(*real_ptr_pselect) real_first_pselect;
+extern __typeof__(*real_ptr_epoll_ctl) real_first_epoll_ctl;
+extern __typeof__(*real_ptr_epoll_wait) real_first_epoll_wait;
+extern __typeof__(*real_ptr_epoll_pwait) real_first_epoll_pwait;
+extern __typeof__(*real_ptr_epoll_pwait2) real_first_epoll_pwait2;
+extern __typeof__(*real_ptr_read) real_first_read;
+extern __typeof__(*real_ptr_readv) real_first_readv;
+extern __typeof__(*real_ptr_recv) real_first_recv;
+extern __typeof__(*real_ptr_recvfrom) real_first_recvfrom;
+extern __typeof__(*real_ptr_recvmsg) real_first_recvmsg;
+extern __typeof__(*real_ptr_write) real_first_write;
+extern __typeof__(*real_ptr_writev) real_first_writev;
+extern __typeof__(*real_ptr_send) real_first_send;
+extern __typeof__(*real_ptr_sendto) real_first_sendto;
+extern __typeof__(*real_ptr_sendmsg) real_first_sendmsg;
+extern __typeof__(*real_ptr_sendmmsg) real_first_sendmmsg;
+extern __typeof__(*real_ptr_close) real_first_close;
+extern __typeof__(*real_ptr_close_range) real_first_close_range;
+extern __typeof__(*real_ptr_closefrom) real_first_closefrom;
+extern __typeof__(*real_ptr_dup2) real_first_dup2;
+extern __typeof__(*real_ptr_dup3) real_first_dup3;
+extern __typeof__(*real_ptr_dup) real_first_dup;
+extern __typeof__(*real_ptr_socket) real_first_socket;
+extern __typeof__(*real_ptr_setsockopt) real_first_setsockopt;
+extern __typeof__(*real_ptr_shutdown) real_first_shutdown;
+extern __typeof__(*real_ptr_getpeername) real_first_getpeername;
+extern __typeof__(*real_ptr_getsockname) real_first_getsockname;
+extern __typeof__(*real_ptr_fcntl) real_first_fcntl;
+extern __typeof__(*real_ptr_fcntl64) real_first_fcntl64;
+extern __typeof__(*real_ptr_ioctl) real_first_ioctl;
+extern __typeof__(*real_ptr_execve) real_first_execve;
+extern __typeof__(*real_ptr_execvpe) real_first_execvpe;
+extern __typeof__(*real_ptr_fexecve) real_first_fexecve;
+extern __typeof__(*real_ptr_execveat) real_first_execveat;
+extern __typeof__(*real_ptr_posix_spawn) real_first_posix_spawn;
+extern __typeof__(*real_ptr_posix_spawnp) real_first_posix_spawnp;
+#define real_connect REAL_GET(connect)
+#define real_getaddrinfo REAL_GET(getaddrinfo)
+#define real_gethostbyname REAL_GET(gethostbyname)
+#define real_gethostbyname2 REAL_GET(gethostbyname2)
+#define real_gethostbyname_r REAL_GET(gethostbyname_r)
+#define real_gethostbyname2_r REAL_GET(gethostbyname2_r)
+#define real_getsockopt REAL_GET(getsockopt)
+#define real_poll REAL_GET(poll)
+#define real_ppoll REAL_GET(ppoll)
+#define real___poll_chk REAL_GET(__poll_chk)
+#define real___ppoll_chk REAL_GET(__ppoll_chk)
+#define real_select REAL_GET(select)
+#define real_pselect REAL_GET(pselect)
+#define real_epoll_ctl REAL_GET(epoll_ctl)
+#define real_epoll_wait REAL_GET(epoll_wait)
+#define real_epoll_pwait REAL_GET(epoll_pwait)
+#define real_epoll_pwait2 REAL_GET(epoll_pwait2)
+#define real_read REAL_GET(read)
+#define real_readv REAL_GET(readv)
+#define real_recv REAL_GET(recv)
+#define real_recvfrom REAL_GET(recvfrom)
+#define real_recvmsg REAL_GET(recvmsg)
+#define real_write REAL_GET(write)
+#define real_writev REAL_GET(writev)
+#define real_send REAL_GET(send)
+#define real_sendto REAL_GET(sendto)
+#define real_sendmsg REAL_GET(sendmsg)
+#define real_sendmmsg REAL_GET(sendmmsg)
+#define real_close REAL_GET(close)
+#define real_close_range REAL_GET(close_range)
+#define real_closefrom REAL_GET(closefrom)
+#define real_dup2 REAL_GET(dup2)
+#define real_dup3 REAL_GET(dup3)
+#define real_dup REAL_GET(dup)
+#define real_socket REAL_GET(socket)
+#define real_setsockopt REAL_GET(setsockopt)
+#define real_shutdown REAL_GET(shutdown)
+#define real_getpeername REAL_GET(getpeername)
+#define real_getsockname REAL_GET(getsockname)
+#define real_fcntl REAL_GET(fcntl)
+#define real_fcntl64 REAL_GET(fcntl64)
+#define real_ioctl REAL_GET(ioctl)
+#define real_execve REAL_GET(execve)
+#define real_execvpe REAL_GET(execvpe)
+#define real_fexecve REAL_GET(fexecve)
+#define real_execveat REAL_GET(execveat)
+#define real_posix_spawn REAL_GET(posix_spawn)
+#define real_posix_spawnp REAL_GET(posix_spawnp)
 
 /* The fortified poll entry points have no public declaration. */
 int __poll_chk(struct pollfd *fds, nfds_t nfds, int timeout, size_t fdslen);

@@ -37,6 +37,21 @@ static unsigned parse(struct config *cfg, const char *const *env)
 	return problems.count;
 }
 
+/* No lookup at all (nothing set, nothing to look up): the same as an empty environment. */
+static void test_no_lookup(void)
+{
+	static struct config with, without;
+	const char *env[] = { NULL };
+	struct config_problems problems;
+
+	memset(&with, 0xa5, sizeof(with));
+	memset(&without, 0xa5, sizeof(without));
+	config_parse(lookup, (void *)env, &with, &problems);
+	config_parse(NULL, NULL, &without, &problems);
+	CHECK_U64(problems.count, 0);
+	CHECK(memcmp(&with, &without, sizeof(with)) == 0);
+}
+
 static void test_defaults(void)
 {
 	const char *env[] = { NULL };
@@ -1087,6 +1102,7 @@ static void test_destinations(void)
 int main(void)
 {
 	test_defaults();
+	test_no_lookup();
 	test_unset_paths_are_not_written();
 	test_durations();
 	test_timeout_and_retries();
