@@ -90,6 +90,17 @@ EOF
 	assert_between "$(max_elapsed u)" 1100 1450 "ms until the last probe connected"
 }
 
+@test "a unix socket file left by a server that died: 5 waiting processes connect within 250 ms of its replacement" {
+	start_bg srv "$HELPERS/late-listener" --unix "$T/sock" --stale --after 1200 --count 5
+	wait_for_line "$T/srv.out" '^stale' 5
+	# Refused at each look, which is an attempt (a unix one costs nothing): news for the
+	# others, and the wait goes on; four planned retries at 1 s and more would not reach 1.2 s.
+	probes 5 "unix:$T/sock" u BACKOFF_BASE=1s BACKOFF_CAP=5s BACKOFF_RETRIES=4
+	wait_probes || fail "a probe failed: $(cat "$T"/u.*.out)"
+	assert_eq "$(cat "$T"/u.*.out | sort | uniq -c | sed 's/^ *//')" "5 OK" "outcomes"
+	assert_between "$(max_elapsed u)" 1000 1450 "ms until the last probe connected"
+}
+
 @test "the prober killed with SIGKILL: a waiter takes over and connects soon after the listen" {
 	start_listener srv 1500
 	env LD_PRELOAD="$LIB" BACKOFF_SHARED="$STATE" BACKOFF_LOG=info "$HELPERS/probe" \

@@ -350,16 +350,20 @@ enum decide_wake decide_loop_wake(const struct config *base, struct fdconn *c, u
 	struct engine_action a;
 
 	if (c->fate.slot) {
-		switch (fate_wake(&c->fate, &c->target, config_retryable(cfg, c->target.family),
-				  now_ns, p->planned_ms * 1000000, false, attempt, ctx, err,
+		switch (fate_wake(&c->fate, &c->target, now_ns, p->planned_ms * 1000000, false,
 				  &next)) {
 		case FATE_NOW:
 			loop_woke(c, now_ms, false);
 			break;
-		case FATE_MADE:
-			loop_woke(c, now_ms, true);
-			wake = DECIDE_WAKE_MADE;
-			break;
+		case FATE_ATTEMPT:
+			if (retry_look_attempt(&c->fate, config_retryable(cfg, c->target.family),
+					       attempt, ctx, now_ns, err)) {
+				loop_woke(c, now_ms, true);
+				wake = DECIDE_WAKE_MADE;
+				break;
+			}
+			/* A retried failure, news for the others: the wait goes on. */
+			/* fall through */
 		case FATE_SLEEP:
 			*due_ms = p->planned_ms;
 			fate_loop_waits(&c->fate, p->planned_ms * 1000000);

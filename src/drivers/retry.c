@@ -39,22 +39,35 @@ enum wait_end {
 	WAIT_MADE,   /* a look was an attempt: its result is in *err */
 };
 
+bool retry_look_attempt(struct fate *f, const struct config_errset *retryable,
+			int (*attempt)(void *ctx, uint64_t deadline_ms), void *ctx, uint64_t now_ns,
+			int *err)
+{
+	*err = attempt(ctx, CONFIG_INFINITE);
+	if (*err == 0 || !config_errset_has(retryable, *err))
+		return true;
+	fate_attempt_failed(f, *err, now_ns);
+	return false;
+}
+
 /* Wait until @until_ns, with the destination's fate when the call shares it. */
 static enum wait_end wait_until(const struct retry_call *c, uint64_t until_ns, int *err)
 {
-	uint64_t next;
+	uint64_t next, now;
 
 	if (!c->fate)
 		return clock_wait_until_ns(until_ns) != 0 ? WAIT_SIGNAL : WAIT_DUE;
 	for (;;) {
-		switch (fate_wake(c->fate, c->what.target, c->retryable, clock_now_ns(), until_ns,
-				  true, c->attempt, c->ctx, err, &next)) {
+		now = clock_now_ns();
+		switch (fate_wake(c->fate, c->what.target, now, until_ns, true, &next)) {
 		case FATE_DUE:
 			return WAIT_DUE;
 		case FATE_NOW:
 			return WAIT_NOW;
-		case FATE_MADE:
-			return WAIT_MADE;
+		case FATE_ATTEMPT:
+			if (retry_look_attempt(c->fate, c->retryable, c->attempt, c->ctx, now, err))
+				return WAIT_MADE;
+			break;
 		case FATE_SLEEP:
 			break;
 		}

@@ -12,6 +12,16 @@
 #include "engine/progress.h"
 #include "config/target.h"
 
+/*
+ * The look that fate_wake asks to be an attempt (FATE_ATTEMPT, at @now_ns):
+ * made with @attempt(@ctx).  True when it ends the wait, *err holding its
+ * result (a success, or an error not in @retryable); else its failure is
+ * news for the others (fate_attempt_failed) and the wait goes on.
+ */
+bool retry_look_attempt(struct fate *f, const struct config_errset *retryable,
+			int (*attempt)(void *ctx, uint64_t deadline_ms), void *ctx, uint64_t now_ns,
+			int *err);
+
 /* One call being retried. */
 struct retry_call {
 	struct events_subject what;	       /* the call and its destination, for the log */

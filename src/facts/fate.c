@@ -61,11 +61,8 @@ void fate_loop_waits(struct fate *f, uint64_t wake_ns)
 		f->loop_waiter = share_loop_wait(f->slot, 1, until);
 }
 
-enum fate_step fate_wake(struct fate *f, const struct target_addr *t,
-			 const struct config_errset *retryable, uint64_t now_ns,
-			 uint64_t planned_ns, bool deputy,
-			 int (*attempt)(void *ctx, uint64_t deadline_ms), void *ctx, int *err,
-			 uint64_t *next_ns)
+enum fate_step fate_wake(struct fate *f, const struct target_addr *t, uint64_t now_ns,
+			 uint64_t planned_ns, bool deputy, uint64_t *next_ns)
 {
 	struct share_slot *s = f->slot;
 
@@ -99,12 +96,11 @@ enum fate_step fate_wake(struct fate *f, const struct target_addr *t,
 			/*
 			 * A socket file no socket here holds (stale, or bound in
 			 * another network namespace): a refused unix attempt costs
-			 * nothing, so the look is an attempt.
+			 * nothing, so the look is an attempt, which the caller makes.
 			 */
-			*err = attempt(ctx, CONFIG_INFINITE);
-			if (*err == 0 || !config_errset_has(retryable, *err))
-				return FATE_MADE;
-			share_note(s, *err, now_ns);
+			if (now_ns + f->look_ns < *next_ns)
+				*next_ns = now_ns + f->look_ns;
+			return FATE_ATTEMPT;
 		} else if (found < 0) {
 			f->looking = false; /* the policy's attempts alone, as without sharing */
 			events_no_look();
@@ -126,6 +122,11 @@ enum fate_step fate_wake(struct fate *f, const struct target_addr *t,
 			*next_ns = lease;
 	}
 	return FATE_SLEEP;
+}
+
+void fate_attempt_failed(struct fate *f, int err, uint64_t now_ns)
+{
+	share_note(f->slot, err, now_ns);
 }
 
 bool fate_left_to_other(struct fate *f, uint64_t now_ns)

@@ -51,9 +51,10 @@ void fate_loop_waits(struct fate *f, uint64_t wake_ns);
 
 /* What a call between attempts is to do now. */
 enum fate_step {
-	FATE_DUE,   /* the planned time came: attempt, unless fate_left_to_other() */
-	FATE_NOW,   /* a success or a listener: attempt at once */
-	FATE_MADE,  /* a look was an attempt (a stale unix socket): its result is in *err */
+	FATE_DUE,     /* the planned time came: attempt, unless fate_left_to_other() */
+	FATE_NOW,     /* a success or a listener: attempt at once */
+	FATE_ATTEMPT, /* make an attempt now, as the look (a stale unix socket): then, if its
+		       * error is retried, fate_attempt_failed() and wait until *next_ns */
 	FATE_SLEEP, /* nothing yet: wait until *next_ns, or until the slot's success count moves */
 };
 
@@ -63,15 +64,15 @@ enum fate_step {
  * a listener every f->look_ns and renew the lease; as a waiter, sleep until a
  * success or the planned time; with @deputy, one waiter is back when the
  * prober's lease ends, to take over if it is gone.  A unix socket file that no
- * socket here holds is looked at by an attempt (@attempt(@ctx), refused at no
- * cost); its retryable failures are news, anything else ends the wait
- * (FATE_MADE).  @retryable: the call's errors worth another attempt.
+ * socket here holds is looked at by an attempt, refused at no cost, which the
+ * caller makes (FATE_ATTEMPT): whether its error ends the wait is the
+ * caller's rule, not a fact.
  */
-enum fate_step fate_wake(struct fate *f, const struct target_addr *t,
-			 const struct config_errset *retryable, uint64_t now_ns,
-			 uint64_t planned_ns, bool deputy,
-			 int (*attempt)(void *ctx, uint64_t deadline_ms), void *ctx, int *err,
-			 uint64_t *next_ns);
+enum fate_step fate_wake(struct fate *f, const struct target_addr *t, uint64_t now_ns,
+			 uint64_t planned_ns, bool deputy, uint64_t *next_ns);
+
+/* The look that was an attempt failed with @err, which is retried: news for the others. */
+void fate_attempt_failed(struct fate *f, int err, uint64_t now_ns);
 
 /*
  * At the planned time of an attempt that is not the call's last: whether

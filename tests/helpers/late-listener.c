@@ -2,13 +2,15 @@
 
 /*
  * usage: late-listener (--tcp HOST:PORT | --unix PATH) [--after MS] [--send TEXT]
- *                      [--port-file F] [--count N] [--linger-ms MS] [--backlog N]
+ *                      [--port-file F] [--count N] [--linger-ms MS] [--backlog N] [--stale]
  *
  * TCP: the socket is bound at start-up (port 0 picks a free port, written to
  * --port-file through a rename so that a reader never sees half a number), but
  * listen() is called only after MS milliseconds: until then the bound port
  * answers every SYN with a reset, so clients see ECONNREFUSED.  AF_UNIX: the
- * socket file is created only after MS milliseconds, so clients see ENOENT.
+ * socket file is created only after MS milliseconds, so clients see ENOENT;
+ * with --stale a socket file that no socket holds is there from the start (a
+ * server that died), so clients see ECONNREFUSED, and is replaced at MS.
  *
  * Then it accepts N connections one after the other, writes TEXT to each,
  * shuts the write side down and reads what the peer sent until it closes (or
@@ -46,7 +48,7 @@ static void usage(void)
 {
 	fprintf(stderr,
 		"usage: %s (--tcp HOST:PORT | --unix PATH) [--after MS] [--send TEXT]\n"
-		"       [--port-file F] [--count N] [--linger-ms MS] [--backlog N]\n",
+		"       [--port-file F] [--count N] [--linger-ms MS] [--backlog N] [--stale]\n",
 		prog);
 	exit(2);
 }
@@ -214,12 +216,13 @@ int main(int argc, char **argv)
 		{ "count", required_argument, NULL, 'c' },
 		{ "linger-ms", required_argument, NULL, 'l' },
 		{ "backlog", required_argument, NULL, 'b' },
+		{ "stale", no_argument, NULL, 'S' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *tcp = NULL, *unix_path = NULL, *text = "", *port_file = NULL;
 	long after_ms = 0, count = 1, linger_ms = 2000, backlog = 64;
 	long long start = mono_ms(), listened;
-	int fd, opt;
+	int fd, opt, stale = 0;
 
 	while ((opt = getopt_long(argc, argv, "", opts, NULL)) != -1) {
 		switch (opt) {
@@ -246,6 +249,9 @@ int main(int argc, char **argv)
 			break;
 		case 'l':
 			linger_ms = parse_long(optarg, 0, 60000);
+			break;
+		case 'S':
+			stale = 1;
 			break;
 		default:
 			usage();
@@ -278,7 +284,17 @@ int main(int argc, char **argv)
 		if (strlen(unix_path) >= sizeof(sun.sun_path))
 			usage();
 		strcpy(sun.sun_path, unix_path);
+		if (stale) {
+			/* Bound, then closed: the file stays, held by no socket. */
+			fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+			if (fd < 0 || bind(fd, (struct sockaddr *)&sun, sizeof(sun)) < 0)
+				die(unix_path);
+			close(fd);
+			say_at("stale", mono_ms());
+		}
 		sleep_until(start + after_ms);
+		if (stale && unlink(unix_path) < 0)
+			die(unix_path);
 		fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 		if (fd < 0)
 			die("socket");
