@@ -6,6 +6,7 @@
 
 #include "counters/events.h"
 #include "sys/log.h"
+#include "sys/startup.h"
 
 /* Destinations one process talks to: far fewer than this; when full, one warning. */
 #define DEST_SLOTS 4096
@@ -25,8 +26,8 @@ struct dest {
 };
 
 static struct dest table[DEST_SLOTS];
-atomic_uint dest_clocks;
-atomic_uint dest_downs;
+STARTUP_DATA atomic_uint dest_clocks;
+STARTUP_DATA atomic_uint dest_downs;
 
 static uint64_t hash_of(const struct target_addr *t, pid_t owner)
 {

@@ -18,8 +18,8 @@
 #include "sys/kcall.h"
 
 /* The network namespace's inode, read at the first key made (0: unknown). */
-static _Atomic uint64_t share_netns;
-static atomic_bool share_netns_read;
+STARTUP_DATA static _Atomic uint64_t share_netns;
+STARTUP_DATA static atomic_bool share_netns_read;
 
 /* Slots looked at from a destination's hash; a full neighbourhood means no sharing for it. */
 #define SHARE_PROBES 16
@@ -27,7 +27,7 @@ static atomic_bool share_netns_read;
 #define SHARE_RAMP 2
 
 static __thread int share_tid __attribute__((tls_model("initial-exec")));
-static atomic_int share_pid; /* cached: getpid() is a system call */
+STARTUP_DATA static atomic_int share_pid; /* cached: getpid() is a system call */
 
 static int my_tid(void)
 {

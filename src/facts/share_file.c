@@ -17,7 +17,7 @@
 #include "sys/startup.h"
 #include "sys/kcall.h"
 
-struct share_head *_Atomic share_map;
+STARTUP_DATA struct share_head *_Atomic share_map;
 
 /*
  * Made once: the first thread to need the file maps it, the others find it.
@@ -25,7 +25,7 @@ struct share_head *_Atomic share_map;
  * could not say why (a connect's look); SHARE_SETTLED when there is nothing
  * more to try (mapped, said unusable, or sharing off).
  */
-atomic_int share_tried;
+STARTUP_DATA atomic_int share_tried;
 static atomic_bool share_warned;
 STARTUP_DATA static const struct config *share_cfg;
 

@@ -4,10 +4,12 @@
 
 /*
  * A variable the load-time set-up writes, in any process, even one that never
- * connects: kept together in the data section, with the real symbols'
- * pointers (sys/real.c), seven of which the constructor resolves, rather than
- * each in a page of its own among the large tables of the zero-filled section
- * (a fault each, about 2 us of every exec).  Zero-initialised like any static.
+ * connects, or that a healthy connect reads or writes (the fd table's and the
+ * state file's small state, beside their large tables): kept together in the
+ * data section, with the real symbols' pointers (sys/real.c), seven of which
+ * the constructor resolves, rather than each in a page of its own among the
+ * large tables of the zero-filled section (a fault each, about 2 us of every
+ * exec).  Zero-initialised like any static.
  */
 #define STARTUP_DATA __attribute__((section(".data.startup")))
 

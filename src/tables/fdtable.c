@@ -12,6 +12,7 @@
 #include "sys/clock.h"
 #include "sys/log.h"
 #include "sys/kcall.h"
+#include "sys/startup.h"
 
 #define LEAF_SLOTS (1U << FDTABLE_LEAF_BITS)
 #define MID_ENTRIES (1U << FDTABLE_MID_BITS)
@@ -21,12 +22,12 @@
 #define CLAIM_STALE_NS 1000000000ULL
 
 _Atomic(struct fdtable_mid *) fdtable_dir[DIR_ENTRIES];
-static atomic_uint top_fd; /* the highest fd with a slot: scans stop there */
+STARTUP_DATA static atomic_uint top_fd; /* the highest fd with a slot: scans stop there */
 
-atomic_uint fdtable_managed;
-atomic_uint fdtable_first;
-_Atomic uint64_t fdtable_attention;
-atomic_uint fdtable_epoch;
+STARTUP_DATA atomic_uint fdtable_managed;
+STARTUP_DATA atomic_uint fdtable_first;
+STARTUP_DATA _Atomic uint64_t fdtable_attention;
+STARTUP_DATA atomic_uint fdtable_epoch;
 
 /*
  * The slots this thread holds or is taking, innermost last: a signal handler
@@ -79,7 +80,7 @@ static bool claim_stale(const struct fdslot *s, uint64_t now)
  * memory until it execs and may close fds meanwhile: those are its own, so
  * it leaves the parent's connects alone.
  */
-static atomic_int owner_pid;
+STARTUP_DATA static atomic_int owner_pid;
 
 static bool in_vfork_child(void)
 {
