@@ -312,6 +312,30 @@ int call_send_failed(const struct config *cfg, const struct call_send *op, int e
 	return retry_blocking(config_for(cfg, &target), &call, err);
 }
 
+void call_lookup_failed(const struct config *cfg, const struct call_lookup *op,
+			enum config_dns_result first, int (*again)(void *ctx, uint64_t deadline_ms),
+			void *ctx)
+{
+	int saved = errno;
+	struct config_errset retryable;
+	struct retry_call call = {
+		.what = { .call = op->call, .name = op->shown, .err_name = op->err_name },
+		.retryable = &retryable,
+		.budget_ms = CONFIG_INFINITE,
+		.attempt = again,
+		.ctx = ctx,
+	};
+
+	if (cfg->enabled && cfg->dns) {
+		config_dns_errors(cfg, op->name, &retryable);
+		if (config_errset_has(&retryable, (int)first)) {
+			retry_blocking(cfg, &call, (int)first);
+			return;
+		}
+	}
+	errno = saved;
+}
+
 int call_connect(const struct config *cfg, int fd, const struct sockaddr *addr, socklen_t len,
 		 int saved, enum call_first first)
 {

@@ -50,6 +50,25 @@ struct call_send {
 int call_send_failed(const struct config *cfg, const struct call_send *s, int err,
 		     int (*again)(void *ctx, uint64_t deadline_ms), void *ctx);
 
+/* One name lookup as the engine sees it; the hook keeps its results. */
+struct call_lookup {
+	const char *call;	      /* for the log */
+	const char *name;	      /* the name looked up, NULL for none (a numeric host) */
+	const char *shown;	      /* what the log names: the name, else the service */
+	const char *(*err_name)(int); /* the name of the lookup's own error codes */
+};
+
+/*
+ * The lookup @op failed with @first: made again with @again(@ctx) while
+ * BACKOFF_DNS and BACKOFF_NAMES retry that failure, until it succeeds, fails
+ * otherwise, or the policy or BACKOFF_TIMEOUT ends it.  errno is left as the
+ * last real attempt left it, and as it was when nothing is retried.  Blocks
+ * the calling thread between attempts.
+ */
+void call_lookup_failed(const struct config *cfg, const struct call_lookup *op,
+			enum config_dns_result first, int (*again)(void *ctx, uint64_t deadline_ms),
+			void *ctx);
+
 /*
  * @fd is being closed while some destination of the state file may be full
  * (share_any_full): if it is a connection to one that is, a close frees one

@@ -6,7 +6,7 @@
 #include <netdb.h>
 
 #include "facts/addrlist.h"
-#include "drivers/retry.h"
+#include "drivers/call.h"
 #include "init.h"
 #include "sys/clock.h"
 #include "sys/compat.h"
@@ -153,32 +153,16 @@ static void lookup_failed(const char *name, enum config_dns_result first, const 
 			  struct lookup *l, int (*again)(void *, uint64_t),
 			  const char *(*err_name)(int))
 {
-	int saved = errno;
-	const struct config *cfg = init_config_get();
-	struct config_errset retryable;
-	struct retry_call c = {
-		.what = {
-			.call = call,
-			.name = l->name	     ? l->name
-				: l->service ? l->service
-					     : "?",
-			.err_name = err_name,
-		},
-		.retryable = &retryable,
-		.budget_ms = CONFIG_INFINITE,
-		.attempt = again,
-		.ctx = l,
+	struct call_lookup op = {
+		.call = call,
+		.name = name,
+		.shown = l->name      ? l->name
+			 : l->service ? l->service
+				      : "?",
+		.err_name = err_name,
 	};
 
-	if (!cfg->enabled || !cfg->dns)
-		goto out_restore_errno;
-	config_dns_errors(cfg, name, &retryable);
-	if (!config_errset_has(&retryable, (int)first))
-		goto out_restore_errno;
-	retry_blocking(cfg, &c, (int)first);
-	return;
-out_restore_errno:
-	errno = saved;
+	call_lookup_failed(init_config_get(), &op, first, again, l);
 }
 
 /* Returns what the last real getaddrinfo returned; errno as it left it. */
