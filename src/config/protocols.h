@@ -18,9 +18,11 @@ enum ready_protocol {
 	READY_HTTP = 1U << 8, /* 429, 502, 503, 504 to a GET, HEAD or OPTIONS: off by default */
 };
 
-/* The names of the protocols, in the order of their bits; NULL-terminated. */
+/*
+ * The names of the protocols, in the order of their bits, an empty name last;
+ * in place rather than pointers (a relocation each at load).
+ */
 #define CONFIG_PROTOCOL_NAME_SIZE 11 /* postgresql and its NUL */
-/* In place rather than pointers (a relocation each at load), an empty name last. */
 extern const char config_protocol_names[][CONFIG_PROTOCOL_NAME_SIZE];
 
 /* The default: all of them but HTTP, whose answers come from the application. */

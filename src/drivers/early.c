@@ -205,26 +205,25 @@ static enum ready_answer startup_answer(const struct config *cfg, int fd, const 
 
 	if (!fl || fl->len == 0 || !got)
 		return READY_ANSWERED;
-	if ((cfg->protocols & READY_POSTGRESQL) && ready_startup(fl->data, fl->len)) {
+	switch (ready_request(cfg->protocols, fl->data, fl->len)) {
+	case READY_REQUEST_POSTGRESQL:
 		/* One byte read alone ('N' to an SSLRequest) is the answer as it is. */
 		k = first_bytes(fd, got, n, n == 1 ? 1 : STARTUP_ENOUGH, head, sizeof(head));
 		a = ready_answer(head, k, fl->data, fl->len);
-		*full = a == READY_NOT && strcmp(ready_startup_refusal(head, k), "53300") == 0;
+		*full = a == READY_NOT && ready_says_full(READY_REQUEST_POSTGRESQL, head, k, 0);
 		if (a == READY_NOT)
 			say_line(said,
 				 *full ? "PostgreSQL: SQLSTATE 53300 (too many connections)"
 				       : "PostgreSQL: SQLSTATE 57P03",
 				 NULL, 0);
 		return a;
-	}
-	if ((cfg->protocols & READY_MQTT) && ready_mqtt_connect(fl->data, fl->len)) {
+	case READY_REQUEST_MQTT:
 		k = first_bytes(fd, got, n, STARTUP_ENOUGH, head, sizeof(head));
 		a = ready_connack(head, k, fl->data, fl->len);
 		if (a == READY_NOT)
 			say_connack(said, head, k);
 		return a;
-	}
-	if ((cfg->protocols & READY_REDIS) && ready_resp_command(fl->data, fl->len)) {
+	case READY_REQUEST_REDIS:
 		/* A first byte that is no error's ('+PONG', '$5'): answered, nothing to look at. */
 		if (n > 0 && got->iov_len > 0 && *(const unsigned char *)got->iov_base != '-')
 			return READY_ANSWERED;
@@ -233,8 +232,7 @@ static enum ready_answer startup_answer(const struct config *cfg, int fd, const 
 		if (a == READY_NOT)
 			say_line(said, "Redis", head, k);
 		return a;
-	}
-	if ((cfg->protocols & READY_HTTP) && ready_http_request(fl->data, fl->len)) {
+	case READY_REQUEST_HTTP:
 		k = got->iov_len < n ? got->iov_len : n;
 		/* A status line read whole that is not "try later" tells: nothing to look at. */
 		if (k >= HTTP_STATUS_LINE &&
@@ -242,30 +240,15 @@ static enum ready_answer startup_answer(const struct config *cfg, int fd, const 
 			return READY_ANSWERED;
 		k = first_bytes(fd, got, n, sizeof(head), head, sizeof(head));
 		a = ready_http_answer(head, k, clock_wall_ms() / 1000, at_least_ms);
-		/* A 503 or 429 that names no time: the server's room, not its state. */
-		*full = a == READY_NOT && *at_least_ms == 0 &&
-			(memcmp(head + 9, "503", 3) == 0 || memcmp(head + 9, "429", 3) == 0);
+		*full = a == READY_NOT &&
+			ready_says_full(READY_REQUEST_HTTP, head, k, *at_least_ms);
 		if (a == READY_NOT)
 			say_http(said, head, *at_least_ms);
 		return a;
+	case READY_REQUEST_NONE:
+		break;
 	}
 	return READY_ANSWERED;
-}
-
-/* Whether @p (@n bytes) is a start-up that changes nothing on a server: PostgreSQL's, MQTT's
- * CONNECT. */
-static bool startup_without_effect(const struct config *cfg, const unsigned char *p, size_t n)
-{
-	return ((cfg->protocols & READY_POSTGRESQL) && ready_startup(p, n)) ||
-	       ((cfg->protocols & READY_MQTT) && ready_mqtt_connect(p, n));
-}
-
-/* Whether the bytes recorded so far (@p, @n) are a start-up of a protocol of cfg->protocols. */
-static bool recorded_startup(const struct config *cfg, const unsigned char *p, size_t n)
-{
-	return startup_without_effect(cfg, p, n) ||
-	       ((cfg->protocols & READY_REDIS) && ready_resp_command(p, n)) ||
-	       ((cfg->protocols & READY_HTTP) && ready_http_request(p, n));
 }
 
 /* What a refusal in place of a greeting must hold to be told (NATS's comes after its INFO). */
@@ -427,7 +410,7 @@ enum early_action early_seen(const struct config *cfg, int fd, ssize_t rc, int e
 	 * nobody knows whether the server (or a front) ran it.
 	 */
 	if (fl && !cfg->replay && answer != READY_NOT &&
-	    !startup_without_effect(cfg, fl->data, fl->len)) {
+	    !ready_request_without_effect(ready_request(cfg->protocols, fl->data, fl->len))) {
 		fdtable_flight_free(fl);
 		fl = NULL;
 	}
@@ -575,10 +558,7 @@ void early_record(const struct config *cfg, int fd, const struct iovec *iov, int
 	/* A start-up's first send says so. */
 	if (only_startup && !(w & FDS_FLIGHT)) {
 		head_of(iov, iovcnt, n, head);
-		if (!(ready_may_open(head, n) && (cfg->protocols & READY_POSTGRESQL)) &&
-		    !(ready_mqtt_may_open(head, n) && (cfg->protocols & READY_MQTT)) &&
-		    !(ready_resp_may_open(head, n) && (cfg->protocols & READY_REDIS)) &&
-		    !(ready_http_may_open(head, n) && (cfg->protocols & READY_HTTP))) {
+		if (!ready_may_open_any(cfg->protocols, head, n)) {
 			atomic_fetch_or_explicit(&s->word, FDS_NOREPLAY, memory_order_relaxed);
 			goto out;
 		}
@@ -601,7 +581,8 @@ void early_record(const struct config *cfg, int fd, const struct iovec *iov, int
 			fl->len += (uint32_t)part;
 			n -= part;
 		}
-		if (only_startup && !recorded_startup(cfg, fl->data, fl->len))
+		if (only_startup &&
+		    ready_request(cfg->protocols, fl->data, fl->len) == READY_REQUEST_NONE)
 			atomic_fetch_or_explicit(&s->word, FDS_NOREPLAY, memory_order_relaxed);
 	}
 	fdtable_release(s, fdtable_state_of(s));

@@ -574,3 +574,46 @@ enum ready_answer ready_http_answer(const void *buf, size_t n, uint64_t now_s, u
 	}
 	return READY_NOT;
 }
+
+bool ready_may_open_any(unsigned protocols, const unsigned char head[8], size_t n)
+{
+	return ((protocols & READY_POSTGRESQL) && ready_may_open(head, n)) ||
+	       ((protocols & READY_MQTT) && ready_mqtt_may_open(head, n)) ||
+	       ((protocols & READY_REDIS) && ready_resp_may_open(head, n)) ||
+	       ((protocols & READY_HTTP) && ready_http_may_open(head, n));
+}
+
+enum ready_request ready_request(unsigned protocols, const void *buf, size_t n)
+{
+	if ((protocols & READY_POSTGRESQL) && ready_startup(buf, n))
+		return READY_REQUEST_POSTGRESQL;
+	if ((protocols & READY_MQTT) && ready_mqtt_connect(buf, n))
+		return READY_REQUEST_MQTT;
+	if ((protocols & READY_REDIS) && ready_resp_command(buf, n))
+		return READY_REQUEST_REDIS;
+	if ((protocols & READY_HTTP) && ready_http_request(buf, n))
+		return READY_REQUEST_HTTP;
+	return READY_REQUEST_NONE;
+}
+
+bool ready_request_without_effect(enum ready_request r)
+{
+	return r == READY_REQUEST_POSTGRESQL || r == READY_REQUEST_MQTT;
+}
+
+bool ready_says_full(enum ready_request r, const void *buf, size_t n, uint64_t wait_ms)
+{
+	const char *state;
+	const unsigned char *p = buf;
+
+	switch (r) {
+	case READY_REQUEST_POSTGRESQL:
+		state = ready_startup_refusal(buf, n);
+		return state && strcmp(state, "53300") == 0;
+	case READY_REQUEST_HTTP:
+		return wait_ms == 0 && n >= 12 &&
+		       (memcmp(p + 9, "503", 3) == 0 || memcmp(p + 9, "429", 3) == 0);
+	default:
+		return false;
+	}
+}

@@ -112,6 +112,40 @@ enum ready_answer ready_http_answer(const void *buf, size_t n, uint64_t now_s, u
  */
 uint32_t ready_pause(const void *fl, uint32_t fl_len);
 
+/* The first request of a connection that a "try later" answer may refuse. */
+enum ready_request {
+	READY_REQUEST_NONE,	  /* none of the protocols asked for: its answer is the program's */
+	READY_REQUEST_POSTGRESQL, /* ready_startup */
+	READY_REQUEST_MQTT,	  /* ready_mqtt_connect */
+	READY_REQUEST_REDIS,	  /* ready_resp_command */
+	READY_REQUEST_HTTP,	  /* ready_http_request */
+};
+
+/*
+ * Whether a connection's first send, of @n bytes of which @head holds the
+ * first 8, may open a request of one of @protocols (READY_POSTGRESQL and the
+ * like): a few loads, for every first send.
+ */
+bool ready_may_open_any(unsigned protocols, const unsigned char head[8], size_t n);
+
+/* Which request of @protocols the @n bytes at @buf, all a connection has sent, are, whole. */
+enum ready_request ready_request(unsigned protocols, const void *buf, size_t n);
+
+/*
+ * Whether the request @r changes nothing on the server, whatever it answers
+ * (a start-up: PostgreSQL's, MQTT's CONNECT), so that it may be sent again
+ * without being recorded in full.
+ */
+bool ready_request_without_effect(enum ready_request r);
+
+/*
+ * Whether the "try later" answer (READY_NOT) at @buf (@n bytes) to the
+ * request @r says the server is full, rather than not ready: PostgreSQL's
+ * SQLSTATE 53300, an HTTP 503 or 429 that names no time (@wait_ms 0: the
+ * server's room, not its state).
+ */
+bool ready_says_full(enum ready_request r, const void *buf, size_t n, uint64_t wait_ms);
+
 /* What a server's first bytes, sent before the client sent anything, say. */
 enum ready_greeting {
 	READY_GREETING,	 /* a greeting, or anything else: the connection is the program's */

@@ -303,8 +303,54 @@ static void test_http(void)
 	CHECK_U64(wait, 0);
 }
 
+/* The driver's one question each: which request, whether it may be one, whether it says full. */
+static void test_dispatch(void)
+{
+	static const char get[] = "GET / HTTP/1.1\r\nHost: x\r\n\r\n";
+	static const char ping[] = "*1\r\n$4\r\nPING\r\n";
+	static const char h503[] = "HTTP/1.1 503 Busy\r\n\r\n";
+	static const char h502[] = "HTTP/1.1 502 Bad\r\n\r\n";
+	static const char h429[] = "HTTP/1.1 429 Slow\r\n\r\n";
+	unsigned char head[8];
+
+	CHECK(ready_request(READY_PROTOCOLS_ALL, startup, sizeof(startup)) ==
+	      READY_REQUEST_POSTGRESQL);
+	CHECK(ready_request(READY_PROTOCOLS_ALL | READY_HTTP, get, sizeof(get) - 1) ==
+	      READY_REQUEST_HTTP);
+	CHECK(ready_request(READY_PROTOCOLS_ALL, get, sizeof(get) - 1) == READY_REQUEST_NONE);
+	CHECK(ready_request(READY_PROTOCOLS_ALL, ping, sizeof(ping) - 1) == READY_REQUEST_REDIS);
+	/* Only the protocols asked for. */
+	CHECK(ready_request(READY_PROTOCOLS_ALL & ~(unsigned)READY_POSTGRESQL, startup,
+			    sizeof(startup)) == READY_REQUEST_NONE);
+	CHECK(ready_request(READY_REDIS, get, sizeof(get) - 1) == READY_REQUEST_NONE);
+	CHECK(ready_request(READY_PROTOCOLS_ALL, "hello", 5) == READY_REQUEST_NONE);
+	CHECK(ready_request_without_effect(READY_REQUEST_POSTGRESQL));
+	CHECK(ready_request_without_effect(READY_REQUEST_MQTT));
+	CHECK(!ready_request_without_effect(READY_REQUEST_REDIS));
+	CHECK(!ready_request_without_effect(READY_REQUEST_HTTP));
+	CHECK(!ready_request_without_effect(READY_REQUEST_NONE));
+	memcpy(head, get, 8);
+	CHECK(ready_may_open_any(READY_PROTOCOLS_ALL | READY_HTTP, head, sizeof(get) - 1));
+	CHECK(!ready_may_open_any(READY_PROTOCOLS_ALL & ~(unsigned)READY_HTTP, head,
+				  sizeof(get) - 1));
+	memcpy(head, startup, 8);
+	CHECK(ready_may_open_any(READY_POSTGRESQL, head, sizeof(startup)));
+	memcpy(head, "hello wo", 8);
+	CHECK(!ready_may_open_any(READY_PROTOCOLS_ALL, head, 8));
+	/* Full: 53300, a 503 or 429 naming no time; not 57P03, a 502, or one that names a time. */
+	CHECK(ready_says_full(READY_REQUEST_POSTGRESQL, too_many, sizeof(too_many) - 1, 0));
+	CHECK(!ready_says_full(READY_REQUEST_POSTGRESQL, not_ready, sizeof(not_ready) - 1, 0));
+	CHECK(!ready_says_full(READY_REQUEST_POSTGRESQL, rejected, sizeof(rejected) - 1, 0));
+	CHECK(ready_says_full(READY_REQUEST_HTTP, h503, sizeof(h503) - 1, 0));
+	CHECK(ready_says_full(READY_REQUEST_HTTP, h429, sizeof(h429) - 1, 0));
+	CHECK(!ready_says_full(READY_REQUEST_HTTP, h503, sizeof(h503) - 1, 2000));
+	CHECK(!ready_says_full(READY_REQUEST_HTTP, h502, sizeof(h502) - 1, 0));
+	CHECK(!ready_says_full(READY_REQUEST_REDIS, too_many, sizeof(too_many) - 1, 0));
+}
+
 int main(void)
 {
+	test_dispatch();
 	test_http();
 	test_resp();
 	test_startup();
