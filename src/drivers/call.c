@@ -263,7 +263,7 @@ static const char *send_why_not(const struct config *cfg, const struct call_send
 	if (!cfg->enabled || !cfg->send)
 		return "";
 	config_send_errors(AF_UNSPEC, 0, true, retryable);
-	if (!config_errset_has(retryable, err))
+	if (!engine_retries(retryable, err))
 		return "";
 	if (op->to && !target_from_sockaddr(op->to, op->tolen, t))
 		return "family";
@@ -275,7 +275,7 @@ static const char *send_why_not(const struct config *cfg, const struct call_send
 	if (!sock_kind(op->fd, &family, &type))
 		return "errno";
 	config_send_errors(family, type, op->to != NULL, retryable);
-	if (!config_errset_has(retryable, err))
+	if (!engine_retries(retryable, err))
 		return "errno";
 	/* The peer, as the program's getpeername says it (early_name while connected again). */
 	if (!op->to && ((real_getpeername(op->fd, (struct sockaddr *)&peer, &len) != 0 &&
@@ -328,7 +328,7 @@ void call_lookup_failed(const struct config *cfg, const struct call_lookup *op,
 
 	if (cfg->enabled && cfg->dns) {
 		config_dns_errors(cfg, op->name, &retryable);
-		if (config_errset_has(&retryable, (int)first)) {
+		if (engine_retries(&retryable, (int)first)) {
 			retry_blocking(cfg, &call, (int)first);
 			return;
 		}

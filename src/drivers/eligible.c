@@ -17,5 +17,5 @@ const char *eligible_why_not(const struct config *cfg, const struct target_addr 
 
 bool eligible_retryable(const struct config *cfg, const struct target_addr *t, int err)
 {
-	return config_errset_has(config_retryable(cfg, t->family), err);
+	return engine_retries(config_retryable(cfg, t->family), err);
 }

@@ -44,7 +44,7 @@ bool retry_look_attempt(struct fate *f, const struct config_errset *retryable,
 			int *err)
 {
 	*err = attempt(ctx, CONFIG_INFINITE);
-	if (*err == 0 || !config_errset_has(retryable, *err))
+	if (*err == 0 || !engine_retries(retryable, *err))
 		return true;
 	fate_attempt_failed(f, *err, now_ns);
 	return false;

@@ -205,6 +205,11 @@ bool engine_passes(const struct retry_progress *p, const struct engine_event *ev
 	return pass_reason(p, ev) != NULL;
 }
 
+bool engine_retries(const struct config_errset *retryable, int err)
+{
+	return config_errset_has(retryable, err);
+}
+
 static struct engine_action failed(const struct config *cfg, const struct config_errset *retryable,
 				   struct retry_progress *p, const struct engine_event *ev)
 {
@@ -231,7 +236,7 @@ static struct engine_action failed(const struct config *cfg, const struct config
 		return end(err, ENGINE_SAY_PASS, reason);
 	}
 	charge(p, ev);
-	if (!config_errset_has(retryable, err)) {
+	if (!engine_retries(retryable, err)) {
 		struct engine_action a = end(engine_outcome(p, err), 0, NULL);
 
 		a.final = true;

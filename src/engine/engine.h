@@ -86,6 +86,14 @@ struct engine_action {
 	bool final;
 };
 
+/*
+ * Whether an attempt that failed with @err is retried by a call whose
+ * retried errors are @retryable (the call family's set: config_retryable,
+ * config_send_errors, config_dns_errors): the one place that asks, for the
+ * engine's own step and for every driver that asks before a call is retried.
+ */
+bool engine_retries(const struct config_errset *retryable, int err);
+
 /* Whether connects to @t are the library's at all: it is on, and BACKOFF_TARGETS takes @t. */
 bool engine_takes(const struct config *cfg, const struct target_addr *t);
 
