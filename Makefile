@@ -24,7 +24,7 @@ LIB_LDFLAGS = -shared -Wl,--version-script=src/exports.map -Wl,-z,relro -Wl,-z,n
 	-Wl,--no-undefined $(EXTRA_LDFLAGS)
 LIBS = -ldl -lpthread
 
-CORE_DIRS := drivers engine facts tables counters config
+CORE_DIRS := engine drivers facts tables counters config
 CORE_SRC := $(foreach d,$(CORE_DIRS),$(wildcard src/$(d)/*.c))
 # sys/cstring: the string functions libbackoff.so keeps for itself (no import); sys/dso: what
 # the start files gave it.  In it alone.

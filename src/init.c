@@ -45,6 +45,20 @@ STARTUP_DATA static bool env_secure;		/* AT_SECURE: setuid, setgid, capabilities
 STARTUP_DATA static const char *env_supervisor; /* SUPERVISOR_PATH_ENV's value */
 STARTUP_DATA const char *init_supervisor;
 
+/*
+ * Whether @s begins with the @n bytes of @prefix: here rather than strncmp,
+ * whose page of code a process that never connects would fault in at load.
+ */
+STARTUP_CODE static bool starts_with(const char *s, const char *prefix, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (s[i] != prefix[i])
+			return false;
+	return true;
+}
+
 STARTUP_CODE static void env_scan(void)
 {
 	char **e;
@@ -58,9 +72,9 @@ STARTUP_CODE static void env_scan(void)
 	for (e = environ; e && *e; e++) {
 		/* The first byte before a call: most entries are not ours. */
 		if ((*e)[0] == 'L' &&
-		    strncmp(*e, SUPERVISOR_PATH_ENV "=", sizeof(SUPERVISOR_PATH_ENV)) == 0)
+		    starts_with(*e, SUPERVISOR_PATH_ENV "=", sizeof(SUPERVISOR_PATH_ENV)))
 			env_supervisor = *e + sizeof(SUPERVISOR_PATH_ENV);
-		if ((*e)[0] != 'B' || strncmp(*e, "BACKOFF", 7) != 0)
+		if ((*e)[0] != 'B' || !starts_with(*e, "BACKOFF", 7))
 			continue;
 		if (env_seen_count == ENV_SEEN_MAX) {
 			env_seen_all = false;
@@ -246,6 +260,27 @@ STARTUP_CODE static bool program_served(struct config *cfg)
 	return false;
 }
 
+#ifdef __GLIBC__
+/* What glibc's pthread_atfork calls, with the object's handle (sys/dso.c). */
+extern int __register_atfork(void (*prepare)(void), void (*parent)(void), void (*child)(void),
+			     void *dso);
+extern void *__dso_handle;
+#endif
+
+/*
+ * at_fork_parent and at_fork_child around every fork.  glibc's pthread_atfork
+ * is a stub linked into the library's code, the only start-up code in its
+ * last pages: the call it makes, made here, spares every process that fault.
+ */
+STARTUP_CODE static void register_fork_handlers(void)
+{
+#ifdef __GLIBC__
+	(void)__register_atfork(NULL, at_fork_parent, at_fork_child, __dso_handle);
+#else
+	pthread_atfork(NULL, at_fork_parent, at_fork_child);
+#endif
+}
+
 STARTUP_CODE static void init_run(void)
 {
 	struct config_problems problems;
@@ -289,7 +324,7 @@ STARTUP_CODE static void init_run(void)
 		kcall_exit(2);
 	rng_configure(init_config.seeded, init_config.seed);
 	share_init(&init_config);
-	pthread_atfork(NULL, at_fork_parent, at_fork_child);
+	register_fork_handlers();
 	atomic_store_explicit(&init_done, true, memory_order_release);
 }
 

@@ -766,7 +766,7 @@ STARTUP_CODE void config_parse(config_lookup_fn *lookup, void *ctx, struct confi
 	 * four pages written at every process's start, for bytes never read;
 	 * even their terminators, a page each, are not written when unset.
 	 */
-	memset(cfg, 0, offsetof(struct config, targets));
+	memset(cfg, 0, offsetof(struct config, names));
 	cfg->targets.count = 0;
 	cfg->targets.has_include = false;
 	cfg->names.count = 0;
@@ -783,7 +783,7 @@ STARTUP_CODE void config_parse(config_lookup_fn *lookup, void *ctx, struct confi
 		config_add_problem(problems, config_variables[VAR_BACKOFF_POLICY], v,
 				   message(VAR_BACKOFF_POLICY));
 	if (!preset)
-		preset = config_preset_apply(cfg, "default");
+		preset = config_preset_apply(cfg, NULL); /* "default" */
 
 	for (i = 0; lookup && i < CONFIG_VARIABLES; i++) {
 		parser_fn *set;

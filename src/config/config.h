@@ -125,10 +125,12 @@ struct config {
 	/*
 	 * Last, the large fields, read up to their count, or not at all when not
 	 * set: config_parse leaves the rest of them as it finds them.  Read the
-	 * paths through config_shared_path and config_log_file.
+	 * paths through config_shared_path and config_log_file.  The names (2 kB)
+	 * before the patterns (4.5 kB): both counts, which config_parse writes,
+	 * then lie in the page of the fields above.
 	 */
+	struct target_names names; /* BACKOFF_NAMES */
 	struct target_set targets;
-	struct target_names names;  /* BACKOFF_NAMES */
 	char shared_path[PATH_MAX]; /* BACKOFF_SHARED=PATH */
 	char log_file[PATH_MAX];
 };
@@ -360,7 +362,7 @@ static inline void config_say_unknown(const struct config_unknown *u, void *ctx)
 /*
  * Apply the preset @name of BACKOFF_POLICY to @cfg (its policy, retries,
  * timeouts and protocols): its policy, or NULL and @cfg untouched if there is
- * no such preset.
+ * no such preset.  A NULL @name: the default preset.
  */
 const struct policy *config_preset_apply(struct config *cfg, const char *name);
 

@@ -1,6 +1,7 @@
 /* The error sets: which errnos are retried by default, which never, and the send family's and the
  * resolver's. */
 #include "config/config.h"
+#include "sys/startup.h"
 
 #include <errno.h>
 #include <string.h>
@@ -33,13 +34,18 @@ void config_errset_put(struct config_errset *set, int err, bool on)
 		set->bits[err / 64] &= ~bit;
 }
 
-static void errset_from(struct config_errset *set, const int *errs, size_t n)
+/*
+ * The set of the @n errors at @errs.  Bits set here, not through
+ * config_errset_put: at load, from config_errors_default, that call would
+ * fault in a page of code every process otherwise leaves alone.
+ */
+STARTUP_CODE static void errset_from(struct config_errset *set, const int *errs, size_t n)
 {
 	size_t i;
 
 	memset(set, 0, sizeof(*set));
 	for (i = 0; i < n; i++)
-		config_errset_put(set, errs[i], true);
+		set->bits[errs[i] / 64] |= 1ULL << (errs[i] % 64);
 }
 
 /*
@@ -80,7 +86,7 @@ void config_dns_errors(const struct config *cfg, const char *name, struct config
 	config_errset_put(out, CONFIG_DNS_NODATA, named);
 }
 
-void config_errors_default(struct config_errset *inet, struct config_errset *unix_set)
+STARTUP_CODE void config_errors_default(struct config_errset *inet, struct config_errset *unix_set)
 {
 	errset_from(inet, default_inet_errors, N(default_inet_errors));
 	errset_from(unix_set, default_unix_errors, N(default_unix_errors));

@@ -81,7 +81,8 @@ STARTUP_CODE const struct policy *config_preset_apply(struct config *cfg, const 
 	const struct preset *p;
 	size_t i;
 
-	for (i = 0; i < N(presets) && strcmp(name, presets[i].name) != 0; i++)
+	/* NULL: the first, the default, without a comparison (no string code at load). */
+	for (i = 0; name && i < N(presets) && strcmp(name, presets[i].name) != 0; i++)
 		;
 	if (i == N(presets))
 		return NULL;

@@ -1,5 +1,6 @@
 /* BACKOFF_PROGRAMS: the list of the programs served, checked, and a program looked up in it. */
 #include "config/config.h"
+#include "sys/startup.h"
 
 #include <limits.h>
 #include <stdbool.h>
@@ -49,7 +50,7 @@ bool config_programs_valid(const char *programs)
 	return true;
 }
 
-bool config_program_served(const char *programs, const char *name)
+STARTUP_CODE bool config_program_served(const char *programs, const char *name)
 {
 	const char *rest = programs, *item;
 	size_t len = strlen(name);

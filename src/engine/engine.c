@@ -6,6 +6,7 @@
 
 #include "engine/policy.h"
 #include "sys/rng.h"
+#include "sys/startup.h"
 
 bool engine_takes(const struct config *cfg, const struct target_addr *t)
 {
@@ -99,7 +100,7 @@ uint64_t engine_first_attempt_ms(const struct config *cfg)
 			    : CONFIG_INFINITE;
 }
 
-void engine_derive(struct config *cfg)
+STARTUP_CODE void engine_derive(struct config *cfg)
 {
 	unsigned i;
 
