@@ -632,7 +632,7 @@ STARTUP_CODE static bool is_bare_duration(const char *value, const char *message
  * Every variable, named here only, in the documented order, which is the
  * order their values are taken in: X(NAME, parser, field, message on a bad
  * value).  BACKOFF_POLICY has no parser: config_parse reads it first, as the
- * preset that the others amend.  A NULL message: the parser says why.
+ * preset that the others amend.  An empty message: the parser says why.
  */
 #define VARIABLES(X)                                                                              \
 	X(BACKOFF, set_bool, FIELD(enabled), "expected on or off (also 1/0, yes/no, true/false)") \
@@ -651,13 +651,13 @@ STARTUP_CODE static bool is_bare_duration(const char *value, const char *message
 	  "expected a duration up to 24h such as 30s, 2m, or inf")                                \
 	X(BACKOFF_ATTEMPT_TIMEOUT, set_attempt_timeout, 0,                                        \
 	  "expected a duration from 1ms to 24h such as 5s, or inf")                               \
-	X(BACKOFF_ERRORS, set_errors, 0, NULL)                                                    \
-	X(BACKOFF_TARGETS, set_targets, 0, NULL)                                                  \
-	X(BACKOFF_DESTINATIONS, set_dests, 0, NULL)                                               \
+	X(BACKOFF_ERRORS, set_errors, 0, "")                                                      \
+	X(BACKOFF_TARGETS, set_targets, 0, "")                                                    \
+	X(BACKOFF_DESTINATIONS, set_dests, 0, "")                                                 \
 	X(BACKOFF_NONBLOCK, set_bool, FIELD(nonblock), "expected on or off")                      \
 	X(BACKOFF_SEND, set_bool, FIELD(send), "expected on or off")                              \
 	X(BACKOFF_DNS, set_bool, FIELD(dns), "expected on or off")                                \
-	X(BACKOFF_NAMES, set_names, 0, NULL)                                                      \
+	X(BACKOFF_NAMES, set_names, 0, "")                                                        \
 	X(BACKOFF_LOG, set_log, 0, "expected off, error, warn, info or debug")                    \
 	X(BACKOFF_LOG_FILE, set_log_file, 0, "expected a file path")                              \
 	X(BACKOFF_LOG_FORMAT, set_log_format, 0, "expected text or json")                         \
@@ -671,7 +671,7 @@ STARTUP_CODE static bool is_bare_duration(const char *value, const char *message
 	X(BACKOFF_REPLAY, set_bool, FIELD(replay), "expected on or off")                          \
 	X(BACKOFF_EARLY_CLOSE, set_early_close, 0, "expected auto, refusal or answer")            \
 	X(BACKOFF_RUN, set_run, 0, "expected a name of 1 to 128 printable characters, no spaces") \
-	X(BACKOFF_PROTOCOLS, set_protocols, 0, NULL)                                              \
+	X(BACKOFF_PROTOCOLS, set_protocols, 0, "")                                                \
 	X(BACKOFF_PROGRAMS, set_programs, 0,                                                      \
 	  "expected program names such as python3,curl, ! excluding one: !pip")
 
@@ -685,9 +685,7 @@ STARTUP_CODE static bool is_bare_duration(const char *value, const char *message
 	case VAR_##name:                     \
 		return set;
 #define AS_FIELD(name, set, field, message) field,
-#define AS_MESSAGE(name, set, field, message) \
-	case VAR_##name:                      \
-		return message;
+#define AS_MESSAGE(name, set, field, message) message,
 
 const char config_variables[CONFIG_VARIABLES + 1][CONFIG_VARIABLE_SIZE] = { VARIABLES(AS_NAME) "" };
 
@@ -709,13 +707,13 @@ STARTUP_CODE static parser_fn *parser(size_t i)
 /* The offset in struct config of the member variable @i's shared parser writes. */
 static const size_t fields[] = { VARIABLES(AS_FIELD) };
 
+/* What a rejected value of each variable is told; "": its parser writes why. */
+static const char messages[][96] = { VARIABLES(AS_MESSAGE) };
+
 /* What a rejected value of variable @i is told; NULL: its parser writes why. */
 STARTUP_CODE static const char *message(size_t i)
 {
-	switch (i) {
-		VARIABLES(AS_MESSAGE)
-	}
-	return NULL;
+	return messages[i][0] ? messages[i] : NULL;
 }
 
 /* What a value @value that variable @i refused is told (@why: what its parser wrote). */
@@ -803,8 +801,11 @@ STARTUP_CODE void config_parse(config_lookup_fn *lookup, void *ctx, struct confi
 					   rejection(i, s.value, why));
 	}
 
-	/* Cross-check: the cap is the largest delay, so it cannot be below the base. */
-	if (cfg->policy.cap_ms < cfg->policy.base_ms) {
+	/*
+	 * Cross-check: the cap is the largest delay, so it cannot be below the
+	 * base.  Nothing looked up, the preset stands, and agrees with itself.
+	 */
+	if (lookup && cfg->policy.cap_ms < cfg->policy.base_ms) {
 		/*
 		 * A preset agrees with itself, so a value that was taken disagrees:
 		 * the cap if it was taken, else the base (then above the preset's cap).

@@ -306,7 +306,7 @@ static unsigned attempt_failed(const struct config *cfg, struct fdslot *s, int f
 static unsigned attempt_failed_claimed(const struct config *cfg, struct fdslot *s, int fd)
 {
 	uint64_t now = clock_now_ms(), due;
-	int err;
+	int err = 0;
 
 	if (!still_ours(s, fd))
 		return FDS_FREE; /* replaced behind the hooks, or made blocking */

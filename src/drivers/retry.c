@@ -53,12 +53,13 @@ bool retry_look_attempt(struct fate *f, const struct config_errset *retryable,
 /* Wait until @until_ns, with the destination's fate when the call shares it. */
 static enum wait_end wait_until(const struct retry_call *c, uint64_t until_ns, int *err)
 {
-	uint64_t next, now;
+	uint64_t next;
 
 	if (!c->fate)
 		return clock_wait_until_ns(until_ns) != 0 ? WAIT_SIGNAL : WAIT_DUE;
 	for (;;) {
-		now = clock_now_ns();
+		uint64_t now = clock_now_ns();
+
 		switch (fate_wake(c->fate, c->what.target, now, until_ns, true, &next)) {
 		case FATE_DUE:
 			return WAIT_DUE;

@@ -315,7 +315,7 @@ static char *ntop6(const unsigned char *a, char *p)
 	int i, best = -1, best_len = 0, run = 0;
 
 	for (i = 0; i < 8; i++) {
-		g[i] = (unsigned)a[2 * i] << 8 | a[2 * i + 1];
+		g[i] = (unsigned)a[(size_t)i * 2] << 8 | a[(size_t)i * 2 + 1];
 		run = g[i] == 0 ? run + 1 : 0;
 		if (run > best_len) {
 			best_len = run;
