@@ -27,8 +27,8 @@ LIBS = -ldl -lpthread
 CORE_DIRS := engine drivers facts tables counters config
 CORE_SRC := $(foreach d,$(CORE_DIRS),$(wildcard src/$(d)/*.c))
 # sys/cstring: the string functions libbackoff.so keeps for itself (no import); sys/dso: what
-# the start files gave it.  In it alone.
-SYS_LIB_ONLY := src/sys/cstring.c src/sys/dso.c
+# the start files gave it; sys/symver: three calls bound at their first version.  In it alone.
+SYS_LIB_ONLY := src/sys/cstring.c src/sys/dso.c src/sys/symver.c
 SYS_SRC := $(filter-out $(SYS_LIB_ONLY),$(wildcard src/sys/*.c))
 INTERCEPT_SRC := $(wildcard src/intercept/*.c)
 LIB_SRC := src/init.c $(INTERCEPT_SRC) $(CORE_SRC) $(SYS_SRC) $(SYS_LIB_ONLY)

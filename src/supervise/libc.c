@@ -9,8 +9,7 @@
 
 /*
  * The supervisor links the core and the log without sys/real.c: there is no
- * hook to step past, so libc's own functions are the real ones: each call's
- * pointer stays NULL, and its real_first_<name> calls libc.
+ * hook to step past, so libc's own functions are the real ones.
  */
 ssize_t real_first_write(int fd, const void *buf, size_t len)
 {
@@ -58,11 +57,11 @@ int real_first_poll(struct pollfd *fds, nfds_t n, int timeout_ms)
 	return poll(fds, n, timeout_ms);
 }
 
-ssize_t (*_Atomic real_ptr_write)(int, const void *, size_t);
-int (*_Atomic real_ptr_connect)(int, const struct sockaddr *, socklen_t);
-int (*_Atomic real_ptr_getsockopt)(int, int, int, void *, socklen_t *);
-int (*_Atomic real_ptr_close)(int);
-int (*_Atomic real_ptr_setsockopt)(int, int, int, const void *, socklen_t);
-int (*_Atomic real_ptr_fcntl)(int, int, ...);
-int (*_Atomic real_ptr_poll)(struct pollfd *, nfds_t, int);
-int (*_Atomic real_ptr_getpeername)(int, struct sockaddr *, socklen_t *);
+ssize_t (*_Atomic real_ptr_write)(int, const void *, size_t) = real_first_write;
+int (*_Atomic real_ptr_connect)(int, const struct sockaddr *, socklen_t) = real_first_connect;
+int (*_Atomic real_ptr_getsockopt)(int, int, int, void *, socklen_t *) = real_first_getsockopt;
+int (*_Atomic real_ptr_close)(int) = real_first_close;
+int (*_Atomic real_ptr_setsockopt)(int, int, int, const void *, socklen_t) = real_first_setsockopt;
+int (*_Atomic real_ptr_fcntl)(int, int, ...) = real_first_fcntl;
+int (*_Atomic real_ptr_poll)(struct pollfd *, nfds_t, int) = real_first_poll;
+int (*_Atomic real_ptr_getpeername)(int, struct sockaddr *, socklen_t *) = real_first_getpeername;

@@ -16,8 +16,8 @@
 
 /*
  * libbackoff's own code calls these, never the hooked names, so that it
- * neither recurses into its hooks nor takes its own locks twice.  Each is
- * NULL until its first call, whose stub resolves it with dlsym(RTLD_NEXT), or
+ * neither recurses into its hooks nor takes its own locks twice.  Each holds
+ * a stub until its first call, which resolves it with dlsym(RTLD_NEXT), or
  * aborts with a message if a required symbol is missing or resolves to
  * libbackoff's own hook: a process pays only for the calls it makes.
  */
@@ -93,11 +93,11 @@ extern int (*_Atomic real_ptr_posix_spawnp)(pid_t *, const char *,
  */
 #define REAL_LOAD(p) atomic_load_explicit(&(p), memory_order_relaxed)
 /*
- * A pointer is NULL until its first call resolves it, and that call goes to
- * its stub, real_first_<name>: pointers set at load would be a relocation
- * each in every process.
+ * Each pointer's stub, which resolves it at its first call.  The pointers
+ * start at their stubs, a relocation each at load (46, about 600 instructions
+ * in every process): a pointer started at NULL would cost each call a test,
+ * three or four instructions on the hooks' fast paths.
  */
-#define REAL_GET(name) (REAL_LOAD(real_ptr_##name) ? REAL_LOAD(real_ptr_##name) : real_first_##name)
 extern __typeof__(*real_ptr_connect) real_first_connect;
 extern __typeof__(*real_ptr_getaddrinfo) real_first_getaddrinfo;
 extern __typeof__(*real_ptr_gethostbyname) real_first_gethostbyname;
@@ -146,54 +146,54 @@ extern __typeof__(*real_ptr_fexecve) real_first_fexecve;
 extern __typeof__(*real_ptr_execveat) real_first_execveat;
 extern __typeof__(*real_ptr_posix_spawn) real_first_posix_spawn;
 extern __typeof__(*real_ptr_posix_spawnp) real_first_posix_spawnp;
-#define real_connect REAL_GET(connect)
-#define real_getaddrinfo REAL_GET(getaddrinfo)
-#define real_gethostbyname REAL_GET(gethostbyname)
-#define real_gethostbyname2 REAL_GET(gethostbyname2)
-#define real_gethostbyname_r REAL_GET(gethostbyname_r)
-#define real_gethostbyname2_r REAL_GET(gethostbyname2_r)
-#define real_getsockopt REAL_GET(getsockopt)
-#define real_poll REAL_GET(poll)
-#define real_ppoll REAL_GET(ppoll)
-#define real___poll_chk REAL_GET(__poll_chk)
-#define real___ppoll_chk REAL_GET(__ppoll_chk)
-#define real_select REAL_GET(select)
-#define real_pselect REAL_GET(pselect)
-#define real_epoll_ctl REAL_GET(epoll_ctl)
-#define real_epoll_wait REAL_GET(epoll_wait)
-#define real_epoll_pwait REAL_GET(epoll_pwait)
-#define real_epoll_pwait2 REAL_GET(epoll_pwait2)
-#define real_read REAL_GET(read)
-#define real_readv REAL_GET(readv)
-#define real_recv REAL_GET(recv)
-#define real_recvfrom REAL_GET(recvfrom)
-#define real_recvmsg REAL_GET(recvmsg)
-#define real_write REAL_GET(write)
-#define real_writev REAL_GET(writev)
-#define real_send REAL_GET(send)
-#define real_sendto REAL_GET(sendto)
-#define real_sendmsg REAL_GET(sendmsg)
-#define real_sendmmsg REAL_GET(sendmmsg)
-#define real_close REAL_GET(close)
-#define real_close_range REAL_GET(close_range)
-#define real_closefrom REAL_GET(closefrom)
-#define real_dup2 REAL_GET(dup2)
-#define real_dup3 REAL_GET(dup3)
-#define real_dup REAL_GET(dup)
-#define real_socket REAL_GET(socket)
-#define real_setsockopt REAL_GET(setsockopt)
-#define real_shutdown REAL_GET(shutdown)
-#define real_getpeername REAL_GET(getpeername)
-#define real_getsockname REAL_GET(getsockname)
-#define real_fcntl REAL_GET(fcntl)
-#define real_fcntl64 REAL_GET(fcntl64)
-#define real_ioctl REAL_GET(ioctl)
-#define real_execve REAL_GET(execve)
-#define real_execvpe REAL_GET(execvpe)
-#define real_fexecve REAL_GET(fexecve)
-#define real_execveat REAL_GET(execveat)
-#define real_posix_spawn REAL_GET(posix_spawn)
-#define real_posix_spawnp REAL_GET(posix_spawnp)
+#define real_connect REAL_LOAD(real_ptr_connect)
+#define real_getaddrinfo REAL_LOAD(real_ptr_getaddrinfo)
+#define real_gethostbyname REAL_LOAD(real_ptr_gethostbyname)
+#define real_gethostbyname2 REAL_LOAD(real_ptr_gethostbyname2)
+#define real_gethostbyname_r REAL_LOAD(real_ptr_gethostbyname_r)
+#define real_gethostbyname2_r REAL_LOAD(real_ptr_gethostbyname2_r)
+#define real_getsockopt REAL_LOAD(real_ptr_getsockopt)
+#define real_poll REAL_LOAD(real_ptr_poll)
+#define real_ppoll REAL_LOAD(real_ptr_ppoll)
+#define real___poll_chk REAL_LOAD(real_ptr___poll_chk)
+#define real___ppoll_chk REAL_LOAD(real_ptr___ppoll_chk)
+#define real_select REAL_LOAD(real_ptr_select)
+#define real_pselect REAL_LOAD(real_ptr_pselect)
+#define real_epoll_ctl REAL_LOAD(real_ptr_epoll_ctl)
+#define real_epoll_wait REAL_LOAD(real_ptr_epoll_wait)
+#define real_epoll_pwait REAL_LOAD(real_ptr_epoll_pwait)
+#define real_epoll_pwait2 REAL_LOAD(real_ptr_epoll_pwait2)
+#define real_read REAL_LOAD(real_ptr_read)
+#define real_readv REAL_LOAD(real_ptr_readv)
+#define real_recv REAL_LOAD(real_ptr_recv)
+#define real_recvfrom REAL_LOAD(real_ptr_recvfrom)
+#define real_recvmsg REAL_LOAD(real_ptr_recvmsg)
+#define real_write REAL_LOAD(real_ptr_write)
+#define real_writev REAL_LOAD(real_ptr_writev)
+#define real_send REAL_LOAD(real_ptr_send)
+#define real_sendto REAL_LOAD(real_ptr_sendto)
+#define real_sendmsg REAL_LOAD(real_ptr_sendmsg)
+#define real_sendmmsg REAL_LOAD(real_ptr_sendmmsg)
+#define real_close REAL_LOAD(real_ptr_close)
+#define real_close_range REAL_LOAD(real_ptr_close_range)
+#define real_closefrom REAL_LOAD(real_ptr_closefrom)
+#define real_dup2 REAL_LOAD(real_ptr_dup2)
+#define real_dup3 REAL_LOAD(real_ptr_dup3)
+#define real_dup REAL_LOAD(real_ptr_dup)
+#define real_socket REAL_LOAD(real_ptr_socket)
+#define real_setsockopt REAL_LOAD(real_ptr_setsockopt)
+#define real_shutdown REAL_LOAD(real_ptr_shutdown)
+#define real_getpeername REAL_LOAD(real_ptr_getpeername)
+#define real_getsockname REAL_LOAD(real_ptr_getsockname)
+#define real_fcntl REAL_LOAD(real_ptr_fcntl)
+#define real_fcntl64 REAL_LOAD(real_ptr_fcntl64)
+#define real_ioctl REAL_LOAD(real_ptr_ioctl)
+#define real_execve REAL_LOAD(real_ptr_execve)
+#define real_execvpe REAL_LOAD(real_ptr_execvpe)
+#define real_fexecve REAL_LOAD(real_ptr_fexecve)
+#define real_execveat REAL_LOAD(real_ptr_execveat)
+#define real_posix_spawn REAL_LOAD(real_ptr_posix_spawn)
+#define real_posix_spawnp REAL_LOAD(real_ptr_posix_spawnp)
 
 /* The fortified poll entry points have no public declaration. */
 int __poll_chk(struct pollfd *fds, nfds_t nfds, int timeout, size_t fdslen);
