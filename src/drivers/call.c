@@ -208,7 +208,7 @@ static int connect_slow(const struct config *cfg, int fd, const struct sockaddr 
 	}
 out_connected:
 	/* A destination whose clock runs is up again (rare: one load otherwise). */
-	if ((dest_any_clock() || decide_any_down()) && cfg->enabled &&
+	if ((dest_any_clock() || decide_any_down(addr, len)) && cfg->enabled &&
 	    target_from_sockaddr(addr, len, &target))
 		decide_connected(cfg, &target, 0);
 out_ok:
@@ -239,7 +239,7 @@ static int connect_bounded(const struct config *cfg, int fd, const struct sockad
 
 	if (err == 0) {
 		early_watch_inet(cfg, fd, slot, addr, len);
-		if (__builtin_expect(decide_any_down(), 0))
+		if (__builtin_expect(decide_any_down(addr, len), 0))
 			decide_up(cfg, addr, len);
 		errno = saved;
 		return 0;

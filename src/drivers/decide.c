@@ -56,7 +56,7 @@ static bool known_down(const struct config *cfg, const struct dest *d, const str
 	 * both): with none down, two loads, no clock read and no lookup, for the
 	 * deadline of every managed connect.
 	 */
-	return dest_down(d) || (cfg->run_id && cfg->shared && share_any_down() &&
+	return dest_down(d) || (cfg->run_id && cfg->shared && share_down_for(t) &&
 				share_run_spent(t, cfg->run_id, clock_now_ns()));
 }
 
@@ -152,7 +152,7 @@ void decide_connected(const struct config *cfg, const struct target_addr *t, pid
 	/* A destination whose clock runs is up again (rare: one load otherwise). */
 	if (dest_any_clock())
 		dest_succeeded(dest_of(cfg, t, owner));
-	if (cfg->shared && share_any_down())
+	if (cfg->shared && share_down_for(t))
 		share_note_up(t, clock_now_ns());
 }
 
@@ -317,7 +317,7 @@ bool decide_loop_succeeded(const struct config *base, struct fdconn *c, int fd, 
 		fate_attempted(&c->fate, 0, clock_now_ns());
 		fate_leave(&c->fate);
 		turn = dest_look_done(c->dest, fd);
-	} else if (cfg->shared && share_any_down()) {
+	} else if (cfg->shared && share_down_for(&c->target)) {
 		share_note_up(&c->target, clock_now_ns()); /* a first attempt: no fate joined */
 	}
 	if (dest_any_clock())

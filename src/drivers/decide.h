@@ -81,10 +81,19 @@ bool decide_early_close(const struct config *cfg, const struct target_addr *t, c
 			bool full, uint64_t at_least_ms, bool sent, bool replay, bool blocking,
 			bool timed, uint64_t *until_ms);
 
-/* Whether a success may have news to tell (some destination is down): one or two loads. */
-static inline bool decide_any_down(void)
+/*
+ * Whether a success to @addr (@len bytes) may have news to tell (a
+ * destination of its bucket is down): a few loads.
+ */
+static inline bool decide_any_down(const struct sockaddr *addr, socklen_t len)
 {
-	return share_any_down();
+	return share_down_in(share_bucket_of(addr, len));
+}
+
+/* decide_any_down for a destination @t. */
+static inline bool decide_down_for(const struct target_addr *t)
+{
+	return share_down_for(t);
 }
 
 /*

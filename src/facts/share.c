@@ -237,15 +237,24 @@ static bool stale(struct share_slot *s, uint64_t now)
 }
 
 /* The file's count of slots down, as a slot's state went from @was to @is. */
-static void count_downs(uint32_t was, uint32_t is)
+static void count_downs(const struct share_slot *s, uint32_t was, uint32_t is)
 {
 	struct share_head *h = atomic_load_explicit(&share_map, memory_order_acquire);
 	uint64_t n;
+	unsigned b;
 
 	if (!h || (was == SHARE_DOWN) == (is == SHARE_DOWN))
 		return;
 	if (is == SHARE_DOWN) {
-		atomic_fetch_add_explicit(&h->downs, 1, memory_order_relaxed);
+		/* The bucket's bit before the count: a success that sees the count sees the bit. */
+		b = (unsigned)(atomic_load_explicit(&s->key, memory_order_relaxed) & 127) %
+		    SHARE_BUCKETS;
+		if (!((atomic_load_explicit(&h->down_buckets[b / 64], memory_order_relaxed) >>
+		       (b % 64)) &
+		      1))
+			atomic_fetch_or_explicit(&h->down_buckets[b / 64], UINT64_C(1) << (b % 64),
+						 memory_order_relaxed);
+		atomic_fetch_add_explicit(&h->downs, 1, memory_order_release);
 		return;
 	}
 	/* Never below 0: a count another library's version left may be short. */
@@ -277,7 +286,8 @@ static struct share_slot *lookup(struct share_head *h, uint64_t key, const struc
 		if (atomic_compare_exchange_strong_explicit(
 			    &s->key, &cur, key, memory_order_acq_rel, memory_order_acquire)) {
 			if (cur != 0) {
-				count_downs(atomic_exchange_explicit(&s->state, SHARE_UNKNOWN,
+				count_downs(s,
+					    atomic_exchange_explicit(&s->state, SHARE_UNKNOWN,
 								     memory_order_relaxed),
 					    SHARE_UNKNOWN);
 				atomic_store_explicit(&s->probed_ns, 0, memory_order_relaxed);
@@ -387,7 +397,7 @@ static void mark_down(struct share_slot *s, uint64_t now)
 	if (was != SHARE_DOWN) {
 		/* An outage begins at its first failure after a success (or ever). */
 		atomic_store_explicit(&s->since_ns, now, memory_order_relaxed);
-		count_downs(was, SHARE_DOWN);
+		count_downs(s, was, SHARE_DOWN);
 	}
 }
 
@@ -401,7 +411,8 @@ void share_note(struct share_slot *s, int err, uint64_t now_ns)
 		return;
 	}
 	atomic_store_explicit(&s->probed_ns, now_ns, memory_order_relaxed);
-	count_downs(atomic_exchange_explicit(&s->state, SHARE_UP, memory_order_relaxed), SHARE_UP);
+	count_downs(s, atomic_exchange_explicit(&s->state, SHARE_UP, memory_order_relaxed),
+		    SHARE_UP);
 	/* Up: no run's give-up stands any more. */
 	if (atomic_load_explicit(&s->run_until_ns, memory_order_relaxed) != 0) {
 		atomic_store_explicit(&s->run_until_ns, 0, memory_order_relaxed);
@@ -581,7 +592,7 @@ void share_note_up(const struct target_addr *t, uint64_t now_ns)
 {
 	struct share_slot *s;
 
-	if (!share_any_down() || !(s = share_find(t)) ||
+	if (!share_down_for(t) || !(s = share_find(t)) ||
 	    atomic_load_explicit(&s->state, memory_order_relaxed) != SHARE_DOWN)
 		return;
 	share_note(s, 0, now_ns);

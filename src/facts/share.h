@@ -156,7 +156,14 @@ struct share_head {
 	 * it is set.
 	 */
 	_Atomic uint64_t full_until;
-	uint64_t spare2[2];
+	/*
+	 * Bit b (of the 65 buckets): a destination of bucket b has been down
+	 * since the file was made.  Never cleared (a bit lost to a race would
+	 * leave a slot down after its recovery): a success whose bucket's bit is
+	 * clear has no slot to look for.  All clear with slots down: set by a
+	 * build that kept no bits, and every bucket is looked in.
+	 */
+	_Atomic uint64_t down_buckets[2];
 };
 
 #define SHARE_FILE_SIZE (sizeof(struct share_head) + SHARE_SLOTS * sizeof(struct share_slot))
@@ -182,12 +189,53 @@ struct share_head *share_first_look(const struct sockaddr *addr);
  */
 struct share_head *share_map_made(const struct config *cfg);
 
-/* Whether some destination of the file is down: one or two loads, for every successful connect. */
+/* Whether some destination of the file is down: one or two loads. */
 static inline bool share_any_down(void)
 {
 	struct share_head *h = atomic_load_explicit(&share_map, memory_order_acquire);
 
 	return h && atomic_load_explicit(&h->downs, memory_order_relaxed) != 0;
+}
+
+/*
+ * Whether a destination of @bucket may be down: some slot is, and one of its
+ * bucket has been (down_buckets).  A few loads, for every successful
+ * connect: a success elsewhere looks for no slot while one destination of
+ * the host is down.
+ */
+static inline bool share_down_in(unsigned bucket)
+{
+	struct share_head *h = atomic_load_explicit(&share_map, memory_order_acquire);
+	uint64_t lo, hi;
+
+	/* Acquire: the bit is set before the count that it goes with. */
+	if (!h || atomic_load_explicit(&h->downs, memory_order_acquire) == 0)
+		return false;
+	lo = atomic_load_explicit(&h->down_buckets[0], memory_order_relaxed);
+	hi = atomic_load_explicit(&h->down_buckets[1], memory_order_relaxed);
+	if (lo == 0 && hi == 0)
+		return true;
+	return ((bucket < 64 ? lo : hi) >> (bucket % 64)) & 1;
+}
+
+/* The bucket of a connect's address (@len bytes; a short one: the unix bucket's). */
+static inline unsigned share_bucket_of(const struct sockaddr *addr, socklen_t len)
+{
+	/*
+	 * sin_port and sin6_port are at the same place; another family's bytes
+	 * there cost at most a lookup that finds nothing.
+	 */
+	if (len < 4 || addr->sa_family == AF_UNIX)
+		return SHARE_UNIX_BUCKET;
+	return ntohs(((const struct sockaddr_in *)(const void *)addr)->sin_port) &
+	       (SHARE_PORT_BUCKETS - 1);
+}
+
+/* share_down_in for @t's bucket. */
+static inline bool share_down_for(const struct target_addr *t)
+{
+	return share_down_in(t->family == AF_UNIX ? SHARE_UNIX_BUCKET
+						  : t->port & (SHARE_PORT_BUCKETS - 1));
 }
 
 /*
@@ -218,14 +266,7 @@ static inline bool share_probing(const struct sockaddr *addr, socklen_t len)
 	}
 	if (len < 4)
 		return false;
-	/*
-	 * sin_port and sin6_port are at the same place; another family's bytes
-	 * there cost at most a lookup that finds nothing.
-	 */
-	b = addr->sa_family == AF_UNIX
-		    ? SHARE_UNIX_BUCKET
-		    : ntohs(((const struct sockaddr_in *)(const void *)addr)->sin_port) &
-			      (SHARE_PORT_BUCKETS - 1);
+	b = share_bucket_of(addr, len);
 	until = atomic_load_explicit(&h->probing_until[b], memory_order_relaxed);
 	return until != 0 && share_probing_until(h, b, until);
 }

@@ -37,7 +37,7 @@ EXPORT int connect(int fd, COMPAT_CONST_SOCKADDR_ARG arg, socklen_t len)
 	saved = errno;
 	/* A connect that succeeds sets no errno (libc's, or the cookie's raw system call). */
 	if (__builtin_expect(real_connect(fd, addr, len) == 0, 1)) {
-		if (__builtin_expect(decide_any_down(), 0))
+		if (__builtin_expect(decide_any_down(addr, len), 0))
 			decide_up(cfg, addr, len);
 		return 0;
 	}

@@ -46,7 +46,7 @@ pid_t job_tgid(struct job *j)
 
 void job_connected(struct job *j)
 {
-	if (dest_any_clock() || decide_any_down())
+	if (dest_any_clock() || decide_down_for(&j->target))
 		decide_connected(j->cfg, &j->target, job_tgid(j));
 }
 

@@ -2,6 +2,7 @@
 #include "facts/share.h"
 
 #include <arpa/inet.h>
+#include <errno.h>
 #include <netinet/in.h>
 #include <stdlib.h>
 #include <sys/un.h>
@@ -173,5 +174,35 @@ int main(void)
 	memcpy(sun.sun_path, "\0x", 2);
 	CHECK(target_from_sockaddr((const struct sockaddr *)&sun, sizeof(sun), &empty));
 	CHECK(share_get(&cfg, &empty) != NULL);
+	/* Down, by bucket: a success looks for its slot only where one of its bucket has been down.
+	 */
+	{
+		struct sockaddr_in other = sin;
+		struct target_addr t2;
+
+		other.sin_port = htons(5433); /* another bucket */
+		CHECK(target_from_sockaddr((const struct sockaddr *)&other, sizeof(other), &t2));
+		CHECK(!share_down_for(&t));
+		share_note(s, ECONNREFUSED, now);
+		CHECK(share_any_down());
+		CHECK(share_down_for(&t));
+		CHECK(share_down_in(share_bucket_of((const struct sockaddr *)&sin, sizeof(sin))));
+		CHECK(!share_down_for(&t2));
+		CHECK(!share_down_in(
+			share_bucket_of((const struct sockaddr *)&other, sizeof(other))));
+		/* Up again: nothing down, nowhere; the bucket's bit stays, the count says none. */
+		share_note_up(&t, now + 1);
+		CHECK(!share_any_down());
+		CHECK(!share_down_for(&t));
+		/* Slots down with no bit at all (a build that kept none): every bucket looks. */
+		share_note(s, ECONNREFUSED, now + 2);
+		atomic_store(&h->down_buckets[0], 0);
+		atomic_store(&h->down_buckets[1], 0);
+		CHECK(share_down_for(&t2));
+		share_note_up(&t2, now + 3);
+		CHECK(share_any_down()); /* t2 had no slot down: t's stays down */
+		share_note_up(&t, now + 4);
+		CHECK(!share_any_down());
+	}
 	return unit_report("share");
 }
