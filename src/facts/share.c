@@ -241,14 +241,13 @@ static void count_downs(const struct share_slot *s, uint32_t was, uint32_t is)
 {
 	struct share_head *h = atomic_load_explicit(&share_map, memory_order_acquire);
 	uint64_t n;
-	unsigned b;
 
 	if (!h || (was == SHARE_DOWN) == (is == SHARE_DOWN))
 		return;
 	if (is == SHARE_DOWN) {
 		/* The bucket's bit before the count: a success that sees the count sees the bit. */
-		b = (unsigned)(atomic_load_explicit(&s->key, memory_order_relaxed) & 127) %
-		    SHARE_BUCKETS;
+		unsigned b = (unsigned)(atomic_load_explicit(&s->key, memory_order_relaxed) & 127) %
+			     SHARE_BUCKETS;
 		if (!((atomic_load_explicit(&h->down_buckets[b / 64], memory_order_relaxed) >>
 		       (b % 64)) &
 		      1))
