@@ -13,7 +13,8 @@
 
 #ifdef __GLIBC__
 extern void *__dso_handle;
-__attribute__((visibility("hidden"))) void *__dso_handle = &__dso_handle;
+/* Weak: a program linked with the library's objects (a test's) has the start files' own. */
+__attribute__((weak, visibility("hidden"))) void *__dso_handle = &__dso_handle;
 #else
 typedef int dso_none; /* musl's pthread_atfork takes no handle */
 #endif
