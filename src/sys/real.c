@@ -85,35 +85,38 @@ static bool in_image(const void *p)
 }
 
 /*
- * real_<name>, its stub real_first_<name> and its resolver: @raw serves calls made
+ * real_<name>, its stub first_<name> and its resolver: @raw serves calls made
  * during a resolution; @missing (NULL: required) stands in for a symbol that
  * an older C library lacks.  memcpy converts between object and function
  * pointers, which ISO C leaves undefined.  The compare-and-swap leaves a
- * pointer that was set meanwhile (real_mark_connects) as it is.
+ * pointer that was set meanwhile (real_mark_connects) as it is.  A pointer
+ * starts at its stub, a relocation at load: one started at NULL would cost
+ * every call through it a test.
  */
-#define RESOLVER(name, missing)                                                                    \
-	static void resolve_##name(void)                                                           \
-	{                                                                                          \
-		__typeof__(real_first_##name) *fb_ = (missing), *use_, *stub_ = real_first_##name; \
-		void *found_ = next_symbol(#name);                                                 \
-		if (!found_ && !fb_)                                                               \
-			die(#name, ": not found after libbackoff\n");                              \
-		if (found_ && in_image(found_))                                                    \
-			die(#name, ": resolves to libbackoff itself\n");                           \
-		use_ = fb_;                                                                        \
-		if (found_)                                                                        \
-			memcpy(&use_, &found_, sizeof(found_));                                    \
-		atomic_compare_exchange_strong(&real_ptr_##name, &stub_, use_);                    \
+#define RESOLVER(name, missing)                                                          \
+	static void resolve_##name(void)                                                 \
+	{                                                                                \
+		__typeof__(first_##name) *fb_ = (missing), *use_, *stub_ = first_##name; \
+		void *found_ = next_symbol(#name);                                       \
+		if (!found_ && !fb_)                                                     \
+			die(#name, ": not found after libbackoff\n");                    \
+		if (found_ && in_image(found_))                                          \
+			die(#name, ": resolves to libbackoff itself\n");                 \
+		use_ = fb_;                                                              \
+		if (found_)                                                              \
+			memcpy(&use_, &found_, sizeof(found_));                          \
+		atomic_compare_exchange_strong(&real_ptr_##name, &stub_, use_);          \
 	}
-#define STUB_AS(ret, name, params, args, raw, missing)                         \
-	STARTUP_DATA ret(*_Atomic real_ptr_##name) params = real_first_##name; \
-	RESOLVER(name, missing)                                                \
-	ret real_first_##name params                                           \
-	{                                                                      \
-		if (resolving)                                                 \
-			return (ret)(raw);                                     \
-		resolve_##name();                                              \
-		return real_##name args;                                       \
+#define STUB_AS(ret, name, params, args, raw, missing)                    \
+	static ret first_##name params;                                   \
+	STARTUP_DATA ret(*_Atomic real_ptr_##name) params = first_##name; \
+	RESOLVER(name, missing)                                           \
+	static ret first_##name params                                    \
+	{                                                                 \
+		if (resolving)                                            \
+			return (ret)(raw);                                \
+		resolve_##name();                                         \
+		return real_##name args;                                  \
 	}
 #define STUB(ret, name, params, args, raw) STUB_AS(ret, name, params, args, raw, NULL)
 
@@ -121,20 +124,21 @@ static bool in_image(const void *p)
  * The same for a call whose third argument is variadic (fcntl, ioctl): read
  * as a word, as the C library itself reads it, and passed on so.
  */
-#define STUB_VARIADIC(name, type2, sysno, missing)                                        \
-	STARTUP_DATA int (*_Atomic real_ptr_##name)(int, type2, ...) = real_first_##name; \
-	RESOLVER(name, missing)                                                           \
-	int real_first_##name(int fd, type2 op, ...)                                      \
-	{                                                                                 \
-		va_list ap;                                                               \
-		void *arg;                                                                \
-		va_start(ap, op);                                                         \
-		arg = va_arg(ap, void *);                                                 \
-		va_end(ap);                                                               \
-		if (resolving)                                                            \
-			return (int)syscall(sysno, fd, op, arg);                          \
-		resolve_##name();                                                         \
-		return real_##name(fd, op, arg);                                          \
+#define STUB_VARIADIC(name, type2, sysno, missing)                                   \
+	static int first_##name(int fd, type2 op, ...);                              \
+	STARTUP_DATA int (*_Atomic real_ptr_##name)(int, type2, ...) = first_##name; \
+	RESOLVER(name, missing)                                                      \
+	static int first_##name(int fd, type2 op, ...)                               \
+	{                                                                            \
+		va_list ap;                                                          \
+		void *arg;                                                           \
+		va_start(ap, op);                                                    \
+		arg = va_arg(ap, void *);                                            \
+		va_end(ap);                                                          \
+		if (resolving)                                                       \
+			return (int)syscall(sysno, fd, op, arg);                     \
+		resolve_##name();                                                    \
+		return real_##name(fd, op, arg);                                     \
 	}
 
 /* For the optional symbols of older C libraries: the same through the kernel. */
@@ -286,10 +290,11 @@ STUB_VARIADIC(fcntl64, int, SYS_fcntl, fallback_fcntl64)
 STUB_VARIADIC(ioctl, compat_ioctl_req, SYS_ioctl, NULL)
 
 /* closefrom returns nothing: its stub is written out. */
-STARTUP_DATA void (*_Atomic real_ptr_closefrom)(int) = real_first_closefrom;
+static void first_closefrom(int lo);
+STARTUP_DATA void (*_Atomic real_ptr_closefrom)(int) = first_closefrom;
 RESOLVER(closefrom, fallback_closefrom)
 
-void real_first_closefrom(int lo)
+static void first_closefrom(int lo)
 {
 	if (resolving) {
 		syscall(SYS_close_range, (unsigned)lo, ~0U, 0);

@@ -92,60 +92,6 @@ extern int (*_Atomic real_ptr_posix_spawnp)(pid_t *, const char *,
  * nothing but code that is already mapped.
  */
 #define REAL_LOAD(p) atomic_load_explicit(&(p), memory_order_relaxed)
-/*
- * Each pointer's stub, which resolves it at its first call.  The pointers
- * start at their stubs, a relocation each at load (46, about 600 instructions
- * in every process): a pointer started at NULL would cost each call a test,
- * three or four instructions on the hooks' fast paths.
- */
-extern __typeof__(*real_ptr_connect) real_first_connect;
-extern __typeof__(*real_ptr_getaddrinfo) real_first_getaddrinfo;
-extern __typeof__(*real_ptr_gethostbyname) real_first_gethostbyname;
-extern __typeof__(*real_ptr_gethostbyname2) real_first_gethostbyname2;
-extern __typeof__(*real_ptr_gethostbyname_r) real_first_gethostbyname_r;
-extern __typeof__(*real_ptr_gethostbyname2_r) real_first_gethostbyname2_r;
-extern __typeof__(*real_ptr_getsockopt) real_first_getsockopt;
-extern __typeof__(*real_ptr_poll) real_first_poll;
-extern __typeof__(*real_ptr_ppoll) real_first_ppoll;
-extern __typeof__(*real_ptr___poll_chk) real_first___poll_chk;
-extern __typeof__(*real_ptr___ppoll_chk) real_first___ppoll_chk;
-extern __typeof__(*real_ptr_select) real_first_select;
-extern __typeof__(*real_ptr_pselect) real_first_pselect;
-extern __typeof__(*real_ptr_epoll_ctl) real_first_epoll_ctl;
-extern __typeof__(*real_ptr_epoll_wait) real_first_epoll_wait;
-extern __typeof__(*real_ptr_epoll_pwait) real_first_epoll_pwait;
-extern __typeof__(*real_ptr_epoll_pwait2) real_first_epoll_pwait2;
-extern __typeof__(*real_ptr_read) real_first_read;
-extern __typeof__(*real_ptr_readv) real_first_readv;
-extern __typeof__(*real_ptr_recv) real_first_recv;
-extern __typeof__(*real_ptr_recvfrom) real_first_recvfrom;
-extern __typeof__(*real_ptr_recvmsg) real_first_recvmsg;
-extern __typeof__(*real_ptr_write) real_first_write;
-extern __typeof__(*real_ptr_writev) real_first_writev;
-extern __typeof__(*real_ptr_send) real_first_send;
-extern __typeof__(*real_ptr_sendto) real_first_sendto;
-extern __typeof__(*real_ptr_sendmsg) real_first_sendmsg;
-extern __typeof__(*real_ptr_sendmmsg) real_first_sendmmsg;
-extern __typeof__(*real_ptr_close) real_first_close;
-extern __typeof__(*real_ptr_close_range) real_first_close_range;
-extern __typeof__(*real_ptr_closefrom) real_first_closefrom;
-extern __typeof__(*real_ptr_dup2) real_first_dup2;
-extern __typeof__(*real_ptr_dup3) real_first_dup3;
-extern __typeof__(*real_ptr_dup) real_first_dup;
-extern __typeof__(*real_ptr_socket) real_first_socket;
-extern __typeof__(*real_ptr_setsockopt) real_first_setsockopt;
-extern __typeof__(*real_ptr_shutdown) real_first_shutdown;
-extern __typeof__(*real_ptr_getpeername) real_first_getpeername;
-extern __typeof__(*real_ptr_getsockname) real_first_getsockname;
-extern __typeof__(*real_ptr_fcntl) real_first_fcntl;
-extern __typeof__(*real_ptr_fcntl64) real_first_fcntl64;
-extern __typeof__(*real_ptr_ioctl) real_first_ioctl;
-extern __typeof__(*real_ptr_execve) real_first_execve;
-extern __typeof__(*real_ptr_execvpe) real_first_execvpe;
-extern __typeof__(*real_ptr_fexecve) real_first_fexecve;
-extern __typeof__(*real_ptr_execveat) real_first_execveat;
-extern __typeof__(*real_ptr_posix_spawn) real_first_posix_spawn;
-extern __typeof__(*real_ptr_posix_spawnp) real_first_posix_spawnp;
 #define real_connect REAL_LOAD(real_ptr_connect)
 #define real_getaddrinfo REAL_LOAD(real_ptr_getaddrinfo)
 #define real_gethostbyname REAL_LOAD(real_ptr_gethostbyname)
