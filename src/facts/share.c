@@ -99,7 +99,7 @@ WRAPS static uint64_t key_of(const struct target_addr *t, uint64_t netns)
 	h ^= h >> 29;
 	/* The low 7 bits carry the bucket the connect hook computes from an address. */
 	high = h & ~(uint64_t)127;
-	bucket = t->family == AF_UNIX ? SHARE_UNIX_BUCKET : t->port & (SHARE_PORT_BUCKETS - 1);
+	bucket = share_bucket_of_target(t);
 	/* Never 0 (an empty slot's key): bit 7 stands in for high bits that are all 0. */
 	return high | bucket | (high != 0 ? 0 : 128);
 }

@@ -231,11 +231,16 @@ static inline unsigned share_bucket_of(const struct sockaddr *addr, socklen_t le
 	       (SHARE_PORT_BUCKETS - 1);
 }
 
+/* The bucket of a destination @t: its port's low bits, or the unix paths' one. */
+static inline unsigned share_bucket_of_target(const struct target_addr *t)
+{
+	return t->family == AF_UNIX ? SHARE_UNIX_BUCKET : t->port & (SHARE_PORT_BUCKETS - 1);
+}
+
 /* share_down_in for @t's bucket. */
 static inline bool share_down_for(const struct target_addr *t)
 {
-	return share_down_in(t->family == AF_UNIX ? SHARE_UNIX_BUCKET
-						  : t->port & (SHARE_PORT_BUCKETS - 1));
+	return share_down_in(share_bucket_of_target(t));
 }
 
 /*
