@@ -111,6 +111,7 @@ $(LIBRARY): $(LIB_OBJ) src/exports.map
 # supervisor's do.
 # The configuration's modules, named once: every program and gate reading it links them all.
 CONFIG_MODS := config/config config/config_dests config/config_errors config/config_names config/config_presets \
+	config/config_problems \
 	config/config_programs
 TOOL_CORE := $(patsubst %,$(BUILD)/obj/src/%.o,$(CONFIG_MODS) engine/engine engine/policy engine/ready config/target \
 	sys/errname sys/rng sys/text sys/log sys/clock supervise/libc)
