@@ -222,9 +222,23 @@ static int damp_wait(const struct config *cfg, int fd, struct share_slot *s,
 	return rc;
 }
 
-int before_wait(const struct config *cfg, struct before_connect *b)
+enum before_verdict before_settle(const struct config *cfg, struct before_connect *b,
+				  bool (*later)(void *ctx, const struct before_connect *b),
+				  void *ctx)
 {
-	return damp_wait(cfg, b->fd, b->slot, b->target, b->until_ns, false);
+	enum before_verdict v;
+
+	while ((v = before_connect(cfg, b)) == BEFORE_WAIT || v == BEFORE_LATER) {
+		if (v == BEFORE_LATER && (!later || later(ctx, b)))
+			return BEFORE_LATER;
+		/* Its wait, ended early by a success to the destination. */
+		if (v == BEFORE_WAIT &&
+		    damp_wait(cfg, b->fd, b->slot, b->target, b->until_ns, false) == EINTR)
+			return BEFORE_INTR;
+		/* Waited, or not the event loop's after all: made now, or left. */
+		b->past_delay = true;
+	}
+	return v;
 }
 
 int before_damp(const struct config *cfg, int fd, const struct target_addr *t, uint64_t *until_ms,

@@ -16,7 +16,7 @@ enum before_verdict {
 	BEFORE_ATTEMPT, /* make it now, within before_bound_ms */
 	/*
 	 * Its destination closed connections early (damped): a blocking socket
-	 * waits until ->until_ns (before_wait), then asks again.
+	 * waits until ->until_ns (before_settle), then asks again.
 	 */
 	BEFORE_WAIT,
 	/* The same for a non-blocking socket: its attempt is the event loop's, at ->until_ns. */
@@ -27,6 +27,8 @@ enum before_verdict {
 	 * left to the prober (decide_connect's waited).
 	 */
 	BEFORE_LEFT,
+	/* before_settle only: a signal that may not restart the call cut its wait short. */
+	BEFORE_INTR,
 };
 
 /*
@@ -103,11 +105,16 @@ struct before_connect {
 enum before_verdict before_connect(const struct config *cfg, struct before_connect *b);
 
 /*
- * BEFORE_WAIT's wait, until @b->until_ns, ended early by a success to the
- * destination: 0, or EINTR when a signal that may not restart the call cut
- * it short.  Then @b is asked again, past its delay.
+ * before_connect asked until it says what to do, for every driver:
+ * BEFORE_WAIT's waits are made here, until @b->until_ns, ended early by a
+ * success to the destination (BEFORE_INTR: a signal that may not restart
+ * the call cut one short); BEFORE_LATER is returned when @later is NULL or
+ * takes the connect to its event loop (@later(@ctx, @b) true), else it is
+ * asked again past its delay.  Then BEFORE_ATTEMPT or BEFORE_LEFT.
  */
-int before_wait(const struct config *cfg, struct before_connect *b);
+enum before_verdict before_settle(const struct config *cfg, struct before_connect *b,
+				  bool (*later)(void *ctx, const struct before_connect *b),
+				  void *ctx);
 
 /*
  * Before a first attempt to @t on @fd, a new connection of an early close

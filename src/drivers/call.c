@@ -23,6 +23,8 @@ struct connect_ctx {
 	int fd;
 	const struct sockaddr *addr;
 	socklen_t len;
+	const struct config *cfg;
+	struct fdslot *slot; /* the fd's, once looked up */
 };
 
 /* One more attempt of a blocking connect, aborted at @deadline_ms if still unanswered. */
@@ -83,6 +85,23 @@ static inline __attribute__((always_inline)) int first_attempt(const struct conf
 	return err;
 }
 
+/* The first attempt as decide_failed makes it: first_attempt for @ctx. */
+static int connect_first(void *ctx, uint64_t *started_ms)
+{
+	struct connect_ctx *c = ctx;
+
+	return first_attempt(c->cfg, c, started_ms, &c->slot);
+}
+
+/* BEFORE_LATER: the event loop makes the first attempt when @b's delay ends, if it can. */
+static bool connect_later(void *ctx, const struct before_connect *b)
+{
+	struct connect_ctx *c = ctx;
+
+	return pending_manage_later(c->cfg, c->fd, c->addr, c->len, b->target,
+				    b->until_ns / 1000000);
+}
+
 /* A second connect() on a managed fd: answered for a hidden attempt, else the kernel's. */
 static int connect_managed(const struct config *cfg, int fd, const struct sockaddr *addr,
 			   socklen_t len, bool *done)
@@ -122,13 +141,13 @@ static int connect_managed(const struct config *cfg, int fd, const struct sockad
 static int connect_slow(const struct config *cfg, int fd, const struct sockaddr *addr,
 			socklen_t len, int saved, bool attempted, uint64_t started_ms)
 {
-	struct connect_ctx ctx = { fd, addr, len };
+	struct connect_ctx ctx = { fd, addr, len, cfg, NULL };
 	struct target_addr target;
-	struct fdslot *slot = NULL;
 	struct decide_connect c = {
 		.fd = fd,
 		.target = &target,
 		.attempt = connect_again,
+		.first = connect_first,
 		.ctx = &ctx,
 		.started_ms = started_ms,
 	};
@@ -150,62 +169,49 @@ static int connect_slow(const struct config *cfg, int fd, const struct sockaddr 
 		struct before_connect b = {
 			.fd = fd, .addr = addr, .len = len, .target = &target, .looks = true
 		};
-		enum before_verdict v;
-
 		/* Its destination's delay for early closes, or its prober's finding, first. */
-		while ((v = before_connect(cfg, &b)) == BEFORE_WAIT || v == BEFORE_LATER) {
-			if (v == BEFORE_LATER && pending_manage_later(cfg, fd, addr, len, &target,
-								      b.until_ns / 1000000)) {
-				c.err = EINPROGRESS;
-				goto out_fail;
-			}
-			if (v == BEFORE_WAIT && before_wait(cfg, &b) == EINTR) {
-				errno = EINTR;
-				return -1;
-			}
-			/* Waited, or not the event loop's after all: made now, or left. */
-			b.past_delay = true;
+		enum before_verdict v = before_settle(cfg, &b, connect_later, &ctx);
+
+		if (v == BEFORE_LATER) {
+			c.err = EINPROGRESS;
+			goto out_fail;
+		}
+		if (v == BEFORE_INTR) {
+			errno = EINTR;
+			return -1;
 		}
 		c.err = b.err;
 		c.waited = attempted = v == BEFORE_LEFT;
 	}
 	if (!attempted) {
-		c.err = first_attempt(cfg, &ctx, &c.started_ms, &slot);
+		c.err = connect_first(&ctx, &c.started_ms);
 		if (c.err == 0)
 			goto out_connected;
 	}
 	if (!cfg->enabled || !target_from_sockaddr(addr, len, &target))
 		goto out_fail;
-	for (;;) {
-		switch (decide_failed(cfg, &c)) {
-		case DECIDE_DONE:
-			if (c.err == 0)
-				goto out_ok;
+	while (decide_failed(cfg, &c) == DECIDE_EVENT_LOOP) {
+		/* A synchronous failure becomes an attempt in progress, retried there. */
+		if (pending_manage(cfg, fd, addr, len, &target, c.err == EINPROGRESS ? 0 : c.err)) {
+			if (c.waited)
+				events_waited();
+			c.err = EINPROGRESS;
 			goto out_fail;
-		case DECIDE_EVENT_LOOP:
-			/* A synchronous failure becomes an attempt in progress, retried there. */
-			if (pending_manage(cfg, fd, addr, len, &target,
-					   c.err == EINPROGRESS ? 0 : c.err)) {
-				if (c.waited)
-					events_waited();
-				c.err = EINPROGRESS;
-				goto out_fail;
-			}
-			if (!c.waited)
-				goto out_fail;
-			break;
-		case DECIDE_ATTEMPT:
-			break;
 		}
+		if (!c.waited)
+			goto out_fail;
 		/*
-		 * The first attempt was left to a prober, but this connect is not
-		 * one to wait with it: the program's own attempt, now, decided as any.
+		 * The first attempt was left to a prober, but the event loop cannot
+		 * take this connect: the program's own attempt, now, decided as any.
 		 */
 		c.waited = false;
-		c.err = first_attempt(cfg, &ctx, &c.started_ms, &slot);
+		c.err = connect_first(&ctx, &c.started_ms);
 		if (c.err == 0)
 			goto out_connected;
 	}
+	if (c.err == 0)
+		goto out_ok;
+	goto out_fail;
 out_connected:
 	/* A destination whose clock runs is up again (rare: one load otherwise). */
 	if ((dest_any_clock() || decide_any_down(addr, len)) && cfg->enabled &&
@@ -213,13 +219,13 @@ out_connected:
 		decide_connected(cfg, &target, 0);
 out_ok:
 	if (early_watched(addr, len))
-		early_watch_inet(cfg, fd, slot, addr, len);
+		early_watch_inet(cfg, fd, ctx.slot, addr, len);
 	errno = saved;
 	return 0;
 out_fail:
 	/* A connection under way is watched too: its end may come before its first byte. */
 	if (c.err == EINPROGRESS && early_watched(addr, len))
-		early_watch_inet(cfg, fd, slot, addr, len);
+		early_watch_inet(cfg, fd, ctx.slot, addr, len);
 	errno = c.err;
 	return -1;
 }
@@ -232,7 +238,7 @@ out_fail:
 static int connect_bounded(const struct config *cfg, int fd, const struct sockaddr *addr,
 			   socklen_t len, int saved)
 {
-	struct connect_ctx ctx = { fd, addr, len };
+	struct connect_ctx ctx = { .fd = fd, .addr = addr, .len = len };
 	struct fdslot *slot = NULL;
 	uint64_t started = 0;
 	int err = first_attempt(cfg, &ctx, &started, &slot);

@@ -133,11 +133,18 @@ static enum decide_verdict retry_here(const struct config *cfg, struct decide_co
 enum decide_verdict decide_failed(const struct config *cfg, struct decide_connect *c)
 {
 	bool blocking;
-	const char *reason = connect_why_not(cfg, c, &blocking);
+	const char *reason;
 
+	while ((reason = connect_why_not(cfg, c, &blocking)) != NULL && c->waited) {
+		/* Not ours to retry: the program's own attempt, now, decided as any. */
+		c->waited = false;
+		c->err = c->first(c->ctx, &c->started_ms);
+		if (c->err == 0) {
+			decide_connected(cfg, c->target, c->owner);
+			return DECIDE_DONE;
+		}
+	}
 	if (reason) {
-		if (c->waited)
-			return DECIDE_ATTEMPT; /* not ours to retry: the program's own attempt */
 		if (c->err != EINPROGRESS)
 			events_pass("connect", c->target, c->err, reason);
 		return DECIDE_DONE;

@@ -32,6 +32,12 @@ struct decide_connect {
 	uint64_t started_ms; /* when the first attempt began (monotonic); 0: not known, now */
 	/* Make one more attempt, ended at @deadline_ms: 0 on success, else its errno. */
 	int (*attempt)(void *ctx, uint64_t deadline_ms);
+	/*
+	 * The driver's first attempt, made when the one left to a prober is not
+	 * this call's to wait with (a non-blocking socket's is the event loop's
+	 * to wait for): 0, or its errno; *started_ms: when it began.
+	 */
+	int (*first)(void *ctx, uint64_t *started_ms);
 	/* NULL, or told that an attempt failed and the next one is planned. */
 	void (*planned)(void *ctx);
 	void *ctx;
@@ -41,8 +47,6 @@ struct decide_connect {
 enum decide_verdict {
 	DECIDE_DONE,	   /* the call's outcome is ->err: 0 or the errno to return */
 	DECIDE_EVENT_LOOP, /* a non-blocking connect: retried in the program's event loop */
-	DECIDE_ATTEMPT,	   /* the first attempt was left to a prober, but not for this call to
-			      wait with it: the program's own attempt, now, then decide again */
 };
 
 /*
@@ -52,6 +56,8 @@ enum decide_verdict {
  * it succeeds or gives up, blocking the calling thread, with the budget of
  * its destination, the program's SO_SNDTIMEO and the shared fate of its
  * destination; its destination's clock and "known down" are kept up to date.
+ * A first attempt that was left to a prober (@c->waited) but is not this
+ * call's to wait with is made here (@c->first), then decided as any.
  * errno may change.
  */
 enum decide_verdict decide_failed(const struct config *cfg, struct decide_connect *c);

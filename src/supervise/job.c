@@ -58,20 +58,17 @@ enum before_verdict job_before(struct job *j, struct before_connect *b)
 		.len = j->len,
 		.target = &j->target,
 	};
+	int log_fd;
+	enum before_verdict v;
+
 	/* The gate first: a few loads for every connect, the program's stderr only past it. */
 	if (!share_probing(b->addr, b->len))
 		return BEFORE_ATTEMPT;
-	for (;;) {
-		int log_fd = borrow_stderr(j);
-		enum before_verdict v = before_connect(j->cfg, b);
-
-		return_stderr(log_fd);
-		if (v != BEFORE_WAIT)
-			return v;
-		/* In this thread, as the preload waits inside the call; no signal comes here. */
-		(void)before_wait(j->cfg, b);
-		b->past_delay = true;
-	}
+	/* Waited in this thread, as the preload waits inside the call; no signal comes here. */
+	log_fd = borrow_stderr(j);
+	v = before_settle(j->cfg, b, NULL, NULL);
+	return_stderr(log_fd);
+	return v;
 }
 
 uint64_t job_first_deadline(struct job *j)
@@ -80,6 +77,16 @@ uint64_t job_first_deadline(struct job *j)
 
 	j->started_ms = clock_now_ms();
 	return bound == CONFIG_INFINITE ? CONFIG_INFINITE : j->started_ms + bound;
+}
+
+/* The first attempt as decide_failed makes it: the job's attempt, within its first bound. */
+static int job_first(void *ctx, uint64_t *started_ms)
+{
+	struct job *j = ctx;
+	int err = j->attempt(j, job_first_deadline(j));
+
+	*started_ms = j->started_ms;
+	return err;
 }
 
 int job_decide(struct job *j, int err, bool waited, int (*attempt)(void *, uint64_t),
@@ -94,25 +101,15 @@ int job_decide(struct job *j, int err, bool waited, int (*attempt)(void *, uint6
 		.owner = job_tgid(j),
 		.started_ms = j->started_ms,
 		.attempt = attempt,
+		.first = job_first,
 		.planned = planned,
 		.ctx = j,
 	};
 	int log_fd = borrow_stderr(j);
 
-	/*
-	 * In a thread of its own: always decided here, but for a first attempt
-	 * left to a prober that this call is not to wait with: made now, then
-	 * decided as any.
-	 */
-	while (decide_failed(j->cfg, &c) == DECIDE_ATTEMPT) {
-		c.waited = false;
-		c.err = attempt(j, job_first_deadline(j));
-		c.started_ms = j->started_ms;
-		if (c.err == 0) {
-			job_connected(j);
-			break;
-		}
-	}
+	/* In a thread of its own: always decided here (never DECIDE_EVENT_LOOP). */
+	j->attempt = attempt;
+	(void)decide_failed(j->cfg, &c);
 	return_stderr(log_fd);
 	return c.err;
 }
