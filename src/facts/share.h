@@ -295,6 +295,12 @@ struct share_slot *share_get(const struct config *cfg, const struct target_addr 
 struct share_slot *share_find(const struct target_addr *t);
 
 /*
+ * The inode a network namespace's link names (@n bytes of readlink(2) of
+ * /proc/PID/ns/net, "net:[INODE]", no NUL), or 0 if it names none.  Pure.
+ */
+uint64_t share_ns_inode(const char *link, size_t n);
+
+/*
  * Whether @t is on this host (loopback, or a unix path): an attempt that
  * fails costs no server anything, and a listener can be looked for.
  */

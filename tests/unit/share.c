@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <netinet/in.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
 
@@ -32,6 +33,26 @@ static unsigned counted(const struct share_head *h, const struct share_slot *s)
 	return n;
 }
 
+/* The namespace's inode from its link's text, as stat(2) of the link finds it. */
+static void test_ns_inode(void)
+{
+	struct stat st;
+	char link[64];
+	ssize_t n = readlink("/proc/self/ns/net", link, sizeof(link));
+
+	CHECK(n > 0 && stat("/proc/self/ns/net", &st) == 0);
+	if (n > 0)
+		CHECK_U64(share_ns_inode(link, (size_t)n), (uint64_t)st.st_ino);
+	CHECK_U64(share_ns_inode("net:[4026531840]", 16), 4026531840ULL);
+	CHECK_U64(share_ns_inode("net:[4026531840]", 15), 0);
+	CHECK_U64(share_ns_inode("net:[]", 6), 0);
+	CHECK_U64(share_ns_inode("mnt:[4026531840]", 16), 0);
+	CHECK_U64(share_ns_inode("net:[40265x1840]", 16), 0);
+	CHECK_U64(share_ns_inode("net:[18446744073709551615]", 26), 18446744073709551615ULL);
+	CHECK_U64(share_ns_inode("net:[18446744073709551616]", 26), 0);
+	CHECK_U64(share_ns_inode("net:[99999999999999999999]", 26), 0);
+}
+
 int main(void)
 {
 	struct share_head *h = (struct share_head *)image;
@@ -43,6 +64,7 @@ int main(void)
 	uint64_t now = clock_now_ns();
 	unsigned i;
 
+	test_ns_inode();
 	h->magic = SHARE_MAGIC;
 	h->version = SHARE_VERSION;
 	h->slots = SHARE_SLOTS;
