@@ -24,7 +24,8 @@ struct connect_ctx {
 	const struct sockaddr *addr;
 	socklen_t len;
 	const struct config *cfg;
-	struct fdslot *slot; /* the fd's, once looked up */
+	struct fdslot *slot;		  /* the fd's, once looked up */
+	const struct target_addr *target; /* its destination, once known */
 };
 
 /* One more attempt of a blocking connect, aborted at @deadline_ms if still unanswered. */
@@ -102,6 +103,18 @@ static bool connect_later(void *ctx, const struct before_connect *b)
 				    b->until_ns / 1000000);
 }
 
+/*
+ * DECIDE's hand: a failure at once becomes an attempt in progress, retried
+ * in the event loop with the one under way; whether it is managed.
+ */
+static bool connect_hand(void *ctx, int err)
+{
+	struct connect_ctx *c = ctx;
+
+	return pending_manage(c->cfg, c->fd, c->addr, c->len, c->target,
+			      err == EINPROGRESS ? 0 : err);
+}
+
 /* A second connect() on a managed fd: answered for a hidden attempt, else the kernel's. */
 static int connect_managed(const struct config *cfg, int fd, const struct sockaddr *addr,
 			   socklen_t len, bool *done)
@@ -141,13 +154,14 @@ static int connect_managed(const struct config *cfg, int fd, const struct sockad
 static int connect_slow(const struct config *cfg, int fd, const struct sockaddr *addr,
 			socklen_t len, int saved, bool attempted, uint64_t started_ms)
 {
-	struct connect_ctx ctx = { fd, addr, len, cfg, NULL };
 	struct target_addr target;
+	struct connect_ctx ctx = { fd, addr, len, cfg, NULL, &target };
 	struct decide_connect c = {
 		.fd = fd,
 		.target = &target,
 		.attempt = connect_again,
 		.first = connect_first,
+		.hand = connect_hand,
 		.ctx = &ctx,
 		.started_ms = started_ms,
 	};
@@ -190,26 +204,8 @@ static int connect_slow(const struct config *cfg, int fd, const struct sockaddr 
 	}
 	if (!cfg->enabled || !target_from_sockaddr(addr, len, &target))
 		goto out_fail;
-	while (decide_failed(cfg, &c) == DECIDE_EVENT_LOOP) {
-		/* A synchronous failure becomes an attempt in progress, retried there. */
-		if (pending_manage(cfg, fd, addr, len, &target, c.err == EINPROGRESS ? 0 : c.err)) {
-			if (c.waited)
-				events_waited();
-			c.err = EINPROGRESS;
-			goto out_fail;
-		}
-		if (!c.waited)
-			goto out_fail;
-		/*
-		 * The first attempt was left to a prober, but the event loop cannot
-		 * take this connect: the program's own attempt, now, decided as any.
-		 */
-		c.waited = false;
-		c.err = connect_first(&ctx, &c.started_ms);
-		if (c.err == 0)
-			goto out_connected;
-	}
-	if (c.err == 0)
+	/* Handed to the event loop (EINPROGRESS), or done. */
+	if (decide_failed(cfg, &c) == DECIDE_DONE && c.err == 0)
 		goto out_ok;
 	goto out_fail;
 out_connected:

@@ -135,8 +135,27 @@ enum decide_verdict decide_failed(const struct config *cfg, struct decide_connec
 	bool blocking;
 	const char *reason;
 
-	while ((reason = connect_why_not(cfg, c, &blocking)) != NULL && c->waited) {
-		/* Not ours to retry: the program's own attempt, now, decided as any. */
+	for (;;) {
+		reason = connect_why_not(cfg, c, &blocking);
+		if (!reason && blocking)
+			return retry_here(cfg, c);
+		/* A non-blocking connect that is retried: its event loop's, if it takes it. */
+		if (!reason && c->hand && c->hand(c->ctx, c->err)) {
+			if (c->waited)
+				events_waited();
+			c->err = EINPROGRESS;
+			return DECIDE_EVENT_LOOP;
+		}
+		if (!c->waited) {
+			if (reason && c->err != EINPROGRESS)
+				events_pass("connect", c->target, c->err, reason);
+			return DECIDE_DONE;
+		}
+		/*
+		 * Its first attempt was left to a prober, but it is neither retried
+		 * nor taken by an event loop: the program's own attempt, now,
+		 * decided as any.
+		 */
 		c->waited = false;
 		c->err = c->first(c->ctx, &c->started_ms);
 		if (c->err == 0) {
@@ -144,14 +163,6 @@ enum decide_verdict decide_failed(const struct config *cfg, struct decide_connec
 			return DECIDE_DONE;
 		}
 	}
-	if (reason) {
-		if (c->err != EINPROGRESS)
-			events_pass("connect", c->target, c->err, reason);
-		return DECIDE_DONE;
-	}
-	if (!blocking)
-		return DECIDE_EVENT_LOOP;
-	return retry_here(cfg, c);
 }
 
 void decide_connected(const struct config *cfg, const struct target_addr *t, pid_t owner)

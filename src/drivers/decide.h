@@ -38,21 +38,27 @@ struct decide_connect {
 	 * to wait for): 0, or its errno; *started_ms: when it began.
 	 */
 	int (*first)(void *ctx, uint64_t *started_ms);
+	/*
+	 * NULL, or take the non-blocking connect, whose attempt ended with @err
+	 * (EINPROGRESS: under way), to the program's event loop, to be retried
+	 * there: whether it did.
+	 */
+	bool (*hand)(void *ctx, int err);
 	/* NULL, or told that an attempt failed and the next one is planned. */
 	void (*planned)(void *ctx);
 	void *ctx;
 };
 
-/* What the engine is to do. */
+/* What became of the connect. */
 enum decide_verdict {
 	DECIDE_DONE,	   /* the call's outcome is ->err: 0 or the errno to return */
-	DECIDE_EVENT_LOOP, /* a non-blocking connect: retried in the program's event loop */
+	DECIDE_EVENT_LOOP, /* taken by ->hand, retried in the program's event loop (EINPROGRESS) */
 };
 
 /*
  * Decide the connect @c after its first attempt failed (or is under way):
  * passed through (not eligible, not the last address of its list, its
- * destination known down), handed to the event loop, or retried here until
+ * destination known down), handed to the event loop (@c->hand), or retried here until
  * it succeeds or gives up, blocking the calling thread, with the budget of
  * its destination, the program's SO_SNDTIMEO and the shared fate of its
  * destination; its destination's clock and "known down" are kept up to date.
