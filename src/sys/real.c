@@ -336,7 +336,9 @@ static int marked_connect(int fd, const struct sockaddr *a, socklen_t l)
 	return (int)syscall(SYS_connect, fd, a, l, COOKIE_ARG3, COOKIE_ARG4, 0);
 }
 
-static atomic_bool marking;
+/* Read by every SO_ERROR query: with the hot words the constructor writes, not a page of its own.
+ */
+STARTUP_DATA static atomic_bool marking;
 
 void real_mark_connects(void)
 {

@@ -21,4 +21,16 @@
  */
 #define STARTUP_CODE __attribute__((cold))
 
+/*
+ * A large zero-filled object that begins a page, without moving the start
+ * of the zero-filled section, whose first page holds the state above: GCC on
+ * x86-64 puts it in .lbss, after .bss.  Elsewhere it is not aligned (clang
+ * would write the section's zeros into the file).
+ */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#define PAGE_BSS __attribute__((section(".lbss"), aligned(4096)))
+#else
+#define PAGE_BSS
+#endif
+
 #endif

@@ -97,12 +97,13 @@ static void *map_zeroed(size_t size)
 }
 
 /*
- * The first middle and leaf pages, those of fds 0 to 255: every process that
- * makes a socket needs them, and two mappings cost a short-lived client two
- * system calls; in the zero-filled section they cost nothing until touched.
+ * The first middle page, that of fds 256 to 262143, and the slots of fds 0
+ * to 255: a mapping costs a process two system calls, and in the
+ * zero-filled section they cost nothing until touched.  The first slots
+ * begin a page, so that fds 0 to 5 share one.
  */
 static struct fdtable_mid first_mid;
-static struct fdtable_leaf first_leaf;
+PAGE_BSS struct fdtable_leaf fdtable_first_leaf;
 
 /*
  * The page at *@at, @first or else mapped, and published once; NULL if
@@ -134,14 +135,18 @@ struct fdslot *fdtable_get(int fd)
 	struct fdtable_mid *m;
 	struct fdtable_leaf *l = NULL;
 
+	if (u < FDTABLE_FIRST_FDS) {
+		fdtable_cover(fd);
+		return &fdtable_first_leaf.slot[u];
+	}
 	if (fd < 0 || u >= FDTABLE_MAX_FD)
 		return NULL;
 	m = page((_Atomic(void *) *)&fdtable_dir[u >> (FDTABLE_LEAF_BITS + FDTABLE_MID_BITS)],
-		 sizeof(struct fdtable_mid), u < (1U << FDTABLE_LEAF_BITS) ? &first_mid : NULL);
+		 sizeof(struct fdtable_mid),
+		 u < (1U << (FDTABLE_LEAF_BITS + FDTABLE_MID_BITS)) ? &first_mid : NULL);
 	if (m)
 		l = page((_Atomic(void *) *)&m->leaf[(u >> FDTABLE_LEAF_BITS) & (MID_ENTRIES - 1)],
-			 sizeof(struct fdtable_leaf),
-			 u < (1U << FDTABLE_LEAF_BITS) ? &first_leaf : NULL);
+			 sizeof(struct fdtable_leaf), NULL);
 	if (!l) {
 		events_unmanaged();
 		if (!atomic_exchange_explicit(&warned, true, memory_order_relaxed))
@@ -498,12 +503,17 @@ void fdtable_mode_made(int fd, unsigned epoch, unsigned bits)
 	if (!s && !(s = fdtable_get(fd)))
 		return;
 	fdtable_cover(fd);
-	life_end(s); /* a new socket: nothing of the number's last one is its own */
-	w = atomic_load_explicit(&s->word, memory_order_relaxed);
+	/*
+	 * A fresh slot's word is 0: guessed, so that the slot's page is first
+	 * touched by a write (one page fault, where a read first maps the zero
+	 * page and the write then faults again).
+	 */
+	w = 0;
 	while (!atomic_compare_exchange_weak_explicit(
 		&s->word, &w, (w & ~(FDS_MODE | ~0U << FDS_EPOCH_SHIFT)) | mode,
 		memory_order_release, memory_order_relaxed))
 		;
+	life_end(s); /* a new socket: nothing of the number's last one is its own */
 }
 
 void fdtable_mode_change(int fd, unsigned bit, bool on)

@@ -233,6 +233,15 @@ struct fdtable_mid {
 extern _Atomic(struct fdtable_mid *) fdtable_dir[1U << FDTABLE_DIR_BITS];
 
 /*
+ * The slots of fds 0 to 255, in place: every process that makes a socket
+ * needs them.  Found without the directory and the middle page, whose first
+ * touches cost a short-lived client four page faults (a read maps the zero
+ * page, the write that follows a page of its own).
+ */
+#define FDTABLE_FIRST_FDS (1U << FDTABLE_LEAF_BITS)
+extern struct fdtable_leaf fdtable_first_leaf;
+
+/*
  * The slot of @fd if its page exists, else NULL.  Lock-free,
  * async-signal-safe; a few loads, inlined where every hook calls it.
  */
@@ -242,6 +251,8 @@ static inline struct fdslot *fdtable_peek(int fd)
 	struct fdtable_mid *m;
 	struct fdtable_leaf *l;
 
+	if (u < FDTABLE_FIRST_FDS)
+		return &fdtable_first_leaf.slot[u];
 	if (fd < 0 || u >= FDTABLE_MAX_FD)
 		return NULL;
 	m = atomic_load_explicit(&fdtable_dir[u >> (FDTABLE_LEAF_BITS + FDTABLE_MID_BITS)],
