@@ -12,23 +12,11 @@
 #define MS 1000000ULL
 #define NOW (1000 * MS)
 
-/* An environment as NAME=VALUE strings, NULL-terminated. */
-static const char *lookup(const char *name, void *ctx)
-{
-	const char *const *env = ctx;
-	size_t n = strlen(name);
-
-	for (; *env; env++)
-		if (strncmp(*env, name, n) == 0 && (*env)[n] == '=')
-			return *env + n + 1;
-	return NULL;
-}
-
 static void parse(struct config *cfg, const char *const *env)
 {
 	struct config_problems problems;
 
-	config_parse(lookup, (void *)env, cfg, &problems);
+	config_parse(unit_env, (void *)env, cfg, &problems);
 	engine_derive(cfg);
 	CHECK_U64(problems.count, 0);
 }

@@ -12,18 +12,6 @@
 
 #include "unit.h"
 
-/* An environment as NAME=VALUE strings, NULL-terminated. */
-static const char *lookup(const char *name, void *ctx)
-{
-	const char *const *env = ctx;
-	size_t n = strlen(name);
-
-	for (; *env; env++)
-		if (strncmp(*env, name, n) == 0 && (*env)[n] == '=')
-			return *env + n + 1;
-	return NULL;
-}
-
 /* BACKOFF_DESTINATIONS' entries of the last parse. */
 static struct config_dest dests[CONFIG_DESTS_MAX];
 
@@ -31,7 +19,7 @@ static unsigned parse(struct config *cfg, const char *const *env)
 {
 	struct config_problems problems;
 
-	config_parse(lookup, (void *)env, cfg, &problems);
+	config_parse(unit_env, (void *)env, cfg, &problems);
 	config_dests_build(cfg, dests, CONFIG_DESTS_MAX, &problems);
 	engine_derive(cfg);
 	return problems.count;
@@ -46,7 +34,7 @@ static void test_no_lookup(void)
 
 	memset(&with, 0xa5, sizeof(with));
 	memset(&without, 0xa5, sizeof(without));
-	config_parse(lookup, (void *)env, &with, &problems);
+	config_parse(unit_env, (void *)env, &with, &problems);
 	config_parse(NULL, NULL, &without, &problems);
 	CHECK_U64(problems.count, 0);
 	CHECK(memcmp(&with, &without, sizeof(with)) == 0);
@@ -279,13 +267,13 @@ static void test_cap_below_base(void)
 	struct config_problems problems;
 	struct config cfg;
 
-	config_parse(lookup, (void *)cap, &cfg, &problems);
+	config_parse(unit_env, (void *)cap, &cfg, &problems);
 	CHECK_U64(problems.count, 1);
 	CHECK_STR(problems.item[0].variable, "BACKOFF_CAP");
 	CHECK_STR(problems.item[0].message, "must not be below BACKOFF_BASE (2000ms)");
 	CHECK_U64(cfg.policy.base_ms, 2000);
 	CHECK_U64(cfg.policy.cap_ms, 10000);
-	config_parse(lookup, (void *)base, &cfg, &problems);
+	config_parse(unit_env, (void *)base, &cfg, &problems);
 	CHECK_U64(problems.count, 1);
 	CHECK_STR(problems.item[0].variable, "BACKOFF_BASE");
 	CHECK_U64(cfg.policy.base_ms, 100);
@@ -302,25 +290,25 @@ static void test_cap_rejected_with_base_above_default_cap(void)
 	struct config_problems problems;
 	struct config cfg;
 
-	config_parse(lookup, (void *)empty_cap, &cfg, &problems);
+	config_parse(unit_env, (void *)empty_cap, &cfg, &problems);
 	CHECK_U64(problems.count, 2);
 	CHECK_STR(problems.item[0].variable, "BACKOFF_CAP");
 	CHECK_STR(problems.item[1].variable, "BACKOFF_BASE");
 	CHECK_STR(problems.item[1].message, "must not be above BACKOFF_CAP (10000ms)");
 	CHECK_U64(cfg.policy.base_ms, 100);
 	CHECK_U64(cfg.policy.cap_ms, 10000);
-	config_parse(lookup, (void *)bad_cap, &cfg, &problems);
+	config_parse(unit_env, (void *)bad_cap, &cfg, &problems);
 	CHECK_U64(problems.count, 2);
 	CHECK_STR(problems.item[0].variable, "BACKOFF_CAP");
 	CHECK_STR(problems.item[1].variable, "BACKOFF_BASE");
 	/* A cap that was taken is the one at fault; the base then cannot stay above the default. */
-	config_parse(lookup, (void *)both_taken, &cfg, &problems);
+	config_parse(unit_env, (void *)both_taken, &cfg, &problems);
 	CHECK_U64(problems.count, 1);
 	CHECK_STR(problems.item[0].variable, "BACKOFF_CAP");
 	CHECK_U64(cfg.policy.cap_ms, 10000);
 	CHECK_U64(cfg.policy.base_ms, 100);
 	/* A rejected base keeps the preset's 1 s, above the cap that was taken. */
-	config_parse(lookup, (void *)google_low_cap, &cfg, &problems);
+	config_parse(unit_env, (void *)google_low_cap, &cfg, &problems);
 	CHECK_U64(problems.count, 2);
 	CHECK_STR(problems.item[0].variable, "BACKOFF_BASE");
 	CHECK_STR(problems.item[1].variable, "BACKOFF_CAP");
@@ -482,18 +470,18 @@ static void test_bare_durations(void)
 	struct config_problems problems;
 	struct config cfg;
 
-	config_parse(lookup, (void *)thirty, &cfg, &problems);
+	config_parse(unit_env, (void *)thirty, &cfg, &problems);
 	CHECK_U64(problems.count, 1);
 	CHECK_STR(problems.item[0].message,
 		  "a duration needs its unit, such as 30s, 250ms or 2m (0 alone needs none)");
 	CHECK_U64(cfg.timeout_ms, 60000);
-	config_parse(lookup, (void *)zero, &cfg, &problems);
+	config_parse(unit_env, (void *)zero, &cfg, &problems);
 	CHECK_U64(problems.count, 0);
 	CHECK_U64(cfg.timeout_ms, 0);
-	config_parse(lookup, (void *)base, &cfg, &problems);
+	config_parse(unit_env, (void *)base, &cfg, &problems);
 	CHECK_U64(problems.count, 1);
 	CHECK_U64(cfg.policy.base_ms, 100);
-	config_parse(lookup, (void *)word, &cfg, &problems);
+	config_parse(unit_env, (void *)word, &cfg, &problems);
 	CHECK_U64(problems.count, 1);
 	CHECK_STR(problems.item[0].message,
 		  "expected a duration from 1ms to 24h, such as 250ms, 2s, 1m");
@@ -529,7 +517,7 @@ static void test_problem_messages(void)
 	memcpy(huge, "BACKOFF_SEED=", 13);
 	memset(huge + 13, '9', 10240);
 	huge[13 + 10240] = '\0';
-	config_parse(lookup, (void *)env, &cfg, &problems);
+	config_parse(unit_env, (void *)env, &cfg, &problems);
 	CHECK_U64(problems.count, 3);
 	config_problem_format(&problems.item[0], line, sizeof(line));
 	CHECK_STR(line, "backoff: BACKOFF_CAP=\"10x\": expected a duration from 1ms to 24h, such "
@@ -546,7 +534,7 @@ static void test_binary_bytes_are_escaped(void)
 	struct config_problems problems;
 	struct config cfg;
 
-	config_parse(lookup, (void *)env, &cfg, &problems);
+	config_parse(unit_env, (void *)env, &cfg, &problems);
 	CHECK_U64(problems.count, 1);
 	CHECK_STR(problems.item[0].value, "\\x01\\x1b[31m\\x22\\xff");
 }
@@ -700,7 +688,7 @@ static void test_each_variable_says_what_it_takes(void)
 		const char *env[] = { entry, NULL };
 
 		snprintf(entry, sizeof(entry), "%s=%s", rows[i].name, rows[i].value);
-		config_parse(lookup, (void *)env, &cfg, &problems);
+		config_parse(unit_env, (void *)env, &cfg, &problems);
 		config_dests_build(&cfg, dests, CONFIG_DESTS_MAX, &problems);
 		CHECK_U64(problems.count, 1);
 		CHECK_STR(problems.item[0].variable, rows[i].name);
@@ -738,7 +726,7 @@ static void test_excerpt_escapes_quotes_and_backslashes(void)
 	struct config_problems problems;
 	struct config cfg;
 
-	config_parse(lookup, (void *)env, &cfg, &problems);
+	config_parse(unit_env, (void *)env, &cfg, &problems);
 	CHECK_U64(problems.count, 1);
 	CHECK_STR(problems.item[0].value, "a\\x5cb\\x22c");
 }
@@ -751,7 +739,7 @@ static void test_problem_format_truncates(void)
 	struct config cfg;
 	char small[16];
 
-	config_parse(lookup, (void *)env, &cfg, &problems);
+	config_parse(unit_env, (void *)env, &cfg, &problems);
 	CHECK_U64(config_problem_format(&problems.item[0], small, sizeof(small)), 15);
 	CHECK_STR(small, "backoff: BACKOF");
 }
@@ -788,7 +776,7 @@ static void test_secure_execution_honours_no_variable(void)
 	memset(&defaults, 0xa5, sizeof(defaults));
 	config_parse(secure_lookup, NULL, &cfg, &problems);
 	CHECK_U64(problems.count, 0);
-	config_parse(lookup, (void *)empty, &defaults, &problems);
+	config_parse(unit_env, (void *)empty, &defaults, &problems);
 	CHECK(memcmp(&cfg, &defaults, sizeof(cfg)) == 0);
 	CHECK(cfg.enabled);
 	CHECK_STR(config_log_file(&cfg), "");
@@ -1000,7 +988,7 @@ static const char *dests_problem(const char *value, struct config *cfg)
 	const char *env[] = { entry, "BACKOFF_TIMEOUT=30s", NULL };
 
 	snprintf(entry, sizeof(entry), "BACKOFF_DESTINATIONS=%s", value);
-	config_parse(lookup, (void *)env, cfg, &problems);
+	config_parse(unit_env, (void *)env, cfg, &problems);
 	config_dests_build(cfg, dests, CONFIG_DESTS_MAX, &problems);
 	engine_derive(cfg);
 	if (problems.count == 0)

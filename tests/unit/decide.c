@@ -9,18 +9,6 @@
 
 #include "unit.h"
 
-/* An environment as NAME=VALUE strings, NULL-terminated. */
-static const char *lookup(const char *name, void *ctx)
-{
-	const char *const *env = ctx;
-	size_t n = strlen(name);
-
-	for (; *env; env++)
-		if (strncmp(*env, name, n) == 0 && (*env)[n] == '=')
-			return *env + n + 1;
-	return NULL;
-}
-
 /* The driver's first attempts: how many were made, and what each answers. */
 struct driver {
 	unsigned firsts, attempts;
@@ -64,7 +52,7 @@ static enum decide_verdict run(struct driver *d, int err, bool waited, int *out)
 	};
 	enum decide_verdict v;
 
-	config_parse(lookup, (void *)env, &cfg, &problems);
+	config_parse(unit_env, (void *)env, &cfg, &problems);
 	engine_derive(&cfg);
 	CHECK_U64(problems.count, 0);
 	inet_pton(AF_INET, "127.0.0.1", &sin.sin_addr);

@@ -42,6 +42,18 @@ static unsigned unit_passed, unit_failed;
 		}                                                                                \
 	} while (0)
 
+/* config_parse's lookup in an environment given as NAME=VALUE strings, NULL-terminated. */
+static inline const char *unit_env(const char *name, void *ctx)
+{
+	const char *const *env = ctx;
+	size_t n = strlen(name);
+
+	for (; *env; env++)
+		if (strncmp(*env, name, n) == 0 && (*env)[n] == '=')
+			return *env + n + 1;
+	return NULL;
+}
+
 static inline int unit_report(const char *name)
 {
 	printf("%s: %u passed, %u failed\n", name, unit_passed, unit_failed);
