@@ -100,7 +100,7 @@ syscalls() {
 	for name in init_done init_once env_seen env_seen_count env_secure init_config log_json \
 		log_path rng_seed rng_seeded share_cfg dest_clocks dest_downs share_map share_tried \
 		share_pid share_netns fdtable_managed fdtable_first fdtable_attention fdtable_epoch \
-		top_fd owner_pid marking; do
+		top_fd owner_pid marking fdtable_first_used; do
 		addr=$(sed -nE "s/^([0-9a-f]+) [bBdD] $name\$/\\1/p" <<<"$output")
 		[[ -n $addr ]] || fail "no $name in the symbol table"
 		(((0x$addr >> 12) == page)) || out+="$name "

@@ -24,6 +24,7 @@
 _Atomic(struct fdtable_mid *) fdtable_dir[DIR_ENTRIES];
 STARTUP_DATA static atomic_uint top_fd; /* the highest fd with a slot: scans stop there */
 
+STARTUP_DATA atomic_bool fdtable_first_used;
 STARTUP_DATA atomic_uint fdtable_managed;
 STARTUP_DATA atomic_uint fdtable_first;
 STARTUP_DATA _Atomic uint64_t fdtable_attention;
@@ -136,6 +137,8 @@ struct fdslot *fdtable_get(int fd)
 	struct fdtable_leaf *l = NULL;
 
 	if (u < FDTABLE_FIRST_FDS) {
+		if (!atomic_load_explicit(&fdtable_first_used, memory_order_relaxed))
+			atomic_store_explicit(&fdtable_first_used, true, memory_order_release);
 		fdtable_cover(fd);
 		return &fdtable_first_leaf.slot[u];
 	}

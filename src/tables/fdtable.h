@@ -240,6 +240,8 @@ extern _Atomic(struct fdtable_mid *) fdtable_dir[1U << FDTABLE_DIR_BITS];
  */
 #define FDTABLE_FIRST_FDS (1U << FDTABLE_LEAF_BITS)
 extern struct fdtable_leaf fdtable_first_leaf;
+/* Whether a slot of them was asked for (fdtable_get): till then fdtable_peek finds none. */
+extern atomic_bool fdtable_first_used;
 
 /*
  * The slot of @fd if its page exists, else NULL.  Lock-free,
@@ -252,7 +254,9 @@ static inline struct fdslot *fdtable_peek(int fd)
 	struct fdtable_leaf *l;
 
 	if (u < FDTABLE_FIRST_FDS)
-		return &fdtable_first_leaf.slot[u];
+		return atomic_load_explicit(&fdtable_first_used, memory_order_acquire)
+			       ? &fdtable_first_leaf.slot[u]
+			       : NULL;
 	if (fd < 0 || u >= FDTABLE_MAX_FD)
 		return NULL;
 	m = atomic_load_explicit(&fdtable_dir[u >> (FDTABLE_LEAF_BITS + FDTABLE_MID_BITS)],
