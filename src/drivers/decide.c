@@ -132,11 +132,10 @@ static enum decide_verdict retry_here(const struct config *cfg, struct decide_co
 
 enum decide_verdict decide_failed(const struct config *cfg, struct decide_connect *c)
 {
-	bool blocking;
-	const char *reason;
-
 	for (;;) {
-		reason = connect_why_not(cfg, c, &blocking);
+		bool blocking;
+		const char *reason = connect_why_not(cfg, c, &blocking);
+
 		if (!reason && blocking)
 			return retry_here(cfg, c);
 		/* A non-blocking connect that is retried: its event loop's, if it takes it. */
