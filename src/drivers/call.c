@@ -204,8 +204,8 @@ static int connect_slow(const struct config *cfg, int fd, const struct sockaddr 
 	}
 	if (!cfg->enabled || !target_from_sockaddr(addr, len, &target))
 		goto out_fail;
-	/* Handed to the event loop (EINPROGRESS), or done. */
-	if (decide_failed(cfg, &c) == DECIDE_DONE && c.err == 0)
+	/* Connected, failed, or under way (handed to the event loop: EINPROGRESS). */
+	if (decide_failed(cfg, &c) == 0)
 		goto out_ok;
 	goto out_fail;
 out_connected:

@@ -85,7 +85,7 @@ static bool more_addresses(const struct target_addr *t, uint64_t now_ms)
 }
 
 /* The blocking retry of @c: the destination's facts, budget and shared fate, then the loop. */
-static enum decide_verdict retry_here(const struct config *cfg, struct decide_connect *c)
+static int retry_here(const struct config *cfg, struct decide_connect *c)
 {
 	struct dest *d = dest_of(cfg, c->target, c->owner);
 	struct fate fate;
@@ -127,10 +127,10 @@ static enum decide_verdict retry_here(const struct config *cfg, struct decide_co
 		dest_succeeded(d);
 	else if (c->err != ECANCELED) /* the supervisor's program went away: no verdict */
 		gave_up(cfg, d, c->target, clock_now_ms());
-	return DECIDE_DONE;
+	return c->err;
 }
 
-enum decide_verdict decide_failed(const struct config *cfg, struct decide_connect *c)
+int decide_failed(const struct config *cfg, struct decide_connect *c)
 {
 	for (;;) {
 		bool blocking;
@@ -142,13 +142,12 @@ enum decide_verdict decide_failed(const struct config *cfg, struct decide_connec
 		if (!reason && c->hand && c->hand(c->ctx, c->err)) {
 			if (c->waited)
 				events_waited();
-			c->err = EINPROGRESS;
-			return DECIDE_EVENT_LOOP;
+			return c->err = EINPROGRESS;
 		}
 		if (!c->waited) {
 			if (reason && c->err != EINPROGRESS)
 				events_pass("connect", c->target, c->err, reason);
-			return DECIDE_DONE;
+			return c->err;
 		}
 		/*
 		 * Its first attempt was left to a prober, but it is neither retried
@@ -159,7 +158,7 @@ enum decide_verdict decide_failed(const struct config *cfg, struct decide_connec
 		c->err = c->first(c->ctx, &c->started_ms);
 		if (c->err == 0) {
 			decide_connected(cfg, c->target, c->owner);
-			return DECIDE_DONE;
+			return 0;
 		}
 	}
 }

@@ -49,12 +49,6 @@ struct decide_connect {
 	void *ctx;
 };
 
-/* What became of the connect. */
-enum decide_verdict {
-	DECIDE_DONE,	   /* the call's outcome is ->err: 0 or the errno to return */
-	DECIDE_EVENT_LOOP, /* taken by ->hand, retried in the program's event loop (EINPROGRESS) */
-};
-
 /*
  * Decide the connect @c after its first attempt failed (or is under way):
  * passed through (not eligible, not the last address of its list, its
@@ -64,9 +58,10 @@ enum decide_verdict {
  * destination; its destination's clock and "known down" are kept up to date.
  * A first attempt that was left to a prober (@c->waited) but is not this
  * call's to wait with is made here (@c->first), then decided as any.
- * errno may change.
+ * Returns the call's outcome, also left in @c->err: 0, the errno to return,
+ * or EINPROGRESS (under way, or taken by @c->hand).  errno may change.
  */
-enum decide_verdict decide_failed(const struct config *cfg, struct decide_connect *c);
+int decide_failed(const struct config *cfg, struct decide_connect *c);
 
 /* A connect to @t by @owner succeeded at once: its destination is up, if it was down. */
 void decide_connected(const struct config *cfg, const struct target_addr *t, pid_t owner);

@@ -107,9 +107,9 @@ int job_decide(struct job *j, int err, bool waited, int (*attempt)(void *, uint6
 	};
 	int log_fd = borrow_stderr(j);
 
-	/* In a thread of its own: always decided here (never DECIDE_EVENT_LOOP). */
+	/* In a thread of its own: always decided here (no event loop's hand). */
 	j->attempt = attempt;
-	(void)decide_failed(j->cfg, &c);
+	err = decide_failed(j->cfg, &c);
 	return_stderr(log_fd);
-	return c.err;
+	return err;
 }
