@@ -86,12 +86,12 @@ static inline __attribute__((always_inline)) int first_attempt(const struct conf
 	return err;
 }
 
-/* The first attempt as decide_failed makes it: first_attempt for @ctx. */
-static int connect_first(void *ctx, uint64_t *started_ms)
+/* The first attempt of @c: first_attempt for its context. */
+static int connect_first(struct decide_connect *c)
 {
-	struct connect_ctx *c = ctx;
+	struct connect_ctx *x = c->ctx;
 
-	return first_attempt(c->cfg, c, started_ms, &c->slot);
+	return first_attempt(x->cfg, x, &c->started_ms, &x->slot);
 }
 
 /* BEFORE_LATER: the event loop makes the first attempt when @b's delay ends, if it can. */
@@ -198,7 +198,7 @@ static int connect_slow(const struct config *cfg, int fd, const struct sockaddr 
 		c.waited = attempted = v == BEFORE_LEFT;
 	}
 	if (!attempted) {
-		c.err = connect_first(&ctx, &c.started_ms);
+		c.err = connect_first(&c);
 		if (c.err == 0)
 			goto out_connected;
 	}

@@ -155,7 +155,7 @@ int decide_failed(const struct config *cfg, struct decide_connect *c)
 		 * decided as any.
 		 */
 		c->waited = false;
-		c->err = c->first(c->ctx, &c->started_ms);
+		c->err = c->first(c);
 		if (c->err == 0) {
 			decide_connected(cfg, c->target, c->owner);
 			return 0;

@@ -33,11 +33,11 @@ struct decide_connect {
 	/* Make one more attempt, ended at @deadline_ms: 0 on success, else its errno. */
 	int (*attempt)(void *ctx, uint64_t deadline_ms);
 	/*
-	 * The driver's first attempt, made when the one left to a prober is not
-	 * this call's to wait with (a non-blocking socket's is the event loop's
-	 * to wait for): 0, or its errno; *started_ms: when it began.
+	 * The driver's first attempt of @c, made when the one left to a prober
+	 * is not this call's to wait with (a non-blocking socket's is the event
+	 * loop's to wait for): 0, or its errno; ->started_ms: when it began.
 	 */
-	int (*first)(void *ctx, uint64_t *started_ms);
+	int (*first)(struct decide_connect *c);
 	/*
 	 * NULL, or take the non-blocking connect, whose attempt ended with @err
 	 * (EINPROGRESS: under way), to the program's event loop, to be retried

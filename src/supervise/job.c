@@ -79,13 +79,13 @@ uint64_t job_first_deadline(struct job *j)
 	return bound == CONFIG_INFINITE ? CONFIG_INFINITE : j->started_ms + bound;
 }
 
-/* The first attempt as decide_failed makes it: the job's attempt, within its first bound. */
-static int job_first(void *ctx, uint64_t *started_ms)
+/* The first attempt of @c: the job's attempt, within its first bound. */
+static int job_first(struct decide_connect *c)
 {
-	struct job *j = ctx;
-	int err = j->attempt(j, job_first_deadline(j));
+	struct job *j = c->ctx;
+	int err = c->attempt(j, job_first_deadline(j));
 
-	*started_ms = j->started_ms;
+	c->started_ms = j->started_ms;
 	return err;
 }
 
@@ -108,7 +108,6 @@ int job_decide(struct job *j, int err, bool waited, int (*attempt)(void *, uint6
 	int log_fd = borrow_stderr(j);
 
 	/* In a thread of its own: always decided here (no event loop's hand). */
-	j->attempt = attempt;
 	err = decide_failed(j->cfg, &c);
 	return_stderr(log_fd);
 	return err;

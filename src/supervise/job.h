@@ -25,7 +25,6 @@ struct job {
 	uint64_t started_ms; /* when the first attempt began (monotonic) */
 	bool replied;	     /* a non-blocking connect was answered EINPROGRESS */
 	struct managed *m;
-	int (*attempt)(void *j, uint64_t deadline_ms); /* job_decide's attempts */
 };
 
 /* Close what @j holds and free it. */

@@ -15,12 +15,12 @@ struct driver {
 	int answer;
 };
 
-static int first(void *ctx, uint64_t *started_ms)
+static int first(struct decide_connect *c)
 {
-	struct driver *d = ctx;
+	struct driver *d = c->ctx;
 
 	d->firsts++;
-	*started_ms = 42;
+	c->started_ms = 42;
 	return d->answer;
 }
 
