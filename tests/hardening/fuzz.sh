@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
-# make fuzz: run each libFuzzer target in turn for SECONDS; print executions and findings.
+# make fuzz: run each libFuzzer target for SECONDS, two at a time; print executions and findings.
 #
 # Seeds come from tests/fuzz/corpus/TARGET; what the fuzzer learns is kept in
 # FUZZ_BUILD/corpus/TARGET for the next run, and a crashing, leaking or
-# hanging input in FUZZ_BUILD/artifacts/TARGET.  One target at a time: the
-# machines this runs on are small and shared.
+# hanging input in FUZZ_BUILD/artifacts/TARGET.  FUZZ_JOBS targets at a time
+# (default: the machine's processors, at most 2: each fuzzer is one process).
 set -euo pipefail
 
 dir=${1:?usage: fuzz.sh FUZZ_BUILD SECONDS TARGET...}
@@ -12,8 +12,13 @@ seconds=${2:?usage: fuzz.sh FUZZ_BUILD SECONDS TARGET...}
 shift 2
 cd "$(dirname "$0")/../.."
 
-status=0
-for target in "$@"; do
+jobs=${FUZZ_JOBS:-$(nproc)}
+((jobs >= 1)) || jobs=1
+((jobs <= 2)) || jobs=2
+
+# fuzz_one TARGET: run it; its line on stdout, its findings on stderr; status 1 if any.
+fuzz_one() {
+	local target=$1 corpus artifacts log max_len start rc runs findings
 	corpus=$dir/corpus/$target
 	artifacts=$dir/artifacts/$target
 	log=$dir/fuzz-$target.log
@@ -37,7 +42,22 @@ for target in "$@"; do
 	if ((rc != 0 || findings > 0)); then
 		grep -E 'ERROR|SUMMARY|runtime error|#[0-9]+ .* in .*(src|tests)/' "$log" | head -20 >&2
 		find "$artifacts" -type f >&2
-		status=1
+		return 1
 	fi
+}
+
+status=0
+running=0
+for target in "$@"; do
+	if ((running >= jobs)); then
+		wait -n || status=1
+		running=$((running - 1))
+	fi
+	fuzz_one "$target" &
+	running=$((running + 1))
+done
+while ((running > 0)); do
+	wait -n || status=1
+	running=$((running - 1))
 done
 exit "$status"
