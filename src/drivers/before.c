@@ -75,10 +75,7 @@ void before_configure(struct config *cfg)
 
 uint64_t before_bound_ms(const struct config *cfg, const struct target_addr *t)
 {
-	if (cfg->first_attempt_ms == CONFIG_INFINITE ||
-	    (t->family != AF_INET && t->family != AF_INET6) || !engine_takes(cfg, t))
-		return CONFIG_INFINITE;
-	return engine_first_bound_ms(cfg, target_is_loopback(t));
+	return engine_first_bound_ms(cfg, t);
 }
 
 /*

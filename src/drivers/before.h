@@ -63,8 +63,9 @@ enum before_verdict before_decide(const struct config *cfg, const struct target_
 
 /*
  * The longest the first attempt to @t may take, in ms (CONFIG_INFINITE: the
- * kernel's own end): BACKOFF_ATTEMPT_TIMEOUT for an internet destination
- * (engine_first_bound_ms), for every driver's first attempt.  Pure.
+ * kernel's own end), engine_first_bound_ms: for the drivers that make a
+ * first attempt themselves (the preload's blocking connect, the
+ * supervisor's, backoff wait).  Pure.
  */
 uint64_t before_bound_ms(const struct config *cfg, const struct target_addr *t);
 

@@ -203,7 +203,6 @@ static struct engine_event loop_event(const struct config *cfg, struct fdconn *c
 		.now_ms = now,
 		.err = err,
 		.budget_left_ms = CONFIG_INFINITE,
-		.cap_ms = CONFIG_INFINITE,
 	};
 
 	if (engine_needs_seed(cfg, &c->progress, kind))
@@ -313,13 +312,8 @@ uint64_t decide_loop_attempt_deadline(const struct config *base, const struct fd
 				      uint64_t now_ms)
 {
 	const struct config *cfg = config_for(base, &c->target); /* BACKOFF_DESTINATIONS */
-	uint64_t cap = c->fate.full ? CONFIG_LOCAL_ATTEMPT_MS
-		       : c->progress.attempt == 1
-			       ? engine_first_bound_ms(cfg, target_is_loopback(&c->target))
-			       : CONFIG_INFINITE;
-
-	return engine_attempt_deadline(cfg, &c->progress, cap, known_down(cfg, c->dest, &c->target),
-				       now_ms);
+	return engine_attempt_deadline(cfg, &c->progress, &c->target, c->fate.full,
+				       known_down(cfg, c->dest, &c->target), now_ms);
 }
 
 bool decide_loop_succeeded(const struct config *base, struct fdconn *c, int fd, uint64_t now_ms)

@@ -91,12 +91,6 @@ static enum wait_end wait_for(const struct retry_call *c, uint64_t until_ns, int
 	}
 }
 
-/* An attempt into a listener whose accept queue the look found full is silence: cut short. */
-static uint64_t attempt_cap(const struct retry_call *c)
-{
-	return c->fate && c->fate->full ? CONFIG_LOCAL_ATTEMPT_MS : CONFIG_INFINITE;
-}
-
 int retry_blocking(const struct config *cfg, const struct retry_call *c, int first_err)
 {
 	struct retry_progress p;
@@ -125,7 +119,7 @@ int retry_blocking(const struct config *cfg, const struct retry_call *c, int fir
 		enum wait_end wend;
 
 		ev.now_ms = now_ms;
-		ev.cap_ms = attempt_cap(c);
+		ev.queue_full = c->fate && c->fate->full;
 		ev.seed = engine_needs_seed(cfg, &p, ev.kind) ? rng_next() : 0;
 		a = engine_step(cfg, c->retryable, &p, &ev);
 		retry_say(&c->what, &p, &a, now_ms,

@@ -67,10 +67,28 @@ bool engine_ask_left(const struct config *cfg, const struct retry_progress *p)
 	return !is_last(cfg, p, p->planned_ms);
 }
 
-uint64_t engine_attempt_deadline(const struct config *cfg, const struct retry_progress *p,
-				 uint64_t cap_ms, bool known_down, uint64_t now_ms)
+uint64_t engine_first_bound_ms(const struct config *cfg, const struct target_addr *t)
 {
-	uint64_t len = cfg->attempt_timeout_ms, until;
+	bool retried = cfg->timeout_ms != 0 && cfg->retries != 0;
+
+	if (cfg->first_attempt_ms == CONFIG_INFINITE ||
+	    (t->family != AF_INET && t->family != AF_INET6) || !engine_takes(cfg, t))
+		return CONFIG_INFINITE;
+	return target_is_loopback(t) && retried && CONFIG_LOCAL_ATTEMPT_MS < cfg->first_attempt_ms
+		       ? CONFIG_LOCAL_ATTEMPT_MS
+		       : cfg->first_attempt_ms;
+}
+
+uint64_t engine_attempt_deadline(const struct config *cfg, const struct retry_progress *p,
+				 const struct target_addr *first, bool queue_full, bool known_down,
+				 uint64_t now_ms)
+{
+	uint64_t len = cfg->attempt_timeout_ms, until, cap = CONFIG_INFINITE;
+
+	if (queue_full)
+		cap = CONFIG_LOCAL_ATTEMPT_MS;
+	else if (first && p->attempt == 1)
+		cap = engine_first_bound_ms(cfg, first);
 
 	if (cfg->attempt_until_next && !known_down) {
 		uint64_t next = policy_window_ms(&cfg->policy, p->attempt);
@@ -78,8 +96,8 @@ uint64_t engine_attempt_deadline(const struct config *cfg, const struct retry_pr
 		if (next > len)
 			len = next;
 	}
-	if (cap_ms < len)
-		len = cap_ms;
+	if (cap < len)
+		len = cap;
 	until = len == CONFIG_INFINITE ? CONFIG_INFINITE : now_ms + len;
 	/*
 	 * A budget of 0 retries nothing, and bounds nothing: the attempt timeout
@@ -96,7 +114,7 @@ uint64_t engine_first_attempt_ms(const struct config *cfg)
 	/* A call begun at 0 (engine_begin): its budget's end is BACKOFF_TIMEOUT. */
 	struct retry_progress p = { .attempt = 1, .deadline_ms = cfg->timeout_ms };
 
-	return cfg->enabled ? engine_attempt_deadline(cfg, &p, CONFIG_INFINITE, false, 0)
+	return cfg->enabled ? engine_attempt_deadline(cfg, &p, NULL, false, false, 0)
 			    : CONFIG_INFINITE;
 }
 
@@ -127,7 +145,8 @@ static struct engine_action attempt(const struct config *cfg, struct retry_progr
 {
 	struct engine_action a = {
 		.what = ENGINE_ATTEMPT,
-		.until_ms = engine_attempt_deadline(cfg, p, ev->cap_ms, false, ev->now_ms),
+		.until_ms =
+			engine_attempt_deadline(cfg, p, NULL, ev->queue_full, false, ev->now_ms),
 	};
 
 	return a;
@@ -149,7 +168,8 @@ static struct engine_action give_up(const struct config *cfg, struct retry_progr
 	if (!p->real) {
 		p->final = true;
 		a.what = ENGINE_ATTEMPT;
-		a.until_ms = engine_attempt_deadline(cfg, p, ev->cap_ms, false, ev->now_ms);
+		a.until_ms =
+			engine_attempt_deadline(cfg, p, NULL, ev->queue_full, false, ev->now_ms);
 		return a;
 	}
 	a.final = true;

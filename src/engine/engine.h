@@ -44,8 +44,10 @@ struct engine_event {
 	bool known_down;	 /* its destination's budget ran out, with no success since */
 	bool more_addresses;	 /* the program tries another address after this one */
 	uint64_t budget_left_ms; /* the destination's budget left; CONFIG_INFINITE: none */
-	uint64_t cap_ms;	 /* the next attempt's own bound; CONFIG_INFINITE: none */
-	uint64_t seed;		 /* a fresh random value, read when engine_needs_seed() */
+	/* The look before the next attempt found its accept queue full: the attempt is cut short.
+	 */
+	bool queue_full;
+	uint64_t seed; /* a fresh random value, read when engine_needs_seed() */
 };
 
 enum engine_do {
@@ -135,12 +137,16 @@ bool engine_ask_left(const struct config *cfg, const struct retry_progress *p);
 /*
  * When attempt p->attempt, made at @now_ms, is to be aborted if still
  * unanswered: BACKOFF_ATTEMPT_TIMEOUT after it (the grpc preset: no sooner
- * than the next planned attempt would be), at most @cap_ms, never past the
- * call's deadline; a destination @known_down gets one attempt of that
- * length.  CONFIG_INFINITE: the kernel's own end.
+ * than the next planned attempt would be), never past the call's deadline;
+ * a destination @known_down gets one attempt of that length.  An attempt
+ * into a listener whose accept queue was found full (@queue_full) is
+ * silence: CONFIG_LOCAL_ATTEMPT_MS at most.  The program's own first
+ * attempt to @first (NULL: none) at most engine_first_bound_ms.
+ * CONFIG_INFINITE: the kernel's own end.
  */
 uint64_t engine_attempt_deadline(const struct config *cfg, const struct retry_progress *p,
-				 uint64_t cap_ms, bool known_down, uint64_t now_ms);
+				 const struct target_addr *first, bool queue_full, bool known_down,
+				 uint64_t now_ms);
 
 /*
  * The bound of any call's first attempt (engine_attempt_deadline of an
@@ -158,21 +164,15 @@ uint64_t engine_first_attempt_ms(const struct config *cfg);
 void engine_derive(struct config *cfg);
 
 /*
- * The bound of a call's first attempt to an internet destination: its time
- * (cfg->first_attempt_ms), and for a @loopback one, when a retry can follow,
- * CONFIG_LOCAL_ATTEMPT_MS: a loopback destination answers inside connect()
- * or drops the SYN (a full accept queue), and later attempts are cut so only
- * while the look finds the queue full (a shaped loopback is answered late,
- * not never).
+ * The longest a call's first attempt to @t may take, in ms, whichever
+ * driver makes it (CONFIG_INFINITE: the kernel's own end): to an internet
+ * destination that is retried, its time (cfg->first_attempt_ms), and for a
+ * loopback one, when a retry can follow, CONFIG_LOCAL_ATTEMPT_MS: a
+ * loopback destination answers inside connect() or drops the SYN (a full
+ * accept queue), and later attempts are cut so only while the look finds
+ * the queue full (a shaped loopback is answered late, not never).
  */
-static inline uint64_t engine_first_bound_ms(const struct config *cfg, bool loopback)
-{
-	bool retried = cfg->timeout_ms != 0 && cfg->retries != 0;
-
-	return loopback && retried && CONFIG_LOCAL_ATTEMPT_MS < cfg->first_attempt_ms
-		       ? CONFIG_LOCAL_ATTEMPT_MS
-		       : cfg->first_attempt_ms;
-}
+uint64_t engine_first_bound_ms(const struct config *cfg, const struct target_addr *t);
 
 /*
  * The call's outcome for an attempt that ended with @err: an attempt our

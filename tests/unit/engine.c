@@ -247,7 +247,6 @@ static void run_row(const struct row *r)
 			.known_down = (s->facts & F_DOWN) != 0,
 			.more_addresses = (s->facts & F_MORE) != 0,
 			.budget_left_ms = s->budget_left,
-			.cap_ms = INF,
 			.seed = 42,
 		};
 		struct engine_action a = engine_step(&cfg, &cfg.errors_inet, &p, &ev);
@@ -279,28 +278,28 @@ static void test_attempt_deadline(void)
 	struct retry_progress p;
 
 	engine_begin(&cfg, &p, INF, 0);
-	CHECK_U64(engine_attempt_deadline(&cfg, &p, INF, false, 0), 5000);
-	/* A cap of its own: a loopback listener's full queue. */
-	CHECK_U64(engine_attempt_deadline(&cfg, &p, 20, false, 0), 20);
+	CHECK_U64(engine_attempt_deadline(&cfg, &p, NULL, false, false, 0), 5000);
+	/* A loopback listener's full queue: cut short. */
+	CHECK_U64(engine_attempt_deadline(&cfg, &p, NULL, true, false, 0), CONFIG_LOCAL_ATTEMPT_MS);
 	/* Never past the call's deadline. */
-	CHECK_U64(engine_attempt_deadline(&cfg, &p, INF, false, 9000), 10000);
+	CHECK_U64(engine_attempt_deadline(&cfg, &p, NULL, false, false, 9000), 10000);
 	/* A destination known down: one attempt of its time, whatever the budget. */
-	CHECK_U64(engine_attempt_deadline(&cfg, &p, INF, true, 9000), 14000);
+	CHECK_U64(engine_attempt_deadline(&cfg, &p, NULL, false, true, 9000), 14000);
 	/* The grpc rule, with an attempt time longer than the next planned attempt. */
 	cfg.attempt_until_next = true;
-	CHECK_U64(engine_attempt_deadline(&cfg, &p, INF, false, 0), 5000);
+	CHECK_U64(engine_attempt_deadline(&cfg, &p, NULL, false, false, 0), 5000);
 	/* The grpc rule: no sooner than the next planned attempt. */
 	cfg.attempt_until_next = true;
 	cfg.attempt_timeout_ms = 50;
-	CHECK_U64(engine_attempt_deadline(&cfg, &p, INF, false, 0), 100);
-	CHECK_U64(engine_attempt_deadline(&cfg, &p, INF, true, 0), 50);
+	CHECK_U64(engine_attempt_deadline(&cfg, &p, NULL, false, false, 0), 100);
+	CHECK_U64(engine_attempt_deadline(&cfg, &p, NULL, false, true, 0), 50);
 	/* A budget of 0 bounds nothing: the attempt timeout alone. */
 	cfg.timeout_ms = 0;
 	engine_begin(&cfg, &p, INF, 0);
-	CHECK_U64(engine_attempt_deadline(&cfg, &p, INF, false, 0), 100);
+	CHECK_U64(engine_attempt_deadline(&cfg, &p, NULL, false, false, 0), 100);
 	cfg.attempt_until_next = false;
 	cfg.attempt_timeout_ms = INF;
-	CHECK_U64(engine_attempt_deadline(&cfg, &p, INF, false, 0), INF);
+	CHECK_U64(engine_attempt_deadline(&cfg, &p, NULL, false, false, 0), INF);
 }
 
 /* A call's own bound (a send timeout) is the budget when it is the smaller. */
@@ -325,11 +324,9 @@ static void test_draws(void)
 	struct setup set = PLAIN;
 	struct config cfg = configured(&set);
 	struct retry_progress p, q;
-	struct engine_event ev = { .kind = ENGINE_FAILED,
-				   .err = ECONNREFUSED,
-				   .budget_left_ms = INF,
-				   .cap_ms = INF,
-				   .seed = 7 };
+	struct engine_event ev = {
+		.kind = ENGINE_FAILED, .err = ECONNREFUSED, .budget_left_ms = INF, .seed = 7
+	};
 	struct engine_action a, b;
 
 	cfg.policy.jitter = POLICY_JITTER_FULL;
