@@ -238,7 +238,8 @@ static struct engine_action loop_step(const struct config *cfg, struct fdconn *c
 	return a;
 }
 
-void decide_loop_begin(const struct config *base, struct fdconn *c, uint64_t now_ms)
+void decide_loop_begin(const struct config *base, struct fdconn *c, uint64_t now_ms,
+		       uint64_t later_ms)
 {
 	const struct config *cfg = config_for(base, &c->target); /* BACKOFF_DESTINATIONS */
 
@@ -248,7 +249,7 @@ void decide_loop_begin(const struct config *base, struct fdconn *c, uint64_t now
 	c->fate.slot = NULL; /* joined at a first failure */
 	c->fate.looking = c->fate.seen_listener = c->fate.full = false;
 	c->fate.last_ns = clock_now_ns();
-	engine_begin(cfg, &c->progress, CONFIG_INFINITE, now_ms);
+	engine_begin(cfg, &c->progress, CONFIG_INFINITE, now_ms, later_ms);
 }
 
 void decide_loop_gave_up(const struct config *base, struct fdconn *c, int fd, uint64_t now_ms)
@@ -505,7 +506,11 @@ int decide_full_line(const struct config *cfg, const struct target_addr *t)
 		 : -1;
 }
 
-bool decide_full_turn(const struct config *cfg, const struct target_addr *t)
+/*
+ * Whether @t is full and a place freed in its line is taken now
+ * (share_full_claim); the caller, an event loop's connect, looked.
+ */
+static bool full_turn(const struct config *cfg, const struct target_addr *t)
 {
 	struct share_slot *s = cfg->shared ? share_find(t) : NULL;
 	uint64_t now = clock_now_ns();
@@ -518,7 +523,14 @@ bool decide_full_turn(const struct config *cfg, const struct target_addr *t)
 	       share_full_claim(s, now, ENGINE_FULL_FRESH_MS * 1000000);
 }
 
-uint64_t decide_full_replan_ms(const struct config *cfg, const struct target_addr *t,
+/*
+ * When a connect to @t planned at @planned_ms, waiting since @since_ms, is
+ * to attempt: @planned_ms, or, its time come at @now_ms in a full server's
+ * line, a later one within its budget while the line moves
+ * (engine_full_moving), or while it stalls and another's attempt is the
+ * line's one for the delay (share_full_scout).
+ */
+static uint64_t full_replan_ms(const struct config *cfg, const struct target_addr *t,
 			       uint64_t now_ms, uint64_t since_ms, uint64_t planned_ms)
 {
 	const struct config *c = config_for(cfg, t);
@@ -532,6 +544,17 @@ uint64_t decide_full_replan_ms(const struct config *cfg, const struct target_add
 		return engine_full_until_ms(c, now_ms, 0, rng_next());
 	/* A line that stalls: one connect per delay attempts, as without it. */
 	return share_full_scout(s, now_ms, &next) ? planned_ms : next;
+}
+
+bool decide_loop_line_turn(const struct config *cfg, struct fdconn *c, uint64_t now_ms)
+{
+	uint64_t planned = full_replan_ms(cfg, &c->target, now_ms, c->progress.start_ms,
+					  c->progress.planned_ms);
+
+	if (now_ms < planned && full_turn(cfg, &c->target))
+		planned = now_ms;
+	engine_replan(&c->progress, planned);
+	return now_ms >= planned;
 }
 
 bool decide_listener_gone(const struct config *cfg, const struct target_addr *t)

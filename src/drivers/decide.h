@@ -127,20 +127,13 @@ uint64_t decide_look_ms(const struct config *cfg, const struct target_addr *t);
 int decide_full_line(const struct config *cfg, const struct target_addr *t);
 
 /*
- * Whether @t is full and a place freed in its line is taken now
- * (share_full_claim); the caller, an event loop's connect, looked.
+ * The planned attempt of @c, hidden, is due at @now_ms, or it looks for a
+ * place freed in a full server's line: whether its turn came.  In a line
+ * that moves it waits on within its budget, its attempt planned again
+ * (engine_full_moving, share_full_scout); a place freed is taken now
+ * (share_full_claim).
  */
-bool decide_full_turn(const struct config *cfg, const struct target_addr *t);
-
-/*
- * When a connect to @t planned at @planned_ms, waiting since @since_ms, is
- * to attempt: @planned_ms, or, its time come at @now_ms in a full server's
- * line, a later one within its budget while the line moves
- * (engine_full_moving), or while it stalls and another's attempt is the
- * line's one for the delay (share_full_scout).
- */
-uint64_t decide_full_replan_ms(const struct config *cfg, const struct target_addr *t,
-			       uint64_t now_ms, uint64_t since_ms, uint64_t planned_ms);
+bool decide_loop_line_turn(const struct config *cfg, struct fdconn *c, uint64_t now_ms);
 
 /*
  * Whether nothing listens at @t any more: a local destination, looked up
@@ -154,12 +147,14 @@ bool decide_listener_gone(const struct config *cfg, const struct target_addr *t)
  */
 
 /*
- * @c is managed (its attempt under way or failed at once) at @now_ms.  A
- * destination known down gives its first failure the kernel's answer
- * (engine_passes): its attempt is only watched, so that its success makes
- * the destination up again.
+ * @c is managed (its attempt under way or failed at once) at @now_ms, or,
+ * with @later_ms (not 0), its first attempt is not made before then (its
+ * destination is damped).  A destination known down gives its first failure
+ * the kernel's answer (engine_passes): its attempt is only watched, so that
+ * its success makes the destination up again.
  */
-void decide_loop_begin(const struct config *cfg, struct fdconn *c, uint64_t now_ms);
+void decide_loop_begin(const struct config *cfg, struct fdconn *c, uint64_t now_ms,
+		       uint64_t later_ms);
 
 /*
  * A real attempt of @c (@fd) failed with @err at @now_ms: news to the

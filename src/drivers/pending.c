@@ -152,7 +152,6 @@ static unsigned schedule(struct fdslot *s, int fd, uint64_t due)
 	uint64_t look_ms = fdconn_of(s)->fate.look_ns / 1000000, now = clock_now_ms(),
 		 look = now + look_ms;
 
-	fdconn_of(s)->progress.planned_ms = due;
 	/*
 	 * One hidden connect per destination in the process is back sooner: to
 	 * look for a listener, or to learn that another process connected; it
@@ -247,10 +246,11 @@ static bool manage(const struct config *cfg, int fd, const struct sockaddr *addr
 	fdconn_of(s)->addrlen = len;
 	fdconn_of(s)->target = *t;
 	now = clock_now_ms();
-	decide_loop_begin(cfg, fdconn_of(s), now);
+	/* With @later_ms no attempt yet: the first is made when due, as a retry is. */
+	if (later_ms && later_ms <= now)
+		later_ms = now + 1;
+	decide_loop_begin(cfg, fdconn_of(s), now, later_ms);
 	if (later_ms) {
-		/* No attempt yet: the first is made when due, as a retry is. */
-		fdconn_of(s)->progress.attempt = 0;
 		state = hide(s, fd, later_ms);
 		if (early_again(s) || decide_full_line(cfg, t) >= 0)
 			state = due_set(s, again_look(cfg, s, now));
@@ -373,16 +373,8 @@ static unsigned attempt_again(const struct config *cfg, struct fdslot *s, int fd
 		/* Its listener gone, it served its one connection: no attempt. */
 		if (early_again(s) && decide_listener_gone(cfg, &fdconn_of(s)->target))
 			return again_over(s, fd, 0, EVENTS_END_GONE, true);
-		/* In a full server's line: its turn when it takes a place freed. */
-		/* Its time came in a line that moves: it waits on, within its budget. */
-		fdconn_of(s)->progress.planned_ms = decide_full_replan_ms(
-			cfg, &fdconn_of(s)->target, now_ms, fdconn_of(s)->progress.start_ms,
-			fdconn_of(s)->progress.planned_ms);
-		if (now_ms < fdconn_of(s)->progress.planned_ms) {
-			if (!decide_full_turn(cfg, &fdconn_of(s)->target))
-				return due_set(s, again_look(cfg, s, now_ms));
-			fdconn_of(s)->progress.planned_ms = now_ms;
-		}
+		if (!decide_loop_line_turn(cfg, fdconn_of(s), now_ms))
+			return due_set(s, again_look(cfg, s, now_ms));
 	}
 
 	switch (decide_loop_wake(cfg, fdconn_of(s), now_ms, attempt_real, &w, &err, &due)) {

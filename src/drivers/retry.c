@@ -107,10 +107,8 @@ int retry_blocking(const struct config *cfg, const struct retry_call *c, int fir
 	bool made = false;
 	int err = first_err;
 
-	engine_begin(cfg, &p, c->budget_ms, now_ns / 1000000);
 	/* The call began with its first attempt: the log's elapsed times count from there. */
-	if (c->started_ms && c->started_ms < p.start_ms)
-		p.start_ms = c->started_ms;
+	engine_begin(cfg, &p, c->budget_ms, now_ns / 1000000, c->started_ms);
 	/* Our first failure is news to the others (its errno included), unless it was theirs. */
 	if (c->fate && !c->first_waited)
 		fate_attempted(c->fate, first_err, now_ns);

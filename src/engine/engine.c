@@ -24,14 +24,15 @@ const char *engine_why_not(const struct config *cfg, const struct target_addr *t
 }
 
 void engine_begin(const struct config *cfg, struct retry_progress *p, uint64_t budget_ms,
-		  uint64_t now_ms)
+		  uint64_t now_ms, uint64_t first_ms)
 {
 	uint64_t budget = budget_ms < cfg->timeout_ms ? budget_ms : cfg->timeout_ms;
+	bool later = first_ms > now_ms;
 
-	p->attempt = 1;
+	p->attempt = later ? 0 : 1;
 	p->prev_ms = cfg->policy.base_ms;
-	p->start_ms = now_ms;
-	p->planned_ms = now_ms;
+	p->start_ms = first_ms && !later ? first_ms : now_ms;
+	p->planned_ms = later ? first_ms : now_ms;
 	p->answer_err = p->last_err = 0;
 	p->told = p->real = p->final = false;
 	p->deadline_ms = budget == CONFIG_INFINITE ? CONFIG_INFINITE : now_ms + budget;

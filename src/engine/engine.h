@@ -110,10 +110,23 @@ bool engine_takes(const struct config *cfg, const struct target_addr *t);
 const char *engine_why_not(const struct config *cfg, const struct target_addr *t, int type,
 			   bool blocking);
 
-/* Start a call whose first attempt began at @now_ms; @budget_ms: its own bound, or CONFIG_INFINITE.
+/*
+ * Start a call at @now_ms; @budget_ms: its own bound from now, or
+ * CONFIG_INFINITE.  Its first attempt (@first_ms) was made now (0), began
+ * earlier (the log's elapsed times count from it), or is not made yet and
+ * planned then (a damped connect: the first attempt is an ENGINE_DUE's).
  */
 void engine_begin(const struct config *cfg, struct retry_progress *p, uint64_t budget_ms,
-		  uint64_t now_ms);
+		  uint64_t now_ms, uint64_t first_ms);
+
+/*
+ * The planned attempt of @p moves to @planned_ms: a connect in a full
+ * server's line waits on while the line moves, or takes a place freed now.
+ */
+static inline void engine_replan(struct retry_progress *p, uint64_t planned_ms)
+{
+	p->planned_ms = planned_ms;
+}
 
 /*
  * Whether an event of @kind must carry a fresh ->seed: one that may plan a

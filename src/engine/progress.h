@@ -1,7 +1,7 @@
 /*
  * Where one call stands between attempts: plain data, owned by the call,
- * changed by engine/engine's steps; a driver sets where a call begins
- * (start_ms, retry.c) and a first attempt it has not made yet (pending.c).
+ * written by engine/engine alone (engine_begin, engine_step); drivers read
+ * it.
  */
 #ifndef BACKOFF_ENGINE_PROGRESS_H
 #define BACKOFF_ENGINE_PROGRESS_H

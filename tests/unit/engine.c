@@ -235,7 +235,7 @@ static void run_row(const struct row *r)
 	struct retry_progress p;
 	unsigned i;
 
-	engine_begin(&cfg, &p, INF, 0);
+	engine_begin(&cfg, &p, INF, 0, 0);
 	for (i = 0; i < N(r->steps) && (r->steps[i].budget_left || r->steps[i].kind); i++) {
 		const struct step *s = &r->steps[i];
 		struct engine_event ev = {
@@ -277,7 +277,7 @@ static void test_attempt_deadline(void)
 	struct config cfg = configured(&set);
 	struct retry_progress p;
 
-	engine_begin(&cfg, &p, INF, 0);
+	engine_begin(&cfg, &p, INF, 0, 0);
 	CHECK_U64(engine_attempt_deadline(&cfg, &p, NULL, false, false, 0), 5000);
 	/* A loopback listener's full queue: cut short. */
 	CHECK_U64(engine_attempt_deadline(&cfg, &p, NULL, true, false, 0), CONFIG_LOCAL_ATTEMPT_MS);
@@ -295,7 +295,7 @@ static void test_attempt_deadline(void)
 	CHECK_U64(engine_attempt_deadline(&cfg, &p, NULL, false, true, 0), 50);
 	/* A budget of 0 bounds nothing: the attempt timeout alone. */
 	cfg.timeout_ms = 0;
-	engine_begin(&cfg, &p, INF, 0);
+	engine_begin(&cfg, &p, INF, 0, 0);
 	CHECK_U64(engine_attempt_deadline(&cfg, &p, NULL, false, false, 0), 100);
 	cfg.attempt_until_next = false;
 	cfg.attempt_timeout_ms = INF;
@@ -309,12 +309,12 @@ static void test_own_bound(void)
 	struct config cfg = configured(&set);
 	struct retry_progress p;
 
-	engine_begin(&cfg, &p, 300, 1000);
+	engine_begin(&cfg, &p, 300, 1000, 0);
 	CHECK_U64(p.deadline_ms, 1300);
-	engine_begin(&cfg, &p, INF, 1000);
+	engine_begin(&cfg, &p, INF, 1000, 0);
 	CHECK_U64(p.deadline_ms, 11000);
 	cfg.timeout_ms = INF;
-	engine_begin(&cfg, &p, INF, 1000);
+	engine_begin(&cfg, &p, INF, 1000, 0);
 	CHECK_U64(p.deadline_ms, INF);
 }
 
@@ -330,19 +330,19 @@ static void test_draws(void)
 	struct engine_action a, b;
 
 	cfg.policy.jitter = POLICY_JITTER_FULL;
-	engine_begin(&cfg, &p, INF, 0);
+	engine_begin(&cfg, &p, INF, 0, 0);
 	CHECK(engine_needs_seed(&cfg, &p, ENGINE_FAILED));
 	CHECK(engine_needs_seed(&cfg, &p, ENGINE_DUE));
 	CHECK(!engine_needs_seed(&cfg, &p, ENGINE_CONNECTED));
 	CHECK(!engine_needs_seed(&cfg, &p, ENGINE_HELD));
 	a = engine_step(&cfg, &cfg.errors_inet, &p, &ev);
 	CHECK(!engine_needs_seed(&cfg, &p, ENGINE_FAILED));
-	engine_begin(&cfg, &q, INF, 0);
+	engine_begin(&cfg, &q, INF, 0, 0);
 	b = engine_step(&cfg, &cfg.errors_inet, &q, &ev);
 	CHECK_U64(a.delay_ms, b.delay_ms); /* the same seed, the same draw */
 	cfg.seeded = true;
 	cfg.seed = 1;
-	engine_begin(&cfg, &p, INF, 0);
+	engine_begin(&cfg, &p, INF, 0, 0);
 	CHECK(!engine_needs_seed(&cfg, &p, ENGINE_FAILED));
 	CHECK(p.rng != 0);
 }
