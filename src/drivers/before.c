@@ -110,7 +110,7 @@ static bool read_facts(const struct config *cfg, int fd, const struct target_add
 		int err = share_prober_finding(*slot, f->now_ns, &age_ns);
 
 		/* The prober's finding, fresh, and an error retried, stands for this attempt. */
-		if (err && age_ns < engine_finding_fresh_ns(cfg, true) &&
+		if (err && engine_finding_stands(cfg, true, age_ns) &&
 		    eligible_retryable(cfg, t, err))
 			f->down_err = err;
 	}

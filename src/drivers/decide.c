@@ -380,7 +380,7 @@ enum decide_wake decide_loop_wake(const struct config *base, struct fdconn *c, u
 			fate_loop_waits(&c->fate, p->planned_ms * 1000000);
 			return DECIDE_WAKE_SLEEP;
 		case FATE_DUE:
-			ev.theirs = engine_ask_left(cfg, p) && fate_left_to_other(&c->fate, now_ns);
+			ev.theirs = retry_theirs(cfg, p, &c->fate, now_ns);
 			break;
 		}
 	}

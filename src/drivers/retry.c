@@ -91,6 +91,16 @@ static enum wait_end wait_for(const struct retry_call *c, uint64_t until_ns, int
 	}
 }
 
+bool retry_theirs(const struct config *cfg, const struct retry_progress *p, struct fate *f,
+		  uint64_t now_ns)
+{
+	if (!engine_ask_left(cfg, p) ||
+	    !engine_finding_stands(cfg, false, fate_finding_age(f, now_ns)))
+		return false;
+	fate_left(f);
+	return true;
+}
+
 int retry_blocking(const struct config *cfg, const struct retry_call *c, int first_err)
 {
 	struct retry_progress p;
@@ -154,8 +164,7 @@ int retry_blocking(const struct config *cfg, const struct retry_call *c, int fir
 			events_cut_short(&c->what, (wake_ns - now_ns) / 1000000, wend == WAIT_MADE);
 		made = wend == WAIT_MADE;
 		ev.kind = wend == WAIT_SIGNAL ? ENGINE_SIGNAL : ENGINE_DUE;
-		ev.theirs = wend == WAIT_DUE && engine_ask_left(cfg, &p) &&
-			    fate_left_to_other(c->fate, now_ns);
+		ev.theirs = wend == WAIT_DUE && retry_theirs(cfg, &p, c->fate, now_ns);
 	}
 	if (!p.final)
 		fate_leave(c->fate);

@@ -22,6 +22,15 @@ bool retry_look_attempt(struct fate *f, const struct config_errset *retryable,
 			int (*attempt)(void *ctx, uint64_t deadline_ms), void *ctx, uint64_t now_ns,
 			int *err);
 
+/*
+ * At the planned time of @p's attempt (@now_ns): whether another's finding
+ * since our last real attempt stands for it (engine_ask_left: not the
+ * call's last; engine_finding_stands), so that the attempt is left to it.
+ * For the blocking loop and the event loop alike.
+ */
+bool retry_theirs(const struct config *cfg, const struct retry_progress *p, struct fate *f,
+		  uint64_t now_ns);
+
 /* One call being retried. */
 struct retry_call {
 	struct events_subject what;	       /* the call and its destination, for the log */

@@ -270,6 +270,17 @@ uint64_t engine_run_open_ms(const struct config *cfg, uint32_t giveups, uint64_t
 uint64_t engine_finding_fresh_ns(const struct config *cfg, bool first);
 
 /*
+ * Whether another's finding, @age_ns old, stands for an attempt of this
+ * call (a @first attempt, or a planned retry): younger than
+ * engine_finding_fresh_ns.  A finding older than that is of one that gave
+ * up or went away.
+ */
+static inline bool engine_finding_stands(const struct config *cfg, bool first, uint64_t age_ns)
+{
+	return age_ns < engine_finding_fresh_ns(cfg, first);
+}
+
+/*
  * A streak of early closes whose last is further back than this is over,
  * and a full server (a "try later" answer that means its connections are
  * all taken) that said so last this long ago is no longer taken for full:

@@ -129,15 +129,16 @@ void fate_attempt_failed(struct fate *f, int err, uint64_t now_ns)
 	share_note(f->slot, err, now_ns);
 }
 
-bool fate_left_to_other(struct fate *f, uint64_t now_ns)
+uint64_t fate_finding_age(const struct fate *f, uint64_t now_ns)
 {
 	uint64_t news = f && f->slot ? share_probed_since(f->slot, f->last_ns, now_ns) : 0;
 
-	/* A finding older than any other's attempts are apart is of one that gave up or went. */
-	if (!news || now_ns - news > f->stale_ns)
-		return false;
-	share_note_saved(f->slot); /* an attempt saved, as backoff status counts them */
-	return true;
+	return news ? now_ns - news : UINT64_MAX;
+}
+
+void fate_left(struct fate *f)
+{
+	share_note_saved(f->slot);
 }
 
 int fate_sleep(struct fate *f, uint64_t until_ns)

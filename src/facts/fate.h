@@ -34,7 +34,7 @@ void fate_join(struct fate *f, const struct config *cfg, const struct target_add
 /*
  * A real attempt of the call ended with @err (0: success) at @now_ns: news
  * to the others.  @f may be NULL (no fate), as for fate_leave and
- * fate_left_to_other.
+ * fate_finding_age.
  */
 void fate_attempted(struct fate *f, int err, uint64_t now_ns);
 
@@ -51,7 +51,7 @@ void fate_loop_waits(struct fate *f, uint64_t wake_ns);
 
 /* What a call between attempts is to do now. */
 enum fate_step {
-	FATE_DUE,     /* the planned time came: attempt, unless fate_left_to_other() */
+	FATE_DUE,     /* the planned time came: attempt, unless another's finding stands */
 	FATE_NOW,     /* a success or a listener: attempt at once */
 	FATE_ATTEMPT, /* make an attempt now, as the look (a stale unix socket): then, if its
 		       * error is retried, fate_attempt_failed() and wait until *next_ns */
@@ -75,11 +75,14 @@ enum fate_step fate_wake(struct fate *f, const struct target_addr *t, uint64_t n
 void fate_attempt_failed(struct fate *f, int err, uint64_t now_ns);
 
 /*
- * At the planned time of an attempt that is not the call's last: whether
- * another found the destination down since our last real attempt, so that
- * its result is ours (the attempt is left to it).
+ * How long ago, at @now_ns, another found the destination down since our
+ * last real attempt (UINT64_MAX: none did): whether its finding stands for
+ * our attempt is the engine's rule (engine_finding_stands).
  */
-bool fate_left_to_other(struct fate *f, uint64_t now_ns);
+uint64_t fate_finding_age(const struct fate *f, uint64_t now_ns);
+
+/* Our attempt was left to another's finding: one saved, as backoff status counts them. */
+void fate_left(struct fate *f);
 
 /*
  * Sleep until @until_ns or a success at the destination.  Returns 0, or

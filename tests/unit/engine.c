@@ -646,8 +646,16 @@ static void test_finding_fresh(void)
 	CHECK_U64(engine_finding_fresh_ns(&cfg, false), 2 * cfg.policy.cap_ms * 1000000);
 	cfg.attempt_timeout_ms = 250;
 	CHECK_U64(engine_finding_fresh_ns(&cfg, false), (cfg.policy.cap_ms + 250) * 1000000);
+	/* Another's finding stands while younger than that, a first attempt's and a retry's. */
+	CHECK(engine_finding_stands(&cfg, true, 299999999ULL));
+	CHECK(!engine_finding_stands(&cfg, true, 300000000ULL));
+	CHECK(engine_finding_stands(&cfg, false, (cfg.policy.cap_ms + 250) * 1000000 - 1));
+	CHECK(!engine_finding_stands(&cfg, false, (cfg.policy.cap_ms + 250) * 1000000));
 	cfg.attempt_timeout_ms = UINT64_MAX / 1000000;
 	CHECK_U64(engine_finding_fresh_ns(&cfg, false), UINT64_MAX);
+	/* No finding (an age of UINT64_MAX) stands for nothing, even when none is ever stale. */
+	CHECK(engine_finding_stands(&cfg, false, UINT64_MAX - 1));
+	CHECK(!engine_finding_stands(&cfg, false, UINT64_MAX));
 }
 
 /*
