@@ -154,6 +154,37 @@ check_reuse() {
 	check_reuse
 }
 
+# under_way HOW [unix]: evloop --reuse HOW --under-way: A's attempt to a
+# destination that does not answer (a full accept queue) is under way when
+# HOW closes it; B, a new socket on its number (with unix: a socketpair's
+# end, made past the socket() hook), is left unconnected past A's attempt's
+# deadline, then connected to a live server (unix: read from its pair).  B
+# is the kernel's all along.
+under_way() {
+	local dead expected=("A connect: EINPROGRESS" "A closed: $1" "B fd: same")
+	start_blackhole "dead-$1$2"
+	dead=$PORT
+	start_listener "live-$1$2" 0 --send live
+	run --separate-stderr timeout 20 env LD_PRELOAD="$LIB" BACKOFF_LOG=info \
+		BACKOFF_LOG_FORMAT=json BACKOFF_LOG_FILE="$T/log.json" \
+		"$HELPERS/evloop" --reuse "$1" --under-way ${2:+--unix-b} --dead "127.0.0.1:$dead" \
+		--live "127.0.0.1:$PORT" --hold 600
+	if [[ -n $2 ]]; then
+		expected+=("B poll: 1 OUT" "B SO_ERROR: 0" "B data: pair")
+	else
+		expected+=("B poll: 1 OUT|HUP" "B SO_ERROR: 0" "B peer: ENOTCONN"
+			"B connect: EINPROGRESS" "B data: live")
+	fi
+	assert_eq "$status" 0 "evloop status (stderr: $stderr)"
+	assert_eq "$output" "$(printf '%s\n' "${expected[@]}")" "evloop lines"
+}
+
+@test "a socket made on the number of a connect under way closed past the hooks (fclose, a raw close) is the kernel's: never hidden, never connected elsewhere" {
+	under_way fclose
+	under_way syscall
+	under_way syscall unix
+}
+
 # reconnected_then_reused WAY: a python program (run preloaded, every close
 # before a byte taken for a refusal, each new connection's time 100 ms) whose
 # non-blocking socket A meets an early close; the library connects A again and

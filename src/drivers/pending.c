@@ -53,17 +53,32 @@ static unsigned due_set(struct fdslot *s, unsigned state)
 	return state;
 }
 
-/* The socket behind @fd is still the one that was managed (fd numbers are reused). */
-static bool same_socket(const struct fdslot *s, int fd)
+/*
+ * The socket behind @fd is still the one that was managed (fd numbers are
+ * reused).  A connect managed under way (EINPROGRESS) is known by its
+ * identity from the first time the library acts on it (an answer, a
+ * deadline, a close), if @fd is a socket then: a healthy connect, handed
+ * over at its success, never asks (no system call).  An internet socket
+ * made on the number since ended its state (fdtable_mode_made); any other
+ * is met by what follows (its TCP state, read before a retry).  @s is
+ * claimed.
+ */
+static bool same_socket(struct fdslot *s, int fd)
 {
+	struct fdconn *c = fdconn_of(s);
 	struct stat st;
 
-	return kcall_fstat(fd, &st) == 0 && st.st_ino == fdconn_read(s)->ino &&
-	       st.st_dev == fdconn_read(s)->dev;
+	if (kcall_fstat(fd, &st) != 0)
+		return false;
+	if (c->ino == 0 && c->dev == 0 && S_ISSOCK(st.st_mode)) {
+		c->dev = st.st_dev;
+		c->ino = st.st_ino;
+	}
+	return st.st_ino == c->ino && st.st_dev == c->dev;
 }
 
 /* The fd is still the socket managed, and non-blocking: else not ours to connect. */
-static bool still_ours(const struct fdslot *s, int fd)
+static bool still_ours(struct fdslot *s, int fd)
 {
 	return same_socket(s, fd) && (real_fcntl(fd, F_GETFL) & O_NONBLOCK) != 0;
 }
@@ -226,7 +241,12 @@ static bool manage(const struct config *cfg, int fd, const struct sockaddr *addr
 	uint64_t now, due;
 	int saved = errno;
 
-	if (!s || len > sizeof(fdconn_of(s)->addr) || kcall_fstat(fd, &st) != 0)
+	if (!s || len > sizeof(fdconn_of(s)->addr))
+		goto out;
+	/* Its identity now if it is hidden at once; else at its first answer (same_socket). */
+	if (!sync_err && !later_ms)
+		st.st_dev = st.st_ino = 0;
+	else if (kcall_fstat(fd, &st) != 0)
 		goto out;
 	if (!fdtable_claim(s, true))
 		goto out;

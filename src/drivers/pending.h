@@ -27,8 +27,9 @@ static inline bool pending_any_masked(void)
  * EINPROGRESS (@sync_err 0), or failed at once with the retryable @sync_err
  * (then a retry is scheduled and the caller reports EINPROGRESS).  Returns
  * true if managed; false (no memory, registrations unknown, no retry left)
- * means the caller passes the kernel's answer through.  Makes one system
- * call (fstat) when the attempt is under way.  errno untouched.
+ * means the caller passes the kernel's answer through.  No system call
+ * when the attempt is under way (its identity is read at its first answer);
+ * one (fstat) when it is hidden at once.  errno untouched.
  */
 bool pending_manage(const struct config *cfg, int fd, const struct sockaddr *addr, socklen_t len,
 		    const struct target_addr *t, int sync_err);

@@ -517,6 +517,15 @@ void fdtable_mode_made(int fd, unsigned epoch, unsigned bits)
 		memory_order_release, memory_order_relaxed))
 		;
 	life_end(s); /* a new socket: nothing of the number's last one is its own */
+	/*
+	 * A connect still managed on the number: its socket was closed behind
+	 * the hooks (fclose, a raw system call), and its state is stale.  Ended
+	 * as a close ends it; then this socket's mode, once more.
+	 */
+	if (__builtin_expect((w & FDS_STATE) != FDS_FREE, 0)) {
+		fdtable_forget(fd);
+		fdtable_mode_made(fd, epoch, bits);
+	}
 }
 
 void fdtable_mode_change(int fd, unsigned bit, bool on)

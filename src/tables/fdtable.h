@@ -294,7 +294,8 @@ static inline unsigned fdtable_mode_epoch(void)
 
 /*
  * The socket @fd was just made (socket()) with @bits (FDS_NONBLOCK): its
- * mode is known from now on, unless a fork came after @epoch.  Lock-free,
+ * mode is known from now on, unless a fork came after @epoch; what the
+ * number held of a socket closed behind the hooks is forgotten.  Lock-free,
  * async-signal-safe, errno untouched.
  */
 void fdtable_mode_made(int fd, unsigned epoch, unsigned bits);

@@ -4,7 +4,7 @@
  * usage: evloop [--wait W[,W...]] [--register before|after[,...]] [--detect sockopt|connect]
  *               [--threads N] [--timeout MS] [--elapsed] ADDR...
  *        evloop --reuse close|close_range|dup2|fclose|syscall[-back] --dead ADDR [--live ADDR]
- *               [--wait poll|epoll-lt] [--hold MS]
+ *               [--wait poll|epoll-lt] [--hold MS] [--under-way [--unix-b]]
  *
  * ADDR is HOST:PORT, [V6]:PORT or unix:PATH (numeric, no name resolution).
  *
@@ -25,6 +25,15 @@
  *   thread I OK <bytes received> [connect_ms=N]
  *   thread I <errno name> [connect_ms=N]     (ETIMEDOUT: the loop's own timeout)
  * Exit 0 only if every thread printed OK.
+ *
+ * With --under-way (close, fclose or syscall), A is closed as soon as its
+ * connect() returned, its attempt under way (--dead: a destination that
+ * does not answer), and B, a new socket on its number, is left unconnected
+ * for --hold MS, waited for with poll now and then (a library that took B
+ * for A would hide it, or connect it to --dead); then B is asked what a
+ * program would ask (poll, SO_ERROR, getpeername) and, with --live,
+ * connected there and read.  With --unix-b, B is one end of a unix
+ * socketpair instead (made past any socket() hook), read from the other.
  *
  * Reuse mode: the fd-reuse guard of a library that retries connects behind
  * the program's back.  A non-blocking socket A connects to --dead (refused)
@@ -751,6 +760,85 @@ static int reuse_mode(const char *how, int use_epoll, const struct address *dead
 	return 0;
 }
 
+/* --reuse HOW --under-way: A closed while its attempt is under way; B left alone meanwhile. */
+static int reuse_under_way(const char *how, const struct address *dead, const struct address *live,
+			   long hold_ms, int unix_b)
+{
+	long long start = mono_ms();
+	char text[128];
+	int a, b, err = 0, pair[2] = { -1, -1 };
+	socklen_t len;
+
+	a = socket(dead->ss.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (a < 0) {
+		perror("evloop: socket");
+		return 2;
+	}
+	say_errno("A connect", connect(a, (const struct sockaddr *)&dead->ss, dead->len));
+	close_by(how, a, dead->ss.ss_family);
+	if (unix_b)
+		b = socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0, pair) == 0
+			    ? pair[0]
+			    : -1;
+	else
+		b = socket(dead->ss.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (b < 0) {
+		perror("evloop: socket");
+		return 2;
+	}
+	if (b == a)
+		say("B fd", "same");
+	else
+		printf("B fd: different (A %d, B %d)\n", a, b);
+	/* Past A's attempt's deadline, B waited for as a program's loop would. */
+	while (mono_ms() - start < hold_ms) {
+		struct pollfd pfd = { .fd = b, .events = POLLOUT };
+
+		if (poll(&pfd, 1, 50) != 1 ||
+		    pfd.revents != (unix_b ? POLLOUT : POLLOUT | POLLHUP)) {
+			format_revents(pfd.revents, text, sizeof(text));
+			printf("hold: B poll %s\n", text);
+			break;
+		}
+		usleep(50000);
+	}
+	wait_once("B poll", b, -1, POLLOUT, 0);
+	len = sizeof(err);
+	if (getsockopt(b, SOL_SOCKET, SO_ERROR, &err, &len) < 0)
+		say_errno("B SO_ERROR", -1);
+	else
+		say("B SO_ERROR", err ? errno_name(err) : "0");
+	if (unix_b) {
+		struct loop l = { .kind = W_POLL, .fd = b, .ep = -1 };
+		int rc = write(pair[1], "pair", 4) == 4 ? 0 : errno;
+
+		close(pair[1]);
+		if (rc == 0)
+			rc = read_reply(&l, text, sizeof(text), mono_ms() + 3000);
+		say("B data", rc ? errno_name(rc) : text);
+	} else {
+		struct sockaddr_storage peer;
+		socklen_t plen = sizeof(peer);
+
+		if (getpeername(b, (struct sockaddr *)&peer, &plen) < 0) {
+			say_errno("B peer", -1);
+		} else {
+			format_addr(&peer, text, sizeof(text));
+			say("B peer", text);
+		}
+	}
+	if (live && !unix_b) {
+		struct loop l = { .kind = W_POLL, .fd = b, .ep = -1 };
+		int rc = connect(b, (const struct sockaddr *)&live->ss, live->len);
+
+		say("B connect", rc == 0 ? "0" : errno_name(errno));
+		rc = read_reply(&l, text, sizeof(text), mono_ms() + 3000);
+		say("B data", rc ? errno_name(rc) : text);
+	}
+	close(b);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -764,12 +852,14 @@ int main(int argc, char **argv)
 		{ "dead", required_argument, NULL, 'D' },
 		{ "live", required_argument, NULL, 'L' },
 		{ "hold", required_argument, NULL, 'h' },
+		{ "under-way", no_argument, NULL, 'U' },
+		{ "unix-b", no_argument, NULL, 'X' },
 		{ NULL, 0, NULL, 0 },
 	};
 	static struct options o = { .nwaits = 1, .threads = 1, .timeout_ms = 10000 };
 	const char *reuse = NULL, *dead = NULL, *live = NULL;
 	long hold_ms = 1000;
-	int opt;
+	int opt, under_way = 0, unix_b = 0;
 
 	o.waits[0] = W_POLL;
 	while ((opt = getopt_long(argc, argv, "", opts, NULL)) != -1) {
@@ -806,6 +896,12 @@ int main(int argc, char **argv)
 		case 'h':
 			hold_ms = parse_long(optarg, 0, 3600000);
 			break;
+		case 'U':
+			under_way = 1;
+			break;
+		case 'X':
+			unix_b = 1;
+			break;
 		default:
 			usage();
 		}
@@ -819,6 +915,8 @@ int main(int argc, char **argv)
 		parse_addr(dead, &d);
 		if (live)
 			parse_addr(live, &l);
+		if (under_way)
+			return reuse_under_way(reuse, &d, live ? &l : NULL, hold_ms, unix_b);
 		return reuse_mode(reuse, o.waits[0] == W_EPOLL_LT, &d, live ? &l : NULL, hold_ms);
 	}
 	if (optind == argc || argc - optind > MAX_LIST)
