@@ -81,8 +81,8 @@ run_probe() {
 	local modes=(blocking poll epoll-lt select) var i k=0 problems=()
 	LINES_SEEN=0
 	for var in "${BACKOFF_VARIABLES[@]}"; do
-		# One listener per variable: its accepts stay within the listener's lifetime.
-		start_listener "server-$var" 0 --count "${#HOSTILE[@]}"
+		# One listener per variable, alive for as long as a loaded machine may take.
+		start_listener "server-$var" 0 --count "${#HOSTILE[@]}" --life 600
 		for i in "${!HOSTILE[@]}"; do
 			run_probe "${modes[k++ % ${#modes[@]}]}" "$var=${HOSTILE[i]}"
 			check_run "$var=${HOSTILE_NAMES[i]}" 1 "$var"
@@ -97,7 +97,7 @@ run_probe() {
 @test "every variable at once set to each hostile value: at most one line per variable" {
 	local var i env problems=()
 	LINES_SEEN=0
-	start_listener server 0 --count "${#HOSTILE[@]}"
+	start_listener server 0 --count "${#HOSTILE[@]}" --life 600
 	for i in "${!HOSTILE[@]}"; do
 		env=()
 		for var in "${BACKOFF_VARIABLES[@]}"; do

@@ -3,6 +3,7 @@
 /*
  * usage: late-listener (--tcp HOST:PORT | --unix PATH) [--after MS] [--send TEXT]
  *                      [--port-file F] [--count N] [--linger-ms MS] [--backlog N] [--stale]
+ *                      [--life S]
  *
  * TCP: the socket is bound at start-up (port 0 picks a free port, written to
  * --port-file through a rename so that a reader never sees half a number), but
@@ -21,7 +22,7 @@
  * stdout, one line each, CLOCK_MONOTONIC in milliseconds:
  *   listening mono_ms=NNN
  *   accepted mono_ms=NNN
- * The process ends by itself (SIGALRM) 30 s after --after at the latest.
+ * The process ends by itself (SIGALRM) --life S (30) after --after at the latest.
  */
 
 #include <arpa/inet.h>
@@ -48,7 +49,8 @@ static void usage(void)
 {
 	fprintf(stderr,
 		"usage: %s (--tcp HOST:PORT | --unix PATH) [--after MS] [--send TEXT]\n"
-		"       [--port-file F] [--count N] [--linger-ms MS] [--backlog N] [--stale]\n",
+		"       [--port-file F] [--count N] [--linger-ms MS] [--backlog N] [--stale]\n"
+		"       [--life S]\n",
 		prog);
 	exit(2);
 }
@@ -217,10 +219,11 @@ int main(int argc, char **argv)
 		{ "linger-ms", required_argument, NULL, 'l' },
 		{ "backlog", required_argument, NULL, 'b' },
 		{ "stale", no_argument, NULL, 'S' },
+		{ "life", required_argument, NULL, 'L' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *tcp = NULL, *unix_path = NULL, *text = "", *port_file = NULL;
-	long after_ms = 0, count = 1, linger_ms = 2000, backlog = 64;
+	long after_ms = 0, count = 1, linger_ms = 2000, backlog = 64, life_s = SAFETY_S;
 	long long start = mono_ms(), listened;
 	int fd, opt, stale = 0;
 
@@ -253,6 +256,9 @@ int main(int argc, char **argv)
 		case 'S':
 			stale = 1;
 			break;
+		case 'L':
+			life_s = parse_long(optarg, 1, 3600);
+			break;
 		default:
 			usage();
 		}
@@ -260,7 +266,7 @@ int main(int argc, char **argv)
 	if (optind != argc || !tcp == !unix_path)
 		usage();
 
-	alarm((unsigned)(after_ms / 1000 + SAFETY_S));
+	alarm((unsigned)(after_ms / 1000 + life_s));
 
 	if (tcp) {
 		struct sockaddr_storage ss;
