@@ -165,11 +165,7 @@ int decide_failed(const struct config *cfg, struct decide_connect *c)
 
 void decide_connected(const struct config *cfg, const struct target_addr *t, pid_t owner)
 {
-	/* A destination whose clock runs is up again (rare: one load otherwise). */
-	if (dest_any_clock())
-		dest_succeeded(dest_of(cfg, t, owner));
-	if (cfg->shared && share_down_for(t))
-		share_note_up(t, clock_now_ns());
+	fate_connected(NULL, cfg, t, NULL, owner, clock_now_ns());
 }
 
 void decide_up(const struct config *cfg, const struct sockaddr *addr, socklen_t len)
@@ -321,18 +317,10 @@ bool decide_loop_succeeded(const struct config *base, struct fdconn *c, int fd, 
 {
 	const struct config *cfg = config_for(base, &c->target); /* BACKOFF_DESTINATIONS */
 	struct engine_event ev = loop_event(cfg, c, ENGINE_CONNECTED, 0, now_ms);
-	bool turn = false;
+	bool turn = c->fate.slot && dest_look_done(c->dest, fd);
 
 	(void)loop_step(cfg, c, &ev);
-	if (c->fate.slot) {
-		fate_attempted(&c->fate, 0, clock_now_ns());
-		fate_leave(&c->fate);
-		turn = dest_look_done(c->dest, fd);
-	} else if (cfg->shared && share_down_for(&c->target)) {
-		share_note_up(&c->target, clock_now_ns()); /* a first attempt: no fate joined */
-	}
-	if (dest_any_clock())
-		dest_succeeded(c->dest ? c->dest : dest_of(cfg, &c->target, 0));
+	fate_connected(&c->fate, cfg, &c->target, c->dest, 0, clock_now_ns());
 	return turn;
 }
 

@@ -110,7 +110,12 @@ uint64_t engine_attempt_deadline(const struct config *cfg, const struct retry_pr
 	return until < p->deadline_ms ? until : p->deadline_ms;
 }
 
-uint64_t engine_first_attempt_ms(const struct config *cfg)
+/*
+ * The bound of any call's first attempt (engine_attempt_deadline of an
+ * attempt 1 at 0, without a cap): kept in cfg->first_attempt_ms, computed
+ * once.  CONFIG_INFINITE when the library is off.
+ */
+static uint64_t first_attempt_ms(const struct config *cfg)
 {
 	/* A call begun at 0 (engine_begin): its budget's end is BACKOFF_TIMEOUT. */
 	struct retry_progress p = { .attempt = 1, .deadline_ms = cfg->timeout_ms };
@@ -123,10 +128,10 @@ STARTUP_CODE void engine_derive(struct config *cfg)
 {
 	unsigned i;
 
-	cfg->first_attempt_ms = engine_first_attempt_ms(cfg);
+	cfg->first_attempt_ms = first_attempt_ms(cfg);
 	/* An entry's own entries: none. */
 	for (i = 0; i < cfg->dest_count; i++)
-		cfg->dests[i].cfg.first_attempt_ms = engine_first_attempt_ms(&cfg->dests[i].cfg);
+		cfg->dests[i].cfg.first_attempt_ms = first_attempt_ms(&cfg->dests[i].cfg);
 }
 
 int engine_outcome(const struct retry_progress *p, int err)

@@ -162,13 +162,6 @@ uint64_t engine_attempt_deadline(const struct config *cfg, const struct retry_pr
 				 uint64_t now_ms);
 
 /*
- * The bound of any call's first attempt (engine_attempt_deadline of an
- * attempt 1 at 0, without a cap): kept in cfg->first_attempt_ms, computed
- * once.  CONFIG_INFINITE when the library is off.
- */
-uint64_t engine_first_attempt_ms(const struct config *cfg);
-
-/*
  * What the engine derives once from a parsed @cfg (config_parse), for the
  * connect's fast path: cfg->first_attempt_ms, and its BACKOFF_DESTINATIONS
  * entries' too.  Every program whose engine decides calls it once after

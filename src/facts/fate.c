@@ -5,6 +5,7 @@
 #include <sys/socket.h>
 
 #include "counters/events.h"
+#include "facts/dest.h"
 #include "facts/share.h"
 #include "sys/listen.h"
 
@@ -47,6 +48,20 @@ void fate_leave(struct fate *f)
 	if (f->loop_waiter)
 		share_loop_wait(f->slot, -1, 0);
 	f->loop_waiter = false;
+}
+
+void fate_connected(struct fate *f, const struct config *cfg, const struct target_addr *t,
+		    struct dest *d, pid_t owner, uint64_t now_ns)
+{
+	if (f && f->slot) {
+		fate_attempted(f, 0, now_ns);
+		fate_leave(f);
+	} else if (cfg->shared && share_down_for(t)) {
+		share_note_up(t, now_ns); /* a first attempt: no fate joined */
+	}
+	/* A destination whose clock runs is up again (rare: one load otherwise). */
+	if (dest_any_clock())
+		dest_succeeded(d ? d : dest_of(cfg, t, owner));
 }
 
 void fate_loop_waits(struct fate *f, uint64_t wake_ns)

@@ -4,6 +4,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "config/config.h"
 #include "config/target.h"
@@ -40,6 +41,18 @@ void fate_attempted(struct fate *f, int err, uint64_t now_ns);
 
 /* The call ended: another may probe at once; an event loop's waiter is counted no more. */
 void fate_leave(struct fate *f);
+
+struct dest;
+
+/*
+ * A connect to @t succeeded at @now_ns, every store told at once: the call's
+ * fate (@f, NULL or not joined: none) has the news and is left; else the
+ * host's record says up if it said otherwise; the budget of @d (NULL: @t's
+ * for @owner, looked up only while some destination's clock runs) stops.
+ * The one writer of a success.
+ */
+void fate_connected(struct fate *f, const struct config *cfg, const struct target_addr *t,
+		    struct dest *d, pid_t owner, uint64_t now_ns);
 
 /*
  * An event loop's connect waits for its planned retry, its next wake at
