@@ -611,6 +611,42 @@ static void wait_once(const char *what, int fd, int ep, short events, int ms)
 	say(what, text);
 }
 
+/* "B fd: " the number B took: A's, or another. */
+static void say_fd(int a, int b)
+{
+	if (b == a)
+		say("B fd", "same");
+	else
+		printf("B fd: different (A %d, B %d)\n", a, b);
+}
+
+/* "WHAT: " @fd's pending error (SO_ERROR): 0 or its name. */
+static void say_so_error(const char *what, int fd)
+{
+	int err = 0;
+	socklen_t len = sizeof(err);
+
+	if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len) < 0)
+		say_errno(what, -1);
+	else
+		say(what, err ? errno_name(err) : "0");
+}
+
+/* "WHAT: " @fd's peer (getpeername): its address, or the errno's name. */
+static void say_peer(const char *what, int fd)
+{
+	struct sockaddr_storage peer;
+	socklen_t plen = sizeof(peer);
+	char text[128];
+
+	if (getpeername(fd, (struct sockaddr *)&peer, &plen) < 0) {
+		say_errno(what, -1);
+	} else {
+		format_addr(&peer, text, sizeof(text));
+		say(what, text);
+	}
+}
+
 static int reuse_mode(const char *how, int use_epoll, const struct address *dead,
 		      const struct address *live, long hold_ms)
 {
@@ -649,11 +685,7 @@ static int reuse_mode(const char *how, int use_epoll, const struct address *dead
 
 	/* A's retry is pending: what a program asking now is told. */
 	say_errno("A again", connect(a, (const struct sockaddr *)&dead->ss, dead->len));
-	len = sizeof(err);
-	if (getsockopt(a, SOL_SOCKET, SO_ERROR, &err, &len) < 0)
-		say_errno("A SO_ERROR", -1);
-	else
-		say("A SO_ERROR", err ? errno_name(err) : "0");
+	say_so_error("A SO_ERROR", a);
 	{
 		char c;
 
@@ -679,18 +711,11 @@ static int reuse_mode(const char *how, int use_epoll, const struct address *dead
 		perror("evloop: socket");
 		return 2;
 	}
-	if (b == a)
-		say("B fd", "same");
-	else
-		printf("B fd: different (A %d, B %d)\n", a, b);
+	say_fd(a, b);
 
 	/* A new socket, as the kernel answers for it. */
 	wait_once("B poll", b, -1, POLLOUT, 0);
-	len = sizeof(err);
-	if (getsockopt(b, SOL_SOCKET, SO_ERROR, &err, &len) < 0)
-		say_errno("B SO_ERROR", -1);
-	else
-		say("B SO_ERROR", err ? errno_name(err) : "0");
+	say_so_error("B SO_ERROR", b);
 	{
 		char c;
 
@@ -739,17 +764,7 @@ static int reuse_mode(const char *how, int use_epoll, const struct address *dead
 		else
 			say("B in epoll set", errno == EEXIST ? "yes" : errno_name(errno));
 	}
-	{
-		struct sockaddr_storage peer;
-		socklen_t plen = sizeof(peer);
-
-		if (getpeername(b, (struct sockaddr *)&peer, &plen) < 0) {
-			say_errno("B peer", -1);
-		} else {
-			format_addr(&peer, text, sizeof(text));
-			say("B peer", text);
-		}
-	}
+	say_peer("B peer", b);
 	if (live) {
 		struct loop l = { .kind = W_POLL, .fd = b, .ep = -1 };
 		int rc = read_reply(&l, text, sizeof(text), mono_ms() + 3000);
@@ -766,8 +781,7 @@ static int reuse_under_way(const char *how, const struct address *dead, const st
 {
 	long long start = mono_ms();
 	char text[128];
-	int a, b, err = 0, pair[2] = { -1, -1 };
-	socklen_t len;
+	int a, b, pair[2] = { -1, -1 };
 
 	a = socket(dead->ss.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (a < 0) {
@@ -786,10 +800,7 @@ static int reuse_under_way(const char *how, const struct address *dead, const st
 		perror("evloop: socket");
 		return 2;
 	}
-	if (b == a)
-		say("B fd", "same");
-	else
-		printf("B fd: different (A %d, B %d)\n", a, b);
+	say_fd(a, b);
 	/* Past A's attempt's deadline, B waited for as a program's loop would. */
 	while (mono_ms() - start < hold_ms) {
 		struct pollfd pfd = { .fd = b, .events = POLLOUT };
@@ -803,11 +814,7 @@ static int reuse_under_way(const char *how, const struct address *dead, const st
 		usleep(50000);
 	}
 	wait_once("B poll", b, -1, POLLOUT, 0);
-	len = sizeof(err);
-	if (getsockopt(b, SOL_SOCKET, SO_ERROR, &err, &len) < 0)
-		say_errno("B SO_ERROR", -1);
-	else
-		say("B SO_ERROR", err ? errno_name(err) : "0");
+	say_so_error("B SO_ERROR", b);
 	if (unix_b) {
 		struct loop l = { .kind = W_POLL, .fd = b, .ep = -1 };
 		int rc = write(pair[1], "pair", 4) == 4 ? 0 : errno;
@@ -817,15 +824,7 @@ static int reuse_under_way(const char *how, const struct address *dead, const st
 			rc = read_reply(&l, text, sizeof(text), mono_ms() + 3000);
 		say("B data", rc ? errno_name(rc) : text);
 	} else {
-		struct sockaddr_storage peer;
-		socklen_t plen = sizeof(peer);
-
-		if (getpeername(b, (struct sockaddr *)&peer, &plen) < 0) {
-			say_errno("B peer", -1);
-		} else {
-			format_addr(&peer, text, sizeof(text));
-			say("B peer", text);
-		}
+		say_peer("B peer", b);
 	}
 	if (live && !unix_b) {
 		struct loop l = { .kind = W_POLL, .fd = b, .ep = -1 };
