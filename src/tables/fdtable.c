@@ -498,6 +498,16 @@ void fdtable_after_fork(void)
 	atomic_store_explicit(&owner_pid, (int)kcall_getpid(), memory_order_relaxed);
 }
 
+/* @s's mode set to @mode, its word guessed to be @w: the word it had. */
+static uint32_t mode_set(struct fdslot *s, uint32_t w, uint32_t mode)
+{
+	while (!atomic_compare_exchange_weak_explicit(
+		&s->word, &w, (w & ~(FDS_MODE | ~0U << FDS_EPOCH_SHIFT)) | mode,
+		memory_order_release, memory_order_relaxed))
+		;
+	return w;
+}
+
 void fdtable_mode_made(int fd, unsigned epoch, unsigned bits)
 {
 	struct fdslot *s = fdtable_peek(fd);
@@ -511,11 +521,7 @@ void fdtable_mode_made(int fd, unsigned epoch, unsigned bits)
 	 * touched by a write (one page fault, where a read first maps the zero
 	 * page and the write then faults again).
 	 */
-	w = 0;
-	while (!atomic_compare_exchange_weak_explicit(
-		&s->word, &w, (w & ~(FDS_MODE | ~0U << FDS_EPOCH_SHIFT)) | mode,
-		memory_order_release, memory_order_relaxed))
-		;
+	w = mode_set(s, 0, mode);
 	life_end(s); /* a new socket: nothing of the number's last one is its own */
 	/*
 	 * A connect still managed on the number: its socket was closed behind
@@ -524,7 +530,7 @@ void fdtable_mode_made(int fd, unsigned epoch, unsigned bits)
 	 */
 	if (__builtin_expect((w & FDS_STATE) != FDS_FREE, 0)) {
 		fdtable_forget(fd);
-		fdtable_mode_made(fd, epoch, bits);
+		(void)mode_set(s, atomic_load_explicit(&s->word, memory_order_relaxed), mode);
 	}
 }
 
