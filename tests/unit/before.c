@@ -265,6 +265,63 @@ static void test_first_bound(void)
 	CHECK_U64(before_bound_ms(&cfg, &far), CONFIG_INFINITE);
 }
 
+/*
+ * IPv6 alike; a budget of 0 retries nothing, so a loopback attempt is not
+ * cut short either; an attempt time shorter than the cap is kept.
+ */
+static void test_first_bound_v6_and_no_budget(void)
+{
+	static const char *const env[] = { NULL };
+	static const char *const no_budget[] = { "BACKOFF_TIMEOUT=0", NULL };
+	static const char *const short_attempt[] = { "BACKOFF_ATTEMPT_TIMEOUT=10ms", NULL };
+	struct sockaddr_in6 lo6 = { .sin6_family = AF_INET6, .sin6_port = htons(80) },
+			    far6 = { .sin6_family = AF_INET6, .sin6_port = htons(80) };
+	struct target_addr lo, far, lo4 = inet("127.0.0.1", 80);
+	struct config cfg;
+
+	CHECK(inet_pton(AF_INET6, "::1", &lo6.sin6_addr) == 1);
+	CHECK(inet_pton(AF_INET6, "2001:db8::1", &far6.sin6_addr) == 1);
+	CHECK(target_from_sockaddr((const struct sockaddr *)&lo6, sizeof(lo6), &lo));
+	CHECK(target_from_sockaddr((const struct sockaddr *)&far6, sizeof(far6), &far));
+	parse(&cfg, env);
+	CHECK_U64(engine_first_bound_ms(&cfg, &lo), CONFIG_LOCAL_ATTEMPT_MS);
+	CHECK_U64(engine_first_bound_ms(&cfg, &far), 5000);
+	parse(&cfg, no_budget);
+	CHECK_U64(engine_first_bound_ms(&cfg, &lo4), 5000);
+	/* An attempt time shorter than the loopback cap: its own. */
+	parse(&cfg, short_attempt);
+	CHECK_U64(engine_first_bound_ms(&cfg, &lo4), 10);
+}
+
+/*
+ * The first attempt's bound is an attempt's deadline's, for the program's
+ * first attempt alone; a call begun earlier counts from then, one not begun
+ * yet has its first attempt planned.
+ */
+static void test_first_deadline_and_begin(void)
+{
+	static const char *const env[] = { NULL };
+	struct target_addr lo = inet("127.0.0.1", 80), far = inet("192.0.2.1", 80);
+	struct retry_progress p;
+	struct config cfg;
+
+	parse(&cfg, env);
+	engine_begin(&cfg, &p, CONFIG_INFINITE, 1000, 400);
+	CHECK_U64(p.attempt, 1);
+	CHECK_U64(p.start_ms, 400);
+	CHECK_U64(p.planned_ms, 1000);
+	CHECK_U64(engine_attempt_deadline(&cfg, &p, &lo, false, false, 1000),
+		  1000 + CONFIG_LOCAL_ATTEMPT_MS);
+	CHECK_U64(engine_attempt_deadline(&cfg, &p, &far, false, false, 1000), 6000);
+	CHECK_U64(engine_attempt_deadline(&cfg, &p, NULL, false, false, 1000), 6000);
+	p.attempt = 2; /* a retry: the attempt's own time */
+	CHECK_U64(engine_attempt_deadline(&cfg, &p, &lo, false, false, 1000), 6000);
+	engine_begin(&cfg, &p, CONFIG_INFINITE, 1000, 1500);
+	CHECK_U64(p.attempt, 0);
+	CHECK_U64(p.start_ms, 1000);
+	CHECK_U64(p.planned_ms, 1500);
+}
+
 int main(void)
 {
 	test_nothing_known_attempts_now();
@@ -275,5 +332,7 @@ int main(void)
 	test_a_fresh_finding_leaves_a_local_stream_attempt();
 	test_the_delay_comes_before_the_finding();
 	test_first_bound();
+	test_first_bound_v6_and_no_budget();
+	test_first_deadline_and_begin();
 	return unit_report("before");
 }
