@@ -529,6 +529,8 @@ print(r["destination"], r["state"], r["last_error"], r["prober_pid"], r["waiters
 	env LD_PRELOAD="$LIB" BACKOFF_TIMEOUT=30s "$HELPERS/probe" "127.0.0.1:$PORT" \
 		>"$T/root.out" 2>"$T/root.err" 3>&- &
 	PROBES+=("$!")
+	# Each client waiting, whichever of the two gets there first.
+	status_until "^127\.0\.0\.1:$PORT +root +((-|net:\\[[0-9]+\\]) +)?waiting " 5
 	status_until "^127\.0\.0\.1:$PORT +nobody +((-|net:\\[[0-9]+\\]) +)?waiting " 5
 	assert_match "$(head -n 1 <<<"$STATUS_OUT")" "^DESTINATION +USER +(NETNS +)?STATE " "the header"
 	assert_match "$STATUS_OUT" $'\n'"127\\.0\\.0\\.1:$PORT +root +((-|net:\\[[0-9]+\\]) +)?waiting " "root's row"
