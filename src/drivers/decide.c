@@ -165,7 +165,7 @@ int decide_failed(const struct config *cfg, struct decide_connect *c)
 
 void decide_connected(const struct config *cfg, const struct target_addr *t, pid_t owner)
 {
-	fate_connected(NULL, cfg, t, NULL, owner, clock_now_ns());
+	fate_connected(NULL, cfg, t, NULL, owner);
 }
 
 void decide_up(const struct config *cfg, const struct sockaddr *addr, socklen_t len)
@@ -320,7 +320,7 @@ bool decide_loop_succeeded(const struct config *base, struct fdconn *c, int fd, 
 	bool turn = c->fate.slot && dest_look_done(c->dest, fd);
 
 	(void)loop_step(cfg, c, &ev);
-	fate_connected(&c->fate, cfg, &c->target, c->dest, 0, clock_now_ns());
+	fate_connected(&c->fate, cfg, &c->target, c->dest, 0);
 	return turn;
 }
 

@@ -237,16 +237,13 @@ static bool manage(const struct config *cfg, int fd, const struct sockaddr *addr
 {
 	struct fdslot *s = fdtable_get(fd);
 	unsigned state = FDS_FREE;
-	struct stat st;
+	struct stat st = { .st_dev = 0, .st_ino = 0 };
 	uint64_t now, due;
 	int saved = errno;
 
-	if (!s || len > sizeof(fdconn_of(s)->addr))
-		goto out;
 	/* Its identity now if it is hidden at once; else at its first answer (same_socket). */
-	if (!sync_err && !later_ms)
-		st.st_dev = st.st_ino = 0;
-	else if (kcall_fstat(fd, &st) != 0)
+	if (!s || len > sizeof(fdconn_of(s)->addr) ||
+	    ((sync_err || later_ms) && kcall_fstat(fd, &st) != 0))
 		goto out;
 	if (!fdtable_claim(s, true))
 		goto out;

@@ -7,6 +7,7 @@
 #include "counters/events.h"
 #include "facts/dest.h"
 #include "facts/share.h"
+#include "sys/clock.h"
 #include "sys/listen.h"
 
 void fate_join(struct fate *f, const struct config *cfg, const struct target_addr *t, int type,
@@ -51,13 +52,14 @@ void fate_leave(struct fate *f)
 }
 
 void fate_connected(struct fate *f, const struct config *cfg, const struct target_addr *t,
-		    struct dest *d, pid_t owner, uint64_t now_ns)
+		    struct dest *d, pid_t owner)
 {
+	/* The clock is read only when something is written: a healthy success reads none. */
 	if (f && f->slot) {
-		fate_attempted(f, 0, now_ns);
+		fate_attempted(f, 0, clock_now_ns());
 		fate_leave(f);
 	} else if (cfg->shared && share_down_for(t)) {
-		share_note_up(t, now_ns); /* a first attempt: no fate joined */
+		share_note_up(t, clock_now_ns()); /* a first attempt: no fate joined */
 	}
 	/* A destination whose clock runs is up again (rare: one load otherwise). */
 	if (dest_any_clock())

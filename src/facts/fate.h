@@ -45,14 +45,14 @@ void fate_leave(struct fate *f);
 struct dest;
 
 /*
- * A connect to @t succeeded at @now_ns, every store told at once: the call's
+ * A connect to @t succeeded now, every store told at once: the call's
  * fate (@f, NULL or not joined: none) has the news and is left; else the
  * host's record says up if it said otherwise; the budget of @d (NULL: @t's
  * for @owner, looked up only while some destination's clock runs) stops.
  * The one writer of a success.
  */
 void fate_connected(struct fate *f, const struct config *cfg, const struct target_addr *t,
-		    struct dest *d, pid_t owner, uint64_t now_ns);
+		    struct dest *d, pid_t owner);
 
 /*
  * An event loop's connect waits for its planned retry, its next wake at
