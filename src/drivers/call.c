@@ -14,6 +14,7 @@
 #include "tables/fdtable.h"
 #include "drivers/pending.h"
 #include "drivers/retry.h"
+#include "drivers/way.h"
 #include "facts/share.h"
 #include "sys/clock.h"
 #include "sys/real.h"
@@ -156,19 +157,24 @@ static int connect_slow(const struct config *cfg, int fd, const struct sockaddr 
 {
 	struct target_addr target;
 	struct connect_ctx ctx = { fd, addr, len, cfg, NULL, &target };
-	struct decide_connect c = {
-		.fd = fd,
-		.target = &target,
-		.attempt = connect_again,
-		.first = connect_first,
-		.hand = connect_hand,
-		.ctx = &ctx,
-		.started_ms = started_ms,
+	struct way w = {
+		.c = {
+			.fd = fd,
+			.target = &target,
+			.err = errno, /* the error of the attempt the fast path made, if it made one */
+			.attempt = connect_again,
+			.first = connect_first,
+			.hand = connect_hand,
+			.ctx = &ctx,
+			.started_ms = started_ms,
+		},
+		.b = { .fd = fd, .addr = addr, .len = len, .target = &target, .looks = true },
+		.later = connect_later,
+		.attempted = attempted,
 	};
 	bool done;
 	int rc;
 
-	c.err = errno; /* the error of the attempt the fast path made, if it made one */
 	/* A bound a siglongjmp left is not the program's: its own counts, and is given back. */
 	if (!attempted)
 		GIVE_BACK_SNDTIMEO(fd);
@@ -176,53 +182,18 @@ static int connect_slow(const struct config *cfg, int fd, const struct sockaddr 
 		rc = connect_managed(cfg, fd, addr, len, &done);
 		if (done)
 			return rc;
-		attempted = rc != 0; /* connect_managed made this attempt */
-		c.err = errno;
+		w.attempted = rc != 0; /* connect_managed made this attempt */
+		w.c.err = errno;
 	}
-	if (!attempted && __builtin_expect(share_probing(addr, len), 0)) {
-		struct before_connect b = {
-			.fd = fd, .addr = addr, .len = len, .target = &target, .looks = true
-		};
-		/* Its destination's delay for early closes, or its prober's finding, first. */
-		enum before_verdict v = before_settle(cfg, &b, connect_later, &ctx);
-
-		if (v == BEFORE_LATER) {
-			c.err = EINPROGRESS;
-			goto out_fail;
-		}
-		if (v == BEFORE_INTR) {
-			errno = EINTR;
-			return -1;
-		}
-		c.err = b.err;
-		c.waited = attempted = v == BEFORE_LEFT;
-	}
-	if (!attempted) {
-		c.err = connect_first(&c);
-		if (c.err == 0)
-			goto out_connected;
-	}
-	if (!cfg->enabled || !target_from_sockaddr(addr, len, &target))
-		goto out_fail;
-	/* Connected, failed, or under way (handed to the event loop: EINPROGRESS). */
-	if (decide_failed(cfg, &c) == 0)
-		goto out_ok;
-	goto out_fail;
-out_connected:
-	/* A destination whose clock runs is up again (rare: one load otherwise). */
-	if ((dest_any_clock() || decide_any_down(addr, len)) && cfg->enabled &&
-	    target_from_sockaddr(addr, len, &target))
-		decide_connected(cfg, &target, 0);
-out_ok:
-	if (early_watched(addr, len))
+	rc = way_connect(cfg, &w);
+	/* A connection made or under way is watched: its end may come before its first byte. */
+	if ((rc == 0 || rc == EINPROGRESS) && early_watched(addr, len))
 		early_watch_inet(cfg, fd, ctx.slot, addr, len);
-	errno = saved;
-	return 0;
-out_fail:
-	/* A connection under way is watched too: its end may come before its first byte. */
-	if (c.err == EINPROGRESS && early_watched(addr, len))
-		early_watch_inet(cfg, fd, ctx.slot, addr, len);
-	errno = c.err;
+	if (rc == 0) {
+		errno = saved;
+		return 0;
+	}
+	errno = rc;
 	return -1;
 }
 

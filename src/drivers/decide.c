@@ -87,7 +87,7 @@ static bool more_addresses(const struct target_addr *t, uint64_t now_ms)
 /* The blocking retry of @c: the destination's facts, budget and shared fate, then the loop. */
 static int retry_here(const struct config *cfg, struct decide_connect *c)
 {
-	struct dest *d = dest_of(cfg, c->target, c->owner);
+	struct dest *d = dest_of(cfg, c->target, decide_owner(c));
 	struct fate fate;
 	uint64_t now = clock_now_ms();
 	struct retry_call call = {
@@ -134,7 +134,13 @@ int decide_failed(const struct config *cfg, struct decide_connect *c)
 {
 	for (;;) {
 		bool blocking;
-		const char *reason = connect_why_not(cfg, c, &blocking);
+		const char *reason;
+
+		/* The driver's call ended (the supervisor's program was interrupted): no verdict.
+		 */
+		if (c->err == ECANCELED)
+			return c->err;
+		reason = connect_why_not(cfg, c, &blocking);
 
 		if (!reason && blocking)
 			return retry_here(cfg, c);
@@ -157,7 +163,7 @@ int decide_failed(const struct config *cfg, struct decide_connect *c)
 		c->waited = false;
 		c->err = c->first(c);
 		if (c->err == 0) {
-			decide_connected(cfg, c->target, c->owner);
+			decide_connected(cfg, c->target, decide_owner(c));
 			return 0;
 		}
 	}

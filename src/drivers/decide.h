@@ -28,7 +28,8 @@ struct decide_connect {
 	bool waited; /* the first attempt was left to a prober, not made */
 	/* The engine waits in a thread of its own, whatever the socket's mode (the supervisor). */
 	bool own_thread;
-	pid_t owner;	     /* the process whose budget it is: 0 for the calling one */
+	/* NULL, or the process whose budget it is (asked when needed); NULL: the calling one. */
+	pid_t (*owner)(void *ctx);
 	uint64_t started_ms; /* when the first attempt began (monotonic); 0: not known, now */
 	/* Make one more attempt, ended at @deadline_ms: 0 on success, else its errno. */
 	int (*attempt)(void *ctx, uint64_t deadline_ms);
@@ -62,6 +63,12 @@ struct decide_connect {
  * or EINPROGRESS (under way, or taken by @c->hand).  errno may change.
  */
 int decide_failed(const struct config *cfg, struct decide_connect *c);
+
+/* The process whose budget @c's destination spends: 0 for the calling one. */
+static inline pid_t decide_owner(const struct decide_connect *c)
+{
+	return c->owner ? c->owner(c->ctx) : 0;
+}
 
 /* A connect to @t by @owner succeeded at once: its destination is up, if it was down. */
 void decide_connected(const struct config *cfg, const struct target_addr *t, pid_t owner);

@@ -1,6 +1,7 @@
-/* One connect of a supervised program, translated into the one decision of core. */
+/* One connect of a supervised program, translated into the one way of core. */
 #include "supervise/job.h"
 
+#include <stddef.h>
 #include <stdlib.h>
 #include <unistd.h>
 
@@ -9,32 +10,36 @@
 #include "facts/share.h"
 #include "supervise/task.h"
 #include "sys/clock.h"
-#include "sys/log.h"
+
+/* The program's stderr and ids for this thread's log lines, borrowed at the first one. */
+static void borrow_stderr(struct log_task *lt)
+{
+	struct job *j = (struct job *)(void *)((char *)lt - offsetof(struct job, log));
+	pid_t tgid = job_tgid(j);
+
+	lt->fd = task_getfd(j->pidfd, STDERR_FILENO);
+	lt->pid = tgid > 0 ? tgid : (int)j->n.pid;
+	lt->tid = (int)j->n.pid;
+}
+
+void job_begin(struct job *j)
+{
+	j->pidfd = j->dup = -1;
+	j->log = (struct log_task){ .borrow = borrow_stderr, .fd = -1 };
+	/* The preload writes to the program's stderr: the supervisor's lines of it go there too. */
+	log_set_thread_task(&j->log);
+}
 
 void job_free(struct job *j)
 {
+	log_set_thread_task(NULL);
+	if (j->log.fd >= 0)
+		close(j->log.fd);
 	if (j->dup >= 0)
 		close(j->dup);
 	if (j->pidfd >= 0)
 		close(j->pidfd);
 	free(j);
-}
-
-/* Borrow the program's stderr for this thread's log lines, as the preload writes there. */
-static int borrow_stderr(const struct job *j)
-{
-	int fd = task_getfd(j->pidfd, STDERR_FILENO);
-	pid_t tgid = task_tgid((pid_t)j->n.pid);
-
-	log_set_thread_task(fd, tgid > 0 ? tgid : (int)j->n.pid, (int)j->n.pid);
-	return fd;
-}
-
-static void return_stderr(int fd)
-{
-	log_set_thread_task(-1, 0, 0);
-	if (fd >= 0)
-		close(fd);
 }
 
 pid_t job_tgid(struct job *j)
@@ -44,31 +49,10 @@ pid_t job_tgid(struct job *j)
 	return j->tgid;
 }
 
-void job_connected(struct job *j)
+/* decide_connect's owner: the program's process, whose budgets its connects spend. */
+static pid_t job_owner(void *ctx)
 {
-	if (dest_any_clock() || decide_down_for(&j->target))
-		decide_connected(j->cfg, &j->target, job_tgid(j));
-}
-
-enum before_verdict job_before(struct job *j, struct before_connect *b)
-{
-	*b = (struct before_connect){
-		.fd = j->dup,
-		.addr = (const struct sockaddr *)&j->addr,
-		.len = j->len,
-		.target = &j->target,
-	};
-	int log_fd;
-	enum before_verdict v;
-
-	/* The gate first: a few loads for every connect, the program's stderr only past it. */
-	if (!share_probing(b->addr, b->len))
-		return BEFORE_ATTEMPT;
-	/* Waited in this thread, as the preload waits inside the call; no signal comes here. */
-	log_fd = borrow_stderr(j);
-	v = before_settle(j->cfg, b, NULL, NULL);
-	return_stderr(log_fd);
-	return v;
+	return job_tgid(ctx);
 }
 
 uint64_t job_first_deadline(struct job *j)
@@ -79,36 +63,41 @@ uint64_t job_first_deadline(struct job *j)
 	return bound == CONFIG_INFINITE ? CONFIG_INFINITE : j->started_ms + bound;
 }
 
-/* The first attempt of @c: the job's attempt, within its first bound. */
-static int job_first(struct decide_connect *c)
+/* The connect of @j as core's drivers see it: its socket, its destination, its operations. */
+static struct decide_connect job_connect(struct job *j, int err, bool waited,
+					 int (*attempt)(void *, uint64_t),
+					 int (*first)(struct decide_connect *))
 {
-	struct job *j = c->ctx;
-	int err = c->attempt(j, job_first_deadline(j));
-
-	c->started_ms = j->started_ms;
-	return err;
-}
-
-int job_decide(struct job *j, int err, bool waited, int (*attempt)(void *, uint64_t),
-	       void (*planned)(void *))
-{
-	struct decide_connect c = {
+	return (struct decide_connect){
 		.fd = j->dup,
 		.target = &j->target,
 		.err = err,
 		.waited = waited,
+		/* In a thread of its own: always decided here (no event loop's hand). */
 		.own_thread = true,
-		.owner = job_tgid(j),
+		.owner = job_owner,
 		.started_ms = j->started_ms,
 		.attempt = attempt,
-		.first = job_first,
-		.planned = planned,
+		.first = first,
 		.ctx = j,
 	};
-	int log_fd = borrow_stderr(j);
+}
 
-	/* In a thread of its own: always decided here (no event loop's hand). */
-	err = decide_failed(j->cfg, &c);
-	return_stderr(log_fd);
-	return err;
+int job_way(struct job *j, int (*attempt)(void *, uint64_t), int (*first)(struct decide_connect *),
+	    bool (*later)(void *, const struct before_connect *), bool (*left)(void *),
+	    void (*planned)(void *))
+{
+	j->way = (struct way){
+		.c = job_connect(j, 0, false, attempt, first),
+		.b = {
+			.fd = j->dup,
+			.addr = (const struct sockaddr *)&j->addr,
+			.len = j->len,
+			.target = &j->target,
+		},
+		.later = later,
+		.left = left,
+	};
+	j->way.c.planned = planned;
+	return way_connect(j->cfg, &j->way);
 }

@@ -8,8 +8,10 @@
 #include <sys/types.h>
 
 #include "drivers/before.h"
+#include "drivers/way.h"
 #include "config/config.h"
 #include "config/target.h"
+#include "sys/log.h"
 
 struct managed;
 
@@ -24,26 +26,20 @@ struct job {
 	pid_t tgid;	     /* the program's process, once known (its destinations' budgets) */
 	uint64_t started_ms; /* when the first attempt began (monotonic) */
 	bool replied;	     /* a non-blocking connect was answered EINPROGRESS */
+	int kernel_err;	     /* the answer of a first attempt that could not be managed */
 	struct managed *m;
+	struct way way;	     /* its way through core (job_way) */
+	struct log_task log; /* this thread's log lines: the program's stderr and ids */
 };
 
-/* Close what @j holds and free it. */
+/* @j, zeroed, is this thread's connect: no fd yet, its log lines the program's. */
+void job_begin(struct job *j);
+
+/* Close what @j holds and free it; this thread's log lines are its own again. */
 void job_free(struct job *j);
 
 /* The program's process, found once per job; -1 if it is gone. */
 pid_t job_tgid(struct job *j);
-
-/* A connect of @j to its target succeeded: its destination is up for the program. */
-void job_connected(struct job *j);
-
-/*
- * Before the first attempt of @j: decided as the preload decides
- * (drivers/before), into @b, its log lines on the program's stderr.  A blocking
- * socket's delay is waited in this thread (then b->past_delay is set).
- * Returns BEFORE_ATTEMPT, BEFORE_LATER (a non-blocking socket: not before
- * b->until_ns) or BEFORE_LEFT (the prober's errno in b->err).
- */
-enum before_verdict job_before(struct job *j, struct before_connect *b);
 
 /*
  * When the first attempt of @j, begun now, is to end if still unanswered
@@ -53,14 +49,14 @@ enum before_verdict job_before(struct job *j, struct before_connect *b);
 uint64_t job_first_deadline(struct job *j);
 
 /*
- * The first attempt of @j failed with @err, or was left to the prober
- * (@waited, @err its finding): decided as the preload decides (drivers/decide),
- * waiting in this thread, its log lines on the program's stderr; @attempt
- * makes one more attempt (a first one too, when a first attempt left is not
- * for this call to wait with), @planned (or NULL) is told of each retry
- * planned.  Returns the outcome: 0 or the errno to give.
+ * The connect of @j, its whole way through core (way_connect), the
+ * preload's, in this thread: its first attempt @first (which may read
+ * @j->way.b.past_delay), its retries @attempt, @later, @left and @planned
+ * (or NULL) as struct way and struct decide_connect say.  Returns 0 or the
+ * errno to give.
  */
-int job_decide(struct job *j, int err, bool waited, int (*attempt)(void *, uint64_t),
-	       void (*planned)(void *));
+int job_way(struct job *j, int (*attempt)(void *, uint64_t), int (*first)(struct decide_connect *),
+	    bool (*later)(void *, const struct before_connect *), bool (*left)(void *),
+	    void (*planned)(void *));
 
 #endif

@@ -236,7 +236,7 @@ static int managed_attempt(void *ctx, uint64_t deadline_ms)
 	struct managed *m = j->m;
 	int err;
 
-	if (!managed_owned(m))
+	if (!m || !managed_owned(m))
 		return ECANCELED;
 	/*
 	 * On loopback the attempt settles inside connect(): its event reaches the
@@ -256,16 +256,22 @@ static int managed_attempt(void *ctx, uint64_t deadline_ms)
 	return err;
 }
 
+/* The program is told its connect is under way: it learns the outcome from SO_ERROR. */
+static void managed_under_way(struct job *j)
+{
+	if (!j->replied) {
+		task_reply(j->n.id, EINPROGRESS);
+		j->replied = true;
+	}
+}
+
 /* A retry of @j is planned: the program is told the attempt is under way, then waits. */
 static void managed_planned(void *ctx)
 {
 	struct job *j = ctx;
 	struct managed *m = j->m;
 
-	if (!j->replied) {
-		task_reply(j->n.id, EINPROGRESS);
-		j->replied = true;
-	}
+	managed_under_way(j);
 	pthread_mutex_lock(&managed_lock);
 	m->state = MANAGED_WAITING;
 	if (m->go)
@@ -281,7 +287,12 @@ static bool is_go(pid_t tgid)
 	return elf_inspect(path) == ELF_KIND_GO;
 }
 
-bool managed_start(struct job *j, bool attempting)
+/*
+ * Start managing the non-blocking connect of @j, whose first attempt is
+ * under way (@attempting) or failed: false if it cannot be (the program is
+ * gone, or memory is short), then the kernel's answer is the program's.
+ */
+static bool managed_start(struct job *j, bool attempting)
 {
 	struct managed *m = calloc(1, sizeof(*m));
 	struct stat st;
@@ -309,21 +320,89 @@ out_free:
 	return false;
 }
 
-/*
- * The rest of the managed connect of @j, whose first attempt ended with @err
- * (or was left to the prober: @waited): retried, its outcome handed over.
- * Frees @j.
- */
-static void managed_decide(struct job *j, int err, bool waited)
+/* Sleep until @until_ns while the program holds @m's socket. */
+static void managed_delay(struct managed *m, uint64_t until_ns)
 {
-	struct managed *m = j->m;
+	uint64_t now;
+
+	while ((now = clock_now_ns()) < until_ns && managed_owned(m)) {
+		uint64_t left_ms = (until_ns - now + 999999) / 1000000;
+
+		sleep_ms(left_ms < CHECK_MS ? left_ms : CHECK_MS);
+	}
+}
+
+/*
+ * The first attempt of @c: after its destination's delay, managed already;
+ * else made at once, and managed if it failed or is under way (then the
+ * program is told so, and it is awaited within its first bound).  A connect
+ * that cannot be managed gets the kernel's answer: its error is kept, and
+ * ECANCELED (no verdict) returned.
+ */
+static int managed_first(struct decide_connect *c)
+{
+	struct job *j = c->ctx;
+	int err;
+
+	if (j->m) {
+		err = managed_attempt(j, job_first_deadline(j));
+		c->started_ms = j->started_ms;
+		return err;
+	}
+	err = sock_connect(j->dup, (const struct sockaddr *)&j->addr, j->len);
+	if (err == 0)
+		return 0;
+	if (!managed_start(j, err == EINPROGRESS)) {
+		j->kernel_err = err;
+		return ECANCELED;
+	}
+	if (err != EINPROGRESS)
+		return err;
+	managed_under_way(j);
+	err = managed_settle(j, job_first_deadline(j));
+	c->started_ms = j->started_ms;
+	return err;
+}
+
+/*
+ * Its destination's delay (before_settle's later): the program is told the
+ * connect is under way, and this thread waits the delay; the first attempt
+ * is made when it ends, as in the preload.  Never the event loop's.
+ */
+static bool managed_later(void *ctx, const struct before_connect *b)
+{
+	struct job *j = ctx;
+
+	if (!j->m && !managed_start(j, false))
+		return false; /* made now, as a connect that cannot be managed */
+	managed_under_way(j);
+	managed_delay(j->m, b->until_ns);
+	return false;
+}
+
+/* Its first attempt left to the prober: under way for the program, its finding decided here. */
+static bool managed_left(void *ctx)
+{
+	struct job *j = ctx;
+
+	if (!j->m && !managed_start(j, false))
+		return false; /* made now, as a connect that cannot be managed */
+	managed_under_way(j);
+	events_waited();
+	return true;
+}
+
+void managed_connect(struct job *j)
+{
 	uint64_t failed_ms = 0;
 	bool collected = false;
+	struct managed *m;
+	int err = job_way(j, managed_attempt, managed_first, managed_later, managed_left,
+			  managed_planned);
 
-	if (err == 0)
-		job_connected(j);
-	else if (err != ECANCELED)
-		err = job_decide(j, err, waited, managed_attempt, managed_planned);
+	if (err == ECANCELED && j->kernel_err)
+		err = j->kernel_err;
+	m = j->m;
 	if (!j->replied)
 		task_reply(j->n.id, err); /* not retried: the kernel's answer, at once */
 	else if (err == 0 || err == ECANCELED)
@@ -336,58 +415,9 @@ static void managed_decide(struct job *j, int err, bool waited)
 		sleep_ms(CHECK_MS);
 		failed_ms += CHECK_MS;
 	}
-	managed_remove(m);
+	if (m)
+		managed_remove(m);
 	job_free(j);
-}
-
-void managed_retry(struct job *j, int err)
-{
-	if (err == EINPROGRESS) {
-		task_reply(j->n.id, EINPROGRESS);
-		j->replied = true;
-		err = managed_settle(j, job_first_deadline(j));
-	}
-	managed_decide(j, err, false);
-}
-
-/* Sleep until @until_ns while the program holds @m's socket: 0, else ECANCELED. */
-static int managed_delay(struct managed *m, uint64_t until_ns)
-{
-	uint64_t now;
-
-	while ((now = clock_now_ns()) < until_ns) {
-		uint64_t left_ms;
-
-		if (!managed_owned(m))
-			return ECANCELED;
-		left_ms = (until_ns - now + 999999) / 1000000;
-		sleep_ms(left_ms < CHECK_MS ? left_ms : CHECK_MS);
-	}
-	return 0;
-}
-
-bool managed_before(struct job *j)
-{
-	struct before_connect b;
-	enum before_verdict v = job_before(j, &b);
-	int err;
-
-	if ((v != BEFORE_LATER && v != BEFORE_LEFT) || !managed_start(j, false))
-		return false;
-	/* Under way for the program, as while a retry waits: the outcome comes by SO_ERROR. */
-	task_reply(j->n.id, EINPROGRESS);
-	j->replied = true;
-	if (v == BEFORE_LEFT) {
-		events_waited();
-		managed_decide(j, b.err, true);
-		return true;
-	}
-	/* Its destination's delay: the first attempt is made when it ends, as in the preload. */
-	err = managed_delay(j->m, b.until_ns);
-	if (err == 0)
-		err = managed_attempt(j, job_first_deadline(j));
-	managed_decide(j, err, false);
-	return true;
 }
 
 /*

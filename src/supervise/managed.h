@@ -11,27 +11,12 @@
 bool managed_any(void);
 
 /*
- * Start managing the non-blocking connect of @j, whose first attempt is under
- * way (@attempting) or failed; false if it cannot be (the caller answers).
+ * The non-blocking connect of @j, its whole way through core (job_way), in
+ * this thread: answered at once with the kernel's answer, or EINPROGRESS
+ * while it is delayed, left to the prober, under way or retried (then the
+ * program learns the outcome from SO_ERROR).  Frees @j.
  */
-bool managed_start(struct job *j, bool attempting);
-
-/*
- * Retry the managed connect of @j, whose first attempt was made with @err,
- * in this thread; the program is answered EINPROGRESS as soon as it is
- * retried or under way, then learns the outcome from SO_ERROR.  Frees @j.
- */
-void managed_retry(struct job *j, int err);
-
-/*
- * Before the first attempt of the non-blocking connect of @j (drivers/before):
- * if its destination is damped, or its first attempt is left to the
- * prober, the program is answered EINPROGRESS and the connect is managed
- * from there, in this thread (the attempt made when the delay ends, or the
- * prober's finding retried as any failure): true, @j freed.  False: the
- * caller makes the first attempt now.
- */
-bool managed_before(struct job *j);
+void managed_connect(struct job *j);
 
 /*
  * A second connect() on a socket being retried (perl and ssh check completion

@@ -119,7 +119,9 @@ static _Noreturn void supervisor(int sock, const struct config *cfg, pid_t progr
 	serve_run(listener, cfg);
 	events_stats_read(&s);
 	if (stats_fd >= 0 && s.calls > 0) {
-		log_set_thread_task(stats_fd, program, program);
+		struct log_task to_program = { .fd = stats_fd, .pid = program, .tid = program };
+
+		log_set_thread_task(&to_program);
 		log_stats(&s);
 	}
 	_exit(0);

@@ -83,10 +83,26 @@ static int attempt_while_valid(void *ctx, uint64_t deadline_ms)
 				  SOCK_TIMEO_ASK, NULL);
 }
 
+/*
+ * The first attempt of the blocking connect of @c, within its first bound;
+ * not made if the call ended while it waited (a signal during its delay).
+ */
+static int blocking_first(struct decide_connect *c)
+{
+	struct job *j = c->ctx;
+	int err;
+
+	if ((j->way.b.past_delay || c->waited) && !task_id_valid(blocking_id(j)))
+		return ECANCELED;
+	err = sock_connect_until(j->dup, (const struct sockaddr *)&j->addr, j->len,
+				 job_first_deadline(j), SOCK_TIMEO_ASK, NULL);
+	c->started_ms = j->started_ms;
+	return err;
+}
+
 static void blocking_retry(struct job *j)
 {
 	struct blocking self = { .j = j };
-	struct before_connect b;
 	struct stat st;
 	bool listed = fstat(j->dup, &st) == 0;
 	int err;
@@ -103,19 +119,8 @@ static void blocking_retry(struct job *j)
 		blocking_list = &self;
 		pthread_mutex_unlock(&blocking_lock);
 	}
-	/* A blocking socket: its destination's delay is waited in job_before, never later. */
-	if (job_before(j, &b) == BEFORE_LEFT) {
-		err = job_decide(j, b.err, true, attempt_while_valid, NULL);
-	} else if (b.past_delay && !task_id_valid(blocking_id(j))) {
-		err = ECANCELED; /* a signal ended the call during the delay: not made */
-	} else {
-		err = sock_connect_until(j->dup, (const struct sockaddr *)&j->addr, j->len,
-					 job_first_deadline(j), SOCK_TIMEO_ASK, NULL);
-		if (err == 0)
-			job_connected(j);
-		else
-			err = job_decide(j, err, false, attempt_while_valid, NULL);
-	}
+	/* A blocking socket: its destination's delay is waited in this thread, as in the call. */
+	err = job_way(j, attempt_while_valid, blocking_first, NULL, NULL, NULL);
 	if (listed) {
 		struct blocking **p;
 
@@ -216,16 +221,16 @@ static bool connect_eligible(struct job *j)
 static void on_connect(const struct seccomp_notif *n)
 {
 	struct job *j = calloc(1, sizeof(*j));
-	int type = 0, flags, err;
+	int type = 0, flags;
 	socklen_t tlen = sizeof(type);
 
 	if (!j) {
 		task_continue(n->id);
 		return;
 	}
+	job_begin(j);
 	j->cfg = cfg;
 	j->n = *n;
-	j->pidfd = j->dup = -1;
 	if (!connect_eligible(j))
 		goto out_continue;
 	j->cfg = config_for(cfg, &j->target); /* BACKOFF_DESTINATIONS: its own policy */
@@ -247,19 +252,7 @@ static void on_connect(const struct seccomp_notif *n)
 	}
 	if (managed_any() && managed_connect_again(j))
 		goto out_free;
-	/* Its destination's delay, or its prober's finding, before any attempt of its own. */
-	if (managed_before(j))
-		return;
-	err = sock_connect(j->dup, (const struct sockaddr *)&j->addr, j->len);
-	if (err == 0)
-		job_connected(j);
-	/* Not worth another attempt (EALREADY, EISCONN, EACCES...): the kernel's answer, now. */
-	if (err == 0 || (err != EINPROGRESS && !eligible_retryable(j->cfg, &j->target, err)) ||
-	    !managed_start(j, err == EINPROGRESS)) {
-		task_reply(n->id, err);
-		goto out_free;
-	}
-	managed_retry(j, err);
+	managed_connect(j);
 	return;
 out_continue:
 	task_continue(n->id);

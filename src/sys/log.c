@@ -22,12 +22,11 @@ STARTUP_DATA static const char *log_path;
 static const char *errno_name(int err);
 
 /*
- * The calling thread's stderr and the task its lines speak for: the supervisor
- * engine writes to the program's own stderr, under the program's pid and tid.
+ * The task the calling thread's lines speak for, NULL for its own process:
+ * the supervisor engine writes to the program's own stderr, under the
+ * program's pid and tid, borrowed at the first line.
  */
-static __thread int log_stderr __attribute__((tls_model("initial-exec"))) = STDERR_FILENO;
-static __thread int log_pid __attribute__((tls_model("initial-exec")));
-static __thread int log_tid __attribute__((tls_model("initial-exec")));
+static __thread struct log_task *log_task_now __attribute__((tls_model("initial-exec")));
 
 static const char level_names[][6] = { "off", "error", "warn", "info", "debug" };
 
@@ -38,11 +37,43 @@ STARTUP_CODE void log_configure(enum log_level level, bool json, const char *pat
 	log_path = path && path[0] ? path : NULL;
 }
 
-void log_set_thread_task(int fd, int pid, int tid)
+void log_set_thread_task(struct log_task *lt)
 {
-	log_stderr = fd >= 0 ? fd : STDERR_FILENO;
-	log_pid = pid;
-	log_tid = tid;
+	log_task_now = lt;
+}
+
+/* The calling thread's task, borrowed now if this is its first line; NULL: its own process. */
+static const struct log_task *task(void)
+{
+	struct log_task *lt = log_task_now;
+
+	if (lt && lt->borrow) {
+		lt->borrow(lt);
+		lt->borrow = NULL;
+	}
+	return lt;
+}
+
+/* Where the calling thread's lines go when no file takes them. */
+static int log_stderr(void)
+{
+	const struct log_task *lt = task();
+
+	return lt && lt->fd >= 0 ? lt->fd : STDERR_FILENO;
+}
+
+static uint64_t log_pid(void)
+{
+	const struct log_task *lt = task();
+
+	return (uint64_t)(lt && lt->pid > 0 ? lt->pid : kcall_getpid());
+}
+
+static uint64_t log_tid(void)
+{
+	const struct log_task *lt = task();
+
+	return (uint64_t)(lt && lt->tid > 0 ? lt->tid : kcall_gettid());
 }
 
 bool log_enabled(enum log_level level)
@@ -69,7 +100,7 @@ static void warn_unopenable(int err)
 	text_str(&t, "\": cannot open it (");
 	text_str(&t, errno_name(err));
 	text_str(&t, "): logging to stderr\n");
-	ignored = real_write(log_stderr, buf, t.len);
+	ignored = real_write(log_stderr(), buf, t.len);
 	(void)ignored;
 }
 
@@ -80,7 +111,7 @@ static void warn_unopenable(int err)
  */
 static void emit(struct text *t)
 {
-	int fd = log_stderr;
+	int own = log_stderr(), fd = own;
 	ssize_t ignored;
 
 	if (t->len == t->size - 1)
@@ -92,13 +123,13 @@ static void emit(struct text *t)
 				0644);
 		if (fd < 0) {
 			warn_unopenable(errno);
-			fd = log_stderr;
+			fd = own;
 		}
 	}
 	/* The real call: a hook logging must not reach the write() hook again. */
 	ignored = real_write(fd, t->buf, t->len);
 	(void)ignored;
-	if (fd != log_stderr)
+	if (fd != own)
 		real_close(fd);
 }
 
@@ -167,8 +198,8 @@ static void json_head(struct text *t, enum log_level level, const char *event)
 	put_time(t, clock_wall_ms());
 	text_put(t, "\"", 1);
 	json_u64(t, "mono_ms", clock_now_ms());
-	json_u64(t, "pid", (uint64_t)(log_pid ? log_pid : kcall_getpid()));
-	json_u64(t, "tid", (uint64_t)(log_tid ? log_tid : kcall_gettid()));
+	json_u64(t, "pid", log_pid());
+	json_u64(t, "tid", log_tid());
 	json_str(t, "level", level_names[level]);
 	json_str(t, "event", event);
 }
@@ -176,7 +207,7 @@ static void json_head(struct text *t, enum log_level level, const char *event)
 static void text_head(struct text *t)
 {
 	text_str(t, "backoff[");
-	text_u64(t, (uint64_t)(log_pid ? log_pid : kcall_getpid()));
+	text_u64(t, log_pid());
 	text_str(t, "]: ");
 }
 

@@ -37,12 +37,20 @@ struct log_event {
  */
 void log_configure(enum log_level level, bool json, const char *path);
 
+/* The task a thread's lines speak for: the stderr they go to, and the pid and tid they name. */
+struct log_task {
+	/* NULL, or called once, at the thread's first line, to fill the rest. */
+	void (*borrow)(struct log_task *lt);
+	int fd;	      /* the stderr; -1: the process's own */
+	int pid, tid; /* 0: the writer's own */
+};
+
 /*
- * Make @fd the calling thread's stderr for the lines it writes, and @pid and
- * @tid the task they name (-1, 0, 0: this process's own again).  The caller
- * keeps @fd open while it is set.
+ * Make @lt the task the calling thread's lines speak for (NULL: this
+ * process's own again); the caller keeps it, and its fd open, while it is
+ * set.  Nothing is asked of it until a line is written.
  */
-void log_set_thread_task(int fd, int pid, int tid);
+void log_set_thread_task(struct log_task *lt);
 
 /* Whether messages of @level are written. */
 bool log_enabled(enum log_level level);
