@@ -9,7 +9,8 @@ the up-to-date build (BUILD, without its own mutants directory) to
 OUT/NAME, keeping file times so that make rebuilds only what the edit
 touches (the copy of a caught mutant is removed, its log kept as
 OUT/NAME.log); replace the mutant's fragment, which must occur exactly once in its
-file; `make all` there; run bats on the mutant's guarding test files only.
+file; `make all` there (without the unit drivers unless 00-unit.bats guards it); run
+bats on the mutant's guarding test files only, stopped at the first that fails.
 Results:
 
   caught    a guarding test failed (or the run outlived --timeout)
@@ -28,6 +29,7 @@ import argparse
 import concurrent.futures
 import os
 import re
+import select
 import shutil
 import signal
 import subprocess
@@ -120,6 +122,55 @@ def run_logged(cmd, cwd, log, timeout, env=None):
             return None
 
 
+def run_tests(cmd, cwd, log, timeout, env=None):
+    """Runs bats as run_logged does, but stops it at its first failed test, once that
+    test's diagnostics (its "# " lines) are written: the mutant is caught then, and the
+    rest of its guarding tests would only take time.  Its status (1 when stopped), or
+    None after timeout."""
+    deadline = time.monotonic() + timeout
+    with open(log, "ab") as out:
+        out.write(("$ " + " ".join(cmd) + "\n").encode())
+        out.flush()
+        p = subprocess.Popen(cmd, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                             stdin=subprocess.DEVNULL, env=env, start_new_session=True)
+        failed, pending = False, b""
+        while True:
+            left = deadline - time.monotonic()
+            # After a failure, its diagnostics follow at once: a pause ends them.
+            wait = min(left, 2.0) if failed else left
+            if wait <= 0 and not failed:
+                break
+            ready, _, _ = select.select([p.stdout], [], [], max(wait, 0))
+            if not ready:
+                if failed:
+                    break
+                continue
+            chunk = os.read(p.stdout.fileno(), 65536)
+            if not chunk:
+                p.stdout.close()
+                rc = p.wait()
+                return rc if rc is not None else None
+            out.write(chunk)
+            out.flush()
+            pending += chunk
+            *lines, pending = pending.split(b"\n")
+            for line in lines:
+                if failed and not line.startswith(b"#"):
+                    break
+                if line.startswith(b"not ok "):
+                    failed = True
+            else:
+                continue
+            break
+        os.killpg(p.pid, signal.SIGKILL)
+        p.stdout.close()
+        p.wait()
+        if failed:
+            out.write(b"(stopped at its first failed test)\n")
+            return 1
+        return None
+
+
 def run_mutant(m, root, build, out, timeout):
     start = time.monotonic()
     dest = os.path.join(out, m["name"])
@@ -162,7 +213,7 @@ def run_mutant(m, root, build, out, timeout):
     if m.get("filter"):
         bats += ["--filter", m["filter"]]
     bats += [os.path.join("tests", t) for t in m["tests"]]
-    rc = run_logged(bats, dest, log, timeout - (time.monotonic() - start), env)
+    rc = run_tests(bats, dest, log, timeout - (time.monotonic() - start), env)
     with open(log, encoding="utf-8", errors="replace") as f:
         lines = f.read().splitlines()
     failed = [line for line in lines if line.startswith("not ok ")]
