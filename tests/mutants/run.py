@@ -202,7 +202,7 @@ def run_mutant(m, root, build, out, timeout):
     env.pop("MAKEFLAGS", None)
     env.pop("MAKELEVEL", None)
     # The unit drivers are relinked at every edit of src/ and only 00-unit.bats runs them.
-    make = ["nice", "-n", "5", "make", "--no-print-directory", "all"]
+    make = ["nice", "-n", "5", "make", "--no-print-directory", "-j2", "all"]
     if "00-unit.bats" not in m["tests"]:
         make.append("UNITS=")
     rc = run_logged(make, dest, log, timeout, env)
