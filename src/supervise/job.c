@@ -5,9 +5,6 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#include "drivers/decide.h"
-#include "facts/dest.h"
-#include "facts/share.h"
 #include "supervise/task.h"
 #include "sys/clock.h"
 

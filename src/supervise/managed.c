@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "counters/events.h"
+#include "drivers/eligible.h"
 #include "sys/elf.h"
 #include "supervise/notify.h"
 #include "supervise/task.h"
@@ -334,8 +335,9 @@ static void managed_delay(struct managed *m, uint64_t until_ns)
 
 /*
  * The first attempt of @c: after its destination's delay, managed already;
- * else made at once, and managed if it failed or is under way (then the
- * program is told so, and it is awaited within its first bound).  A connect
+ * else made at once, and managed if it is under way (then the program is
+ * told so, and it is awaited within its first bound) or failed with an
+ * error worth another attempt.  A connect
  * that cannot be managed gets the kernel's answer: its error is kept, and
  * ECANCELED (no verdict) returned.
  */
@@ -350,8 +352,9 @@ static int managed_first(struct decide_connect *c)
 		return err;
 	}
 	err = sock_connect(j->dup, (const struct sockaddr *)&j->addr, j->len);
-	if (err == 0)
-		return 0;
+	/* Not worth another attempt (EALREADY, EISCONN, EACCES...): nothing to manage. */
+	if (err == 0 || (err != EINPROGRESS && !eligible_retryable(j->cfg, &j->target, err)))
+		return err;
 	if (!managed_start(j, err == EINPROGRESS)) {
 		j->kernel_err = err;
 		return ECANCELED;
