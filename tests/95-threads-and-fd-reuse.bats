@@ -48,9 +48,11 @@ check_threads() {
 		start_listener "server$s" "${after[s]}" --count 4 --send "from$s"
 		addrs+=("127.0.0.1:$PORT")
 	done
+	# A state file of its own: a record an earlier test left on the same port number (bind
+	# to port 0 hands the same low ephemeral ports out again) is not this destination's.
 	run --separate-stderr timeout 30 env LD_PRELOAD="$LIB" BACKOFF_BASE=50ms BACKOFF_CAP=300ms \
-		BACKOFF_LOG=info BACKOFF_LOG_FORMAT=json BACKOFF_LOG_FILE="$T/log.json" \
-		"$HELPERS/evloop" --threads 16 --wait epoll-lt,epoll-et \
+		BACKOFF_SHARED="$T/state" BACKOFF_LOG=info BACKOFF_LOG_FORMAT=json \
+		BACKOFF_LOG_FILE="$T/log.json" "$HELPERS/evloop" --threads 16 --wait epoll-lt,epoll-et \
 		--register before,before,after,after,after --timeout 10000 --elapsed "${addrs[@]}"
 	assert_eq "$status" 0 "evloop status (stderr: $stderr)"
 	check_threads 16 from0 from1 from2 from3
@@ -58,9 +60,11 @@ check_threads() {
 
 @test "16 threads, each in a different wait primitive, connect to one server 1 s late" {
 	start_listener server0 1000 --count 16 --send hello
+	# A state file of its own: a record an earlier test left on the same port number (bind
+	# to port 0 hands the same low ephemeral ports out again) is not this destination's.
 	run --separate-stderr timeout 30 env LD_PRELOAD="$LIB" BACKOFF_BASE=50ms BACKOFF_CAP=300ms \
-		BACKOFF_LOG=info BACKOFF_LOG_FORMAT=json BACKOFF_LOG_FILE="$T/log.json" \
-		"$HELPERS/evloop" --threads 16 --wait poll,ppoll,select,pselect,epoll-lt,epoll-et,epoll-et \
+		BACKOFF_SHARED="$T/state" BACKOFF_LOG=info BACKOFF_LOG_FORMAT=json \
+		BACKOFF_LOG_FILE="$T/log.json" "$HELPERS/evloop" --threads 16 --wait poll,ppoll,select,pselect,epoll-lt,epoll-et,epoll-et \
 		--register after,before --detect sockopt --timeout 10000 --elapsed "127.0.0.1:$PORT"
 	assert_eq "$status" 0 "evloop status (stderr: $stderr)"
 	check_threads 16 hello
