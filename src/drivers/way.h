@@ -1,7 +1,8 @@
 /*
  * The way of one connect through core, the same for every driver: the
- * preload's hook (drivers/call) and the supervisor's blocking connect
- * (supervise/job) give their attempts, and take the answer.
+ * preload's hook (drivers/call) and the supervisor's blocking and
+ * non-blocking connects (supervise/job) give their attempts, and take the
+ * answer.
  */
 #ifndef BACKOFF_DRIVERS_WAY_H
 #define BACKOFF_DRIVERS_WAY_H

@@ -56,28 +56,9 @@ uint64_t job_first_deadline(struct job *j)
 {
 	uint64_t bound = before_bound_ms(j->cfg, &j->target);
 
-	j->started_ms = clock_now_ms();
-	return bound == CONFIG_INFINITE ? CONFIG_INFINITE : j->started_ms + bound;
-}
-
-/* The connect of @j as core's drivers see it: its socket, its destination, its operations. */
-static struct decide_connect job_connect(struct job *j, int err, bool waited,
-					 int (*attempt)(void *, uint64_t),
-					 int (*first)(struct decide_connect *))
-{
-	return (struct decide_connect){
-		.fd = j->dup,
-		.target = &j->target,
-		.err = err,
-		.waited = waited,
-		/* In a thread of its own: always decided here (no event loop's hand). */
-		.own_thread = true,
-		.owner = job_owner,
-		.started_ms = j->started_ms,
-		.attempt = attempt,
-		.first = first,
-		.ctx = j,
-	};
+	/* The budget and the program's send timeout count from here (decide_connect). */
+	j->way.c.started_ms = clock_now_ms();
+	return bound == CONFIG_INFINITE ? CONFIG_INFINITE : j->way.c.started_ms + bound;
 }
 
 int job_way(struct job *j, int (*attempt)(void *, uint64_t), int (*first)(struct decide_connect *),
@@ -85,7 +66,17 @@ int job_way(struct job *j, int (*attempt)(void *, uint64_t), int (*first)(struct
 	    void (*planned)(void *))
 {
 	j->way = (struct way){
-		.c = job_connect(j, 0, false, attempt, first),
+		.c = {
+			.fd = j->dup,
+			.target = &j->target,
+			/* In a thread of its own: always decided here (no event loop's hand). */
+			.own_thread = true,
+			.owner = job_owner,
+			.attempt = attempt,
+			.first = first,
+			.planned = planned,
+			.ctx = j,
+		},
 		.b = {
 			.fd = j->dup,
 			.addr = (const struct sockaddr *)&j->addr,
@@ -95,6 +86,5 @@ int job_way(struct job *j, int (*attempt)(void *, uint64_t), int (*first)(struct
 		.later = later,
 		.left = left,
 	};
-	j->way.c.planned = planned;
 	return way_connect(j->cfg, &j->way);
 }

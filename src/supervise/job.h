@@ -23,10 +23,9 @@ struct job {
 	socklen_t len;
 	struct target_addr target;
 	int pidfd, dup;
-	pid_t tgid;	     /* the program's process, once known (its destinations' budgets) */
-	uint64_t started_ms; /* when the first attempt began (monotonic) */
-	bool replied;	     /* a non-blocking connect was answered EINPROGRESS */
-	int kernel_err;	     /* the answer of a first attempt that could not be managed */
+	pid_t tgid;	/* the program's process, once known (its destinations' budgets) */
+	bool replied;	/* a non-blocking connect was answered EINPROGRESS */
+	int kernel_err; /* the answer of a first attempt that could not be managed */
 	struct managed *m;
 	struct way way;	     /* its way through core (job_way) */
 	struct log_task log; /* this thread's log lines: the program's stderr and ids */
@@ -44,7 +43,8 @@ pid_t job_tgid(struct job *j);
 /*
  * When the first attempt of @j, begun now, is to end if still unanswered
  * (monotonic ms; CONFIG_INFINITE: the kernel's own end): an internet
- * destination's first attempt has the bound the preload gives it.
+ * destination's first attempt has the bound the preload gives it.  Its
+ * start is the way's (@j->way.c.started_ms).
  */
 uint64_t job_first_deadline(struct job *j);
 

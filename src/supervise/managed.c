@@ -346,11 +346,8 @@ static int managed_first(struct decide_connect *c)
 	struct job *j = c->ctx;
 	int err;
 
-	if (j->m) {
-		err = managed_attempt(j, job_first_deadline(j));
-		c->started_ms = j->started_ms;
-		return err;
-	}
+	if (j->m)
+		return managed_attempt(j, job_first_deadline(j));
 	err = sock_connect(j->dup, (const struct sockaddr *)&j->addr, j->len);
 	/* Not worth another attempt (EALREADY, EISCONN, EACCES...): nothing to manage. */
 	if (err == 0 || (err != EINPROGRESS && !eligible_retryable(j->cfg, &j->target, err)))
@@ -362,9 +359,20 @@ static int managed_first(struct decide_connect *c)
 	if (err != EINPROGRESS)
 		return err;
 	managed_under_way(j);
-	err = managed_settle(j, job_first_deadline(j));
-	c->started_ms = j->started_ms;
-	return err;
+	return managed_settle(j, job_first_deadline(j));
+}
+
+/*
+ * The connect of @j is managed from now on, unmade (a delay, a first
+ * attempt left to the prober), the program told it is under way; false if
+ * it cannot be managed (then the driver makes its first attempt now).
+ */
+static bool managed_begin(struct job *j)
+{
+	if (!j->m && !managed_start(j, false))
+		return false;
+	managed_under_way(j);
+	return true;
 }
 
 /*
@@ -376,11 +384,9 @@ static bool managed_later(void *ctx, const struct before_connect *b)
 {
 	struct job *j = ctx;
 
-	if (!j->m && !managed_start(j, false))
-		return false; /* made now, as a connect that cannot be managed */
-	managed_under_way(j);
-	managed_delay(j->m, b->until_ns);
-	return false;
+	if (managed_begin(j))
+		managed_delay(j->m, b->until_ns);
+	return false; /* the attempt is made here when the delay ends */
 }
 
 /* Its first attempt left to the prober: under way for the program, its finding decided here. */
@@ -388,9 +394,8 @@ static bool managed_left(void *ctx)
 {
 	struct job *j = ctx;
 
-	if (!j->m && !managed_start(j, false))
-		return false; /* made now, as a connect that cannot be managed */
-	managed_under_way(j);
+	if (!managed_begin(j))
+		return false;
 	events_waited();
 	return true;
 }

@@ -90,14 +90,11 @@ static int attempt_while_valid(void *ctx, uint64_t deadline_ms)
 static int blocking_first(struct decide_connect *c)
 {
 	struct job *j = c->ctx;
-	int err;
 
 	if ((j->way.b.past_delay || c->waited) && !task_id_valid(blocking_id(j)))
 		return ECANCELED;
-	err = sock_connect_until(j->dup, (const struct sockaddr *)&j->addr, j->len,
-				 job_first_deadline(j), SOCK_TIMEO_ASK, NULL);
-	c->started_ms = j->started_ms;
-	return err;
+	return sock_connect_until(j->dup, (const struct sockaddr *)&j->addr, j->len,
+				  job_first_deadline(j), SOCK_TIMEO_ASK, NULL);
 }
 
 static void blocking_retry(struct job *j)
