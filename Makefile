@@ -126,7 +126,7 @@ $(STATUS): $(STATUS_SRC) src/tool/status_format.h src/tool/status_procs.h $(CORE
 # The supervisor engine: a program of its own, on the same core as the library, with
 # libc's calls as the real ones (src/supervise/libc.c) instead of sys/real.c.
 SUPERVISE_CORE := $(patsubst %,$(BUILD)/obj/src/%.o,facts/addrlist $(CONFIG_MODS) drivers/decide drivers/eligible drivers/way \
-	facts/dest engine/engine counters/events facts/fate engine/policy drivers/retry facts/share facts/share_file facts/share_full facts/share_view config/target \
+	facts/record engine/engine counters/events engine/policy drivers/retry facts/share facts/share_file facts/share_full facts/share_view config/target \
 	drivers/before engine/ready sys/clock sys/elf sys/errname sys/listen sys/log sys/rng sys/sock sys/text)
 # Linked statically: a preload's exec hook runs it with the program's environment, whose
 # LD_PRELOAD then loads nothing into it, and it starts without a loader's work.  Not under

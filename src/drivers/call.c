@@ -7,7 +7,7 @@
 
 #include "drivers/before.h"
 #include "drivers/decide.h"
-#include "facts/dest.h"
+#include "facts/record.h"
 #include "drivers/early.h"
 #include "engine/engine.h"
 #include "counters/events.h"

@@ -8,7 +8,7 @@
 
 #include "config/target.h"
 #include "engine/progress.h"
-#include "facts/fate.h"
+#include "facts/record.h"
 #include "tables/fdtable.h"
 
 struct dest;

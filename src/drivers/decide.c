@@ -7,7 +7,7 @@
 #include <sys/socket.h>
 
 #include "facts/addrlist.h"
-#include "facts/dest.h"
+#include "facts/record.h"
 #include "drivers/eligible.h"
 #include "engine/engine.h"
 #include "counters/events.h"
@@ -44,40 +44,6 @@ static const char *connect_why_not(const struct config *cfg, const struct decide
 	return eligible_why_not(cfg, c->target, type, *blocking);
 }
 
-/*
- * Whether @t is known down to this call: its budget spent in this process
- * (@d), or by the call's run (BACKOFF_RUN), host-wide, and its open time
- * still running.
- */
-static bool known_down(const struct config *cfg, const struct dest *d, const struct target_addr *t)
-{
-	/*
-	 * A run's give-up leaves its destination down (a success since clears
-	 * both): with none down, two loads, no clock read and no lookup, for the
-	 * deadline of every managed connect.
-	 */
-	return dest_down(d) || (cfg->run_id && cfg->shared && share_down_for(t) &&
-				share_run_spent(t, cfg->run_id, clock_now_ns()));
-}
-
-/*
- * A call to @t (@d) gave up at @now_ms: if its budget is spent, @t is known
- * down in this process, and for the call's run until its open time is over.
- */
-static void gave_up(const struct config *cfg, struct dest *d, const struct target_addr *t,
-		    uint64_t now_ms)
-{
-	struct share_slot *s;
-
-	if (!dest_gave_up(cfg, d, t, now_ms) || !cfg->run_id || !cfg->shared ||
-	    !(s = share_find(t)))
-		return;
-	share_note_run_open(
-		s, clock_now_ns() + engine_run_open_ms(cfg, share_note_run_giveup(s, cfg->run_id),
-						       rng_next()) *
-					    1000000);
-}
-
 /* Whether a program that tries several addresses moves on from @t, at @now_ms. */
 static bool more_addresses(const struct target_addr *t, uint64_t now_ms)
 {
@@ -88,7 +54,7 @@ static bool more_addresses(const struct target_addr *t, uint64_t now_ms)
 static int retry_here(const struct config *cfg, struct decide_connect *c)
 {
 	struct dest *d = dest_of(cfg, c->target, decide_owner(c));
-	struct fate fate;
+	struct fate fate = { .slot = NULL };
 	uint64_t now = clock_now_ms();
 	struct retry_call call = {
 		.what = { .call = "connect", .target = c->target },
@@ -97,7 +63,7 @@ static int retry_here(const struct config *cfg, struct decide_connect *c)
 		.planned = c->planned,
 		.ctx = c->ctx,
 		.first_waited = c->waited,
-		.known_down = known_down(cfg, d, c->target),
+		.known_down = record_known_down(cfg, d, c->target),
 		.more_addresses = more_addresses(c->target, now),
 		.budget_ms = CONFIG_INFINITE,
 	};
@@ -106,11 +72,10 @@ static int retry_here(const struct config *cfg, struct decide_connect *c)
 	if (!call.known_down && !call.more_addresses) {
 		uint64_t budget, sndtimeo;
 
-		fate_join(&fate, cfg, c->target, sock_type(c->fd), clock_now_ns(),
-			  engine_finding_fresh_ns(cfg, false));
+		budget = record_join(cfg, &d, &fate, c->target, sock_type(c->fd),
+				     c->started_ms ? c->started_ms : now, now, decide_owner(c));
 		if (fate.slot)
 			call.fate = &fate;
-		budget = dest_budget_left(cfg, d, c->started_ms ? c->started_ms : now, now);
 		sndtimeo = sock_sndtimeo_ms(c->fd);
 		/* The program's own send timeout counts from the call's start, the first attempt in
 		 * it. */
@@ -126,7 +91,7 @@ static int retry_here(const struct config *cfg, struct decide_connect *c)
 	if (c->err == 0)
 		dest_succeeded(d);
 	else if (c->err != ECANCELED) /* the supervisor's program went away: no verdict */
-		gave_up(cfg, d, c->target, clock_now_ms());
+		record_gave_up(cfg, NULL, d, c->target, -1, clock_now_ms());
 	return c->err;
 }
 
@@ -171,7 +136,7 @@ int decide_failed(const struct config *cfg, struct decide_connect *c)
 
 void decide_connected(const struct config *cfg, const struct target_addr *t, pid_t owner)
 {
-	fate_connected(NULL, cfg, t, NULL, owner);
+	record_connected(NULL, cfg, t, NULL, owner);
 }
 
 void decide_up(const struct config *cfg, const struct sockaddr *addr, socklen_t len)
@@ -212,18 +177,13 @@ static struct engine_event loop_event(const struct config *cfg, struct fdconn *c
 	/* Only a failure asks the destination's facts: a success pays for none of them. */
 	if (kind != ENGINE_FAILED && kind != ENGINE_HELD)
 		return ev;
-	ev.known_down = known_down(cfg, c->dest, &c->target);
+	ev.known_down = record_known_down(cfg, c->dest, &c->target);
 	ev.more_addresses = c->progress.attempt == 1 && more_addresses(&c->target, now);
 	if (engine_passes(&c->progress, &ev))
 		return ev;
-	if (!c->dest)
-		/* Atomic: releasing the event loop's waiters reads it without the claim. */
-		__atomic_store_n(&c->dest, dest_of(cfg, &c->target, 0), __ATOMIC_RELAXED);
-	if (!c->fate.slot && cfg->shared)
-		/* A managed connect is a stream connect (it was EINPROGRESS). */
-		fate_join(&c->fate, cfg, &c->target, SOCK_STREAM, c->fate.last_ns,
-			  engine_finding_fresh_ns(cfg, false));
-	ev.budget_left_ms = dest_budget_left(cfg, c->dest, c->progress.start_ms, now);
+	/* A managed connect is a stream connect (it was EINPROGRESS). */
+	ev.budget_left_ms = record_join(cfg, &c->dest, &c->fate, &c->target, SOCK_STREAM,
+					c->progress.start_ms, now, 0);
 	return ev;
 }
 
@@ -258,11 +218,7 @@ void decide_loop_gave_up(const struct config *base, struct fdconn *c, int fd, ui
 {
 	const struct config *cfg = config_for(base, &c->target); /* BACKOFF_DESTINATIONS */
 
-	if (c->fate.slot) {
-		fate_leave(&c->fate);
-		dest_look_done(c->dest, fd);
-	}
-	gave_up(cfg, c->dest, &c->target, now_ms);
+	record_gave_up(cfg, &c->fate, c->dest, &c->target, fd, now_ms);
 }
 
 void decide_loop_closed(const struct config *base, struct fdconn *c, int fd, bool hidden,
@@ -273,10 +229,7 @@ void decide_loop_closed(const struct config *base, struct fdconn *c, int fd, boo
 
 	ev.waiting = hidden;
 	(void)loop_step(cfg, c, &ev);
-	if (c->fate.slot) {
-		fate_leave(&c->fate);
-		dest_look_done(c->dest, fd);
-	}
+	(void)record_leave(&c->fate, c->dest, fd);
 }
 
 bool decide_loop_failed(const struct config *base, struct fdconn *c, int fd, int err,
@@ -316,7 +269,7 @@ uint64_t decide_loop_attempt_deadline(const struct config *base, const struct fd
 {
 	const struct config *cfg = config_for(base, &c->target); /* BACKOFF_DESTINATIONS */
 	return engine_attempt_deadline(cfg, &c->progress, &c->target, c->fate.full,
-				       known_down(cfg, c->dest, &c->target), now_ms);
+				       record_known_down(cfg, c->dest, &c->target), now_ms);
 }
 
 bool decide_loop_succeeded(const struct config *base, struct fdconn *c, int fd, uint64_t now_ms)
@@ -326,7 +279,7 @@ bool decide_loop_succeeded(const struct config *base, struct fdconn *c, int fd, 
 	bool turn = c->fate.slot && dest_look_done(c->dest, fd);
 
 	(void)loop_step(cfg, c, &ev);
-	fate_connected(&c->fate, cfg, &c->target, c->dest, 0);
+	record_connected(&c->fate, cfg, &c->target, c->dest, 0);
 	return turn;
 }
 

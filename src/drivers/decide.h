@@ -13,7 +13,7 @@
 #include <sys/types.h>
 
 #include "config/config.h"
-#include "facts/fate.h"
+#include "facts/record.h"
 #include "engine/progress.h"
 #include "facts/share.h"
 #include "config/target.h"

@@ -13,7 +13,7 @@
 
 #include "drivers/conn.h"
 #include "drivers/decide.h"
-#include "facts/dest.h"
+#include "facts/record.h"
 #include "drivers/early.h"
 #include "engine/engine.h"
 #include "tables/epollreg.h"

@@ -8,7 +8,7 @@
 #include "config/config.h"
 #include "engine/engine.h"
 #include "counters/events.h"
-#include "facts/fate.h"
+#include "facts/record.h"
 #include "engine/progress.h"
 #include "config/target.h"
 

@@ -3,7 +3,7 @@
 
 #include <errno.h>
 
-#include "facts/dest.h"
+#include "facts/record.h"
 #include "facts/share.h"
 
 int way_connect(const struct config *cfg, struct way *w)

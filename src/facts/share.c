@@ -688,9 +688,12 @@ uint64_t share_lease_end(struct share_slot *s)
 		       : 0;
 }
 
-void share_leave(struct share_slot *s)
+void share_leave(struct share_slot *s, bool loop_waiter)
 {
 	int me = my_tid(), deputy = me;
+
+	if (loop_waiter)
+		share_loop_wait(s, -1, 0);
 
 	atomic_compare_exchange_strong_explicit(&s->deputy, &deputy, 0, memory_order_relaxed,
 						memory_order_relaxed);

@@ -481,8 +481,12 @@ int share_prober(struct share_slot *s);
 /* When the lease of @s ends (0: none). */
 uint64_t share_lease_end(struct share_slot *s);
 
-/* The calling thread stops probing @s (its call ended): another may take over at once. */
-void share_leave(struct share_slot *s);
+/*
+ * The calling thread stops probing @s (its call ended): another may take
+ * over at once; and an event loop's connect counted as a waiter
+ * (@loop_waiter: share_loop_wait) is counted no more.
+ */
+void share_leave(struct share_slot *s, bool loop_waiter);
 
 /*
  * Sleep until @s's success count differs from @seq or @until_ns.  Returns 0,

@@ -4,7 +4,7 @@
 
 #include "drivers/call.h"
 #include "drivers/decide.h"
-#include "facts/dest.h"
+#include "facts/record.h"
 #include "drivers/early.h"
 #include "tables/fdtable.h"
 #include "drivers/pending.h"

@@ -16,7 +16,7 @@
 #include "config/config.h"
 #include "engine/engine.h"
 #include "counters/events.h"
-#include "facts/fate.h"
+#include "facts/record.h"
 #include "engine/ready.h"
 #include "drivers/retry.h"
 #include "facts/share.h"

@@ -9,7 +9,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-#include "facts/fate.h"
+#include "facts/record.h"
 #include "sys/clock.h"
 #include "unit.h"
 
