@@ -347,6 +347,10 @@ uint64_t record_join(const struct config *cfg, struct dest **d, struct fate *f,
 	if (!*d)
 		/* Atomic: an event loop releasing its waiters reads it without the claim. */
 		__atomic_store_n(d, dest_of(cfg, t, owner), __ATOMIC_RELAXED);
+	/*
+	 * The call's last real attempt: an event loop's connect noted its start
+	 * (decide_loop_begin); a blocking call's failed now.
+	 */
 	if (!f->slot)
 		fate_join(f, cfg, t, type, f->last_ns ? f->last_ns : clock_now_ns(),
 			  engine_finding_fresh_ns(cfg, false));

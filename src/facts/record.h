@@ -189,7 +189,8 @@ bool record_known_down(const struct config *cfg, const struct dest *d, const str
 /*
  * A call to @t on a socket of @type failed at @now_ms, and is retried: its
  * process's record (*@d, looked up for @owner if NULL) and the host's slot
- * (@f, joined if it is not) are the call's from now on.  Returns what is
+ * (@f, joined if it is not; f->last_ns: the call's last real attempt, 0:
+ * now) are the call's from now on.  Returns what is
  * left of the destination's budget, its clock started at @began_ms if it
  * had none (dest_budget_left).
  */
