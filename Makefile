@@ -115,13 +115,13 @@ CONFIG_MODS := config/config config/config_dests config/config_errors config/con
 	config/config_programs
 TOOL_CORE := $(patsubst %,$(BUILD)/obj/src/%.o,$(CONFIG_MODS) engine/engine engine/policy engine/ready config/target \
 	sys/errname sys/rng sys/text sys/log sys/clock supervise/libc)
-$(TOOL): src/tool/schedule.c $(TOOL_CORE)
+$(TOOL): $(BUILD)/obj/src/tool/schedule.o $(TOOL_CORE)
 	$(CC) $(CFLAGS_ALL) -o $@ $^ $(LIBS)
 
 # `backoff status`: the state file of shared fate, read with the library's own checks.
 STATUS_SRC := src/tool/status.c src/tool/status_format.c src/tool/status_procs.c
-$(STATUS): $(STATUS_SRC) src/tool/status_format.h src/tool/status_procs.h $(CORE_OBJ)
-	$(CC) $(CFLAGS_ALL) -o $@ $(STATUS_SRC) $(CORE_OBJ) $(LIBS)
+$(STATUS): $(STATUS_SRC:%.c=$(BUILD)/obj/%.o) $(CORE_OBJ)
+	$(CC) $(CFLAGS_ALL) -o $@ $^ $(LIBS)
 
 # The supervisor engine: a program of its own, on the same core as the library, with
 # libc's calls as the real ones (src/supervise/libc.c) instead of sys/real.c.
@@ -142,9 +142,12 @@ $(SUPERVISOR): $(SUPERVISE_SRC:%.c=$(BUILD)/obj/%.o) $(SUPERVISE_CORE)
 LAUNCHER_OBJ := $(filter-out $(BUILD)/obj/src/supervise/main.o,$(SUPERVISE_SRC:%.c=$(BUILD)/obj/%.o)) \
 	$(SUPERVISE_CORE)
 # `backoff wait` (src/tool/wait.c) runs in the launcher, on the same core.
+# The tree's copy links their objects, as every tool does, so that a change elsewhere
+# relinks it without compiling them again (install compiles them with LAUNCHER_LIBDIR).
 LAUNCHER_SRC := src/tool/launcher.c src/tool/wait.c
-$(LAUNCHER_BIN): $(LAUNCHER_SRC) src/tool/wait.h src/tool/launcher-help.inc $(LAUNCHER_OBJ)
-	$(CC) $(CFLAGS_ALL) $(SUPERVISE_LDFLAGS) -o $@ $(LAUNCHER_SRC) $(LAUNCHER_OBJ) $(LIBS)
+$(BUILD)/obj/src/tool/launcher.o: src/tool/launcher-help.inc
+$(LAUNCHER_BIN): $(LAUNCHER_SRC:%.c=$(BUILD)/obj/%.o) $(LAUNCHER_OBJ)
+	$(CC) $(CFLAGS_ALL) $(SUPERVISE_LDFLAGS) -o $@ $^ $(LIBS)
 
 all: $(LAUNCHER_BIN)
 

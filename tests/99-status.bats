@@ -118,7 +118,9 @@ PY
 	closed_port dead
 	probes 3 "127.0.0.1:$PORT" p BACKOFF_TIMEOUT=30s
 	export BACKOFF_SHARED=$STATE
-	status_until "^127\.0\.0\.1:$PORT +waiting " 5
+	# Until the three have joined: the prober and at least one asleep (a client that
+	# starts late, under the sanitizers, may be seen before it waits).
+	status_until "^127\.0\.0\.1:$PORT +waiting +[^ ]+ +[A-Z]+ +[^ ]+ +[23] " 5
 	local line
 	line=$(grep "^127\.0\.0\.1:$PORT " <<<"$STATUS_OUT")
 	assert_match "$(head -n 1 <<<"$STATUS_OUT")" \
