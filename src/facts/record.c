@@ -99,13 +99,23 @@ struct dest *dest_of(const struct config *cfg, const struct target_addr *t, pid_
 	return NULL;
 }
 
-bool dest_down(const struct dest *d)
+/*
+ * Whether @d is known down: its budget ran out with no success since.  A
+ * connect to it makes one real attempt and returns the kernel's answer.
+ */
+static bool dest_down(const struct dest *d)
 {
 	return d && atomic_load_explicit(&d->down, memory_order_relaxed);
 }
 
-uint64_t dest_budget_left(const struct config *cfg, struct dest *d, uint64_t began_ms,
-			  uint64_t now_ms)
+/*
+ * A failed attempt to @d, begun at @began_ms, at @now_ms: starts its clock
+ * at @began_ms if it has none (the budget covers the attempt too).  Returns
+ * what is left of its budget (BACKOFF_TIMEOUT from its first attempt) in ms,
+ * or CONFIG_INFINITE.  @d NULL: the call's own budget, from @began_ms.
+ */
+static uint64_t dest_budget_left(const struct config *cfg, struct dest *d, uint64_t began_ms,
+				 uint64_t now_ms)
 {
 	uint64_t first = began_ms ? began_ms : 1, zero = 0, end;
 
@@ -121,8 +131,12 @@ uint64_t dest_budget_left(const struct config *cfg, struct dest *d, uint64_t beg
 	return now_ms < end ? end - now_ms : 0;
 }
 
-bool dest_gave_up(const struct config *cfg, struct dest *d, const struct target_addr *t,
-		  uint64_t now_ms)
+/*
+ * A call to @d gave up at @now_ms: if its budget is spent, @d is known down
+ * from now on (said once at info), and true is returned.
+ */
+static bool dest_gave_up(const struct config *cfg, struct dest *d, const struct target_addr *t,
+			 uint64_t now_ms)
 {
 	uint64_t first;
 

@@ -48,28 +48,6 @@ static inline bool dest_any_down(void)
  */
 struct dest *dest_of(const struct config *cfg, const struct target_addr *t, pid_t owner);
 
-/*
- * Whether @d is known down: its budget ran out with no success since.  A
- * connect to it makes one real attempt and returns the kernel's answer.
- */
-bool dest_down(const struct dest *d);
-
-/*
- * A failed attempt to @d, begun at @began_ms, at @now_ms: starts its clock
- * at @began_ms if it has none (the budget covers the attempt too).  Returns
- * what is left of its budget (BACKOFF_TIMEOUT from its first attempt) in ms,
- * or CONFIG_INFINITE.  @d NULL: the call's own budget, from @began_ms.
- */
-uint64_t dest_budget_left(const struct config *cfg, struct dest *d, uint64_t began_ms,
-			  uint64_t now_ms);
-
-/*
- * A call to @d gave up at @now_ms: if its budget is spent, @d is known down
- * from now on (said once at info), and true is returned.
- */
-bool dest_gave_up(const struct config *cfg, struct dest *d, const struct target_addr *t,
-		  uint64_t now_ms);
-
 /* A connect to @d succeeded: its clock stops and it is no longer known down. */
 void dest_succeeded(struct dest *d);
 
