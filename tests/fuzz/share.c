@@ -173,7 +173,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			(void)share_lease_end(s);
 			break;
 		case 4:
-			share_leave(s);
+			share_leave(s, b[2] & 1); /* and an event loop's waiter uncounted, or not */
 			break;
 		case 5:
 			share_note_saved(s);
