@@ -136,7 +136,7 @@ int decide_failed(const struct config *cfg, struct decide_connect *c)
 
 void decide_connected(const struct config *cfg, const struct target_addr *t, pid_t owner)
 {
-	record_connected(NULL, cfg, t, NULL, owner);
+	(void)record_connected(NULL, cfg, t, NULL, owner, -1);
 }
 
 void decide_up(const struct config *cfg, const struct sockaddr *addr, socklen_t len)
@@ -276,11 +276,8 @@ bool decide_loop_succeeded(const struct config *base, struct fdconn *c, int fd, 
 {
 	const struct config *cfg = config_for(base, &c->target); /* BACKOFF_DESTINATIONS */
 	struct engine_event ev = loop_event(cfg, c, ENGINE_CONNECTED, 0, now_ms);
-	bool turn = c->fate.slot && dest_look_done(c->dest, fd);
-
 	(void)loop_step(cfg, c, &ev);
-	record_connected(&c->fate, cfg, &c->target, c->dest, 0);
-	return turn;
+	return record_connected(&c->fate, cfg, &c->target, c->dest, 0, fd);
 }
 
 /*

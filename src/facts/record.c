@@ -179,7 +179,8 @@ bool dest_look_turn(struct dest *d, int fd, uint64_t now_ms, uint64_t until_ms)
 	return true;
 }
 
-bool dest_look_done(struct dest *d, int fd)
+/* @fd's connect ended: its turn is free.  Returns whether it had it. */
+static bool dest_look_done(struct dest *d, int fd)
 {
 	int me = fd + 1;
 
@@ -226,19 +227,22 @@ void fate_leave(struct fate *f)
 	f->loop_waiter = false;
 }
 
-void record_connected(struct fate *f, const struct config *cfg, const struct target_addr *t,
-		      struct dest *d, pid_t owner)
+bool record_connected(struct fate *f, const struct config *cfg, const struct target_addr *t,
+		      struct dest *d, pid_t owner, int fd)
 {
+	bool turn = false;
+
 	/* The clock is read only when something is written: a healthy success reads none. */
 	if (f && f->slot) {
 		fate_attempted(f, 0, clock_now_ns());
-		fate_leave(f);
+		turn = record_leave(f, d, fd);
 	} else if (cfg->shared && share_down_for(t)) {
 		share_note_up(t, clock_now_ns()); /* a first attempt: no fate joined */
 	}
 	/* A destination whose clock runs is up again (rare: one load otherwise). */
 	if (dest_any_clock())
 		dest_succeeded(d ? d : dest_of(cfg, t, owner));
+	return turn;
 }
 
 void fate_loop_waits(struct fate *f, uint64_t wake_ns)
@@ -365,7 +369,7 @@ uint64_t record_join(const struct config *cfg, struct dest **d, struct fate *f,
 	 * The call's last real attempt: an event loop's connect noted its start
 	 * (decide_loop_begin); a blocking call's failed now.
 	 */
-	if (!f->slot)
+	if (!f->slot && cfg->shared)
 		fate_join(f, cfg, t, type, f->last_ns ? f->last_ns : clock_now_ns(),
 			  engine_finding_fresh_ns(cfg, false));
 	return dest_budget_left(cfg, *d, began_ms, now_ms);

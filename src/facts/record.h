@@ -60,9 +60,6 @@ void dest_succeeded(struct dest *d);
  */
 bool dest_look_turn(struct dest *d, int fd, uint64_t now_ms, uint64_t until_ms);
 
-/* @fd's connect ended: its turn is free.  Returns whether it had it. */
-bool dest_look_done(struct dest *d, int fd);
-
 struct share_slot;
 
 /* Where one call stands with its destination's shared slot; plain data, owned by the call. */
@@ -98,13 +95,14 @@ void fate_leave(struct fate *f);
 
 /*
  * A connect to @t succeeded now, every store told at once: the call's
- * fate (@f, NULL or not joined: none) has the news and is left; else the
- * host's record says up if it said otherwise; the budget of @d (NULL: @t's
- * for @owner, looked up only while some destination's clock runs) stops.
- * The one writer of a success.
+ * fate (@f, NULL or not joined: none) has the news and is left
+ * (record_leave: the look turn of @fd, -1: none, returned); else the host's
+ * record says up if it said otherwise; the budget of @d (NULL: @t's for
+ * @owner, looked up only while some destination's clock runs) stops.  The
+ * one writer of a success.
  */
-void record_connected(struct fate *f, const struct config *cfg, const struct target_addr *t,
-		      struct dest *d, pid_t owner);
+bool record_connected(struct fate *f, const struct config *cfg, const struct target_addr *t,
+		      struct dest *d, pid_t owner, int fd);
 
 /*
  * An event loop's connect waits for its planned retry, its next wake at
