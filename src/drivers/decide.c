@@ -53,7 +53,8 @@ static bool more_addresses(const struct target_addr *t, uint64_t now_ms)
 /* The blocking retry of @c: the destination's facts, budget and shared fate, then the loop. */
 static int retry_here(const struct config *cfg, struct decide_connect *c)
 {
-	struct dest *d = dest_of(cfg, c->target, decide_owner(c));
+	/* Looked up here only when some destination is down; else when it joins. */
+	struct dest *d = dest_any_down() ? dest_of(cfg, c->target, decide_owner(c)) : NULL;
 	struct fate fate = { .slot = NULL };
 	uint64_t now = clock_now_ms();
 	struct retry_call call = {

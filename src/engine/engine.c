@@ -386,6 +386,16 @@ bool engine_full_moving(const struct config *cfg, uint64_t now_ms, uint64_t free
 	return freed_ms != 0 && freed_ms <= now_ms && now_ms - freed_ms < cfg->policy.cap_ms / 2;
 }
 
+uint64_t engine_budget_left_ms(const struct config *cfg, uint64_t since_ms, uint64_t now_ms)
+{
+	uint64_t end;
+
+	if (cfg->timeout_ms == CONFIG_INFINITE)
+		return CONFIG_INFINITE;
+	end = since_ms + cfg->timeout_ms;
+	return now_ms < end ? end - now_ms : 0;
+}
+
 uint64_t engine_run_open_ms(const struct config *cfg, uint32_t giveups, uint64_t draw)
 {
 	uint64_t open = cfg->timeout_ms == CONFIG_INFINITE ? cfg->policy.cap_ms : cfg->timeout_ms;

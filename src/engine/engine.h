@@ -239,6 +239,14 @@ bool engine_early_answer(const struct config *cfg, const struct engine_early *e)
  */
 #define ENGINE_ACCEPT_MS 100
 
+/*
+ * What is left at @now_ms of a destination's budget (BACKOFF_TIMEOUT) whose
+ * clock started at @since_ms, its first failed attempt since its last
+ * success: 0 once spent (its calls give up, and it is known down),
+ * CONFIG_INFINITE when there is no budget.
+ */
+uint64_t engine_budget_left_ms(const struct config *cfg, uint64_t since_ms, uint64_t now_ms);
+
 /* The longest a run's give-up keeps its later calls to the kernel's answer: 5 min. */
 #define ENGINE_RUN_OPEN_MAX_MS 300000ULL
 

@@ -109,41 +109,39 @@ static bool dest_down(const struct dest *d)
 }
 
 /*
- * A failed attempt to @d, begun at @began_ms, at @now_ms: starts its clock
- * at @began_ms if it has none (the budget covers the attempt too).  Returns
- * what is left of its budget (BACKOFF_TIMEOUT from its first attempt) in ms,
- * or CONFIG_INFINITE.  @d NULL: the call's own budget, from @began_ms.
+ * A failed attempt to @d, begun at @began_ms: starts its clock at @began_ms
+ * if it has none (the budget covers the attempt too).  Returns when the
+ * clock started: the destination's first failed attempt since its last
+ * success (@d NULL: the call's own, @began_ms).
  */
-static uint64_t dest_budget_left(const struct config *cfg, struct dest *d, uint64_t began_ms,
-				 uint64_t now_ms)
+static uint64_t dest_clock(struct dest *d, uint64_t began_ms)
 {
-	uint64_t first = began_ms ? began_ms : 1, zero = 0, end;
+	uint64_t first = began_ms ? began_ms : 1, zero = 0;
 
-	if (cfg->timeout_ms == CONFIG_INFINITE)
-		return CONFIG_INFINITE;
-	if (d &&
-	    atomic_compare_exchange_strong_explicit(&d->first_fail_ms, &zero, first,
-						    memory_order_relaxed, memory_order_relaxed))
+	if (!d)
+		return first;
+	if (atomic_compare_exchange_strong_explicit(&d->first_fail_ms, &zero, first,
+						    memory_order_relaxed, memory_order_relaxed)) {
 		atomic_fetch_add_explicit(&dest_clocks, 1, memory_order_relaxed);
-	else if (d)
-		first = zero;
-	end = first + cfg->timeout_ms;
-	return now_ms < end ? end - now_ms : 0;
+		return first;
+	}
+	return zero;
 }
 
 /*
- * A call to @d gave up at @now_ms: if its budget is spent, @d is known down
- * from now on (said once at info), and true is returned.
+ * A call to @d gave up at @now_ms: if its budget is spent (the engine's
+ * engine_budget_left_ms), @d is known down from now on (said once at info),
+ * and true is returned.
  */
 static bool dest_gave_up(const struct config *cfg, struct dest *d, const struct target_addr *t,
 			 uint64_t now_ms)
 {
 	uint64_t first;
 
-	if (!d || cfg->timeout_ms == CONFIG_INFINITE)
+	if (!d)
 		return false;
 	first = atomic_load_explicit(&d->first_fail_ms, memory_order_relaxed);
-	if (first == 0 || now_ms < first + cfg->timeout_ms)
+	if (first == 0 || engine_budget_left_ms(cfg, first, now_ms) != 0)
 		return false;
 	if (!atomic_exchange_explicit(&d->down, true, memory_order_relaxed)) {
 		atomic_fetch_add_explicit(&dest_downs, 1, memory_order_relaxed);
@@ -372,7 +370,7 @@ uint64_t record_join(const struct config *cfg, struct dest **d, struct fate *f,
 	if (!f->slot && cfg->shared)
 		fate_join(f, cfg, t, type, f->last_ns ? f->last_ns : clock_now_ns(),
 			  engine_finding_fresh_ns(cfg, false));
-	return dest_budget_left(cfg, *d, began_ms, now_ms);
+	return engine_budget_left_ms(cfg, dest_clock(*d, began_ms), now_ms);
 }
 
 bool record_leave(struct fate *f, struct dest *d, int fd)

@@ -6,8 +6,8 @@
  * fate), read through one question (record_known_down) and written once per
  * event: a failure joins (record_join), an attempt is noted, a success
  * (record_connected), a give-up (record_gave_up), an end (record_leave).
- * Whether a finding stands, how long a run's give-up keeps it down: the
- * engine's thresholds.  The file's layout and locking are facts/share's.
+ * Whether a finding stands, when a budget is spent, how long a run's
+ * give-up keeps it down: the engine's thresholds.  The file's layout and locking are facts/share's.
  */
 #ifndef BACKOFF_FACTS_RECORD_H
 #define BACKOFF_FACTS_RECORD_H
@@ -166,9 +166,9 @@ bool record_known_down(const struct config *cfg, const struct dest *d, const str
  * A call to @t on a socket of @type failed at @now_ms, and is retried: its
  * process's record (*@d, looked up for @owner if NULL) and the host's slot
  * (@f, joined if it is not; f->last_ns: the call's last real attempt, 0:
- * now) are the call's from now on.  Returns what is
- * left of the destination's budget, its clock started at @began_ms if it
- * had none (dest_budget_left).
+ * now) are the call's from now on.  Returns what is left of the
+ * destination's budget (engine_budget_left_ms), its clock started at
+ * @began_ms if it had none.
  */
 uint64_t record_join(const struct config *cfg, struct dest **d, struct fate *f,
 		     const struct target_addr *t, int type, uint64_t began_ms, uint64_t now_ms,

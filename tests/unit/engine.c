@@ -608,6 +608,22 @@ static void test_early_close(void)
 	}
 }
 
+/* A destination's budget: BACKOFF_TIMEOUT from its clock's start, spent at its end, or none. */
+static void test_budget_left(void)
+{
+	struct setup set = PLAIN;
+	struct config cfg = configured(&set);
+
+	cfg.timeout_ms = 500;
+	CHECK_U64(engine_budget_left_ms(&cfg, 1000, 1000), 500);
+	CHECK_U64(engine_budget_left_ms(&cfg, 1000, 1200), 300);
+	CHECK_U64(engine_budget_left_ms(&cfg, 1000, 1499), 1);
+	CHECK_U64(engine_budget_left_ms(&cfg, 1000, 1500), 0);
+	CHECK_U64(engine_budget_left_ms(&cfg, 1000, 9000), 0);
+	cfg.timeout_ms = INF;
+	CHECK_U64(engine_budget_left_ms(&cfg, 1000, UINT64_MAX / 2), INF);
+}
+
 /* A run's open time: the budget, doubled with each give-up in a row, capped, then 0.8 to 1.2 of it.
  */
 static void test_run_open(void)
@@ -733,6 +749,7 @@ int main(void)
 	test_draws();
 	test_outcome();
 	test_early_close();
+	test_budget_left();
 	test_run_open();
 	test_finding_fresh();
 	test_full_line();
