@@ -290,6 +290,66 @@ PY
 	assert_between "$(max_elapsed r)" 900 1300 "ms until the last probe connected"
 }
 
+@test "while nothing is down or probed, a healthy nc maps no state file (the quiet mark); a give-up takes the mark away" {
+	require_strace
+	local live dead
+	start_listener live 0 --count 10
+	live=$PORT
+	closed_port dead
+	dead=$PORT
+	# The first process maps the file, finds nothing a connect must see, and leaves the mark.
+	env LD_PRELOAD="$LIB" BACKOFF_SHARED="$STATE" nc -z 127.0.0.1 "$live" ||
+		fail "nc -z to a listener failed"
+	[[ -f $STATE.quiet ]] || fail "no quiet mark after a healthy first process: $(ls -la "$T")"
+	# The next one looks at the mark alone: the state file is not opened.
+	env BACKOFF_SHARED="$STATE" timeout 20 strace -f -qq -e trace=openat,newfstatat,statx \
+		-e signal=none -o "$T/quiet.strace" -E LD_PRELOAD="$LIB" nc -z 127.0.0.1 "$live" ||
+		fail "nc -z under strace failed"
+	grep -qF "\"$STATE.quiet\"" "$T/quiet.strace" || fail "the mark not looked at: $(cat "$T/quiet.strace")"
+	assert_eq "$(grep -cF "\"$STATE\"," "$T/quiet.strace")" 0 "state file opened while the mark stood"
+	# A client gives up on a port nobody listens on: a slot down, the mark gone.  (No
+	# look for a listener: no prober's lease outlives it, the slot down is all there is.)
+	run env LD_PRELOAD="$LIB" BACKOFF_SHARED="$STATE" BACKOFF_TIMEOUT=300ms \
+		BACKOFF_LOCAL_PROBE=off nc -z 127.0.0.1 "$dead"
+	assert_eq "$status" 1 "nc -z to a port nobody listens on"
+	[[ ! -e $STATE.quiet ]] || fail "the quiet mark stayed after a destination went down"
+	# Now a healthy process maps the file again (it must see what is down).
+	env BACKOFF_SHARED="$STATE" timeout 20 strace -f -qq -e trace=openat -e signal=none \
+		-o "$T/stirred.strace" -E LD_PRELOAD="$LIB" nc -z 127.0.0.1 "$live" ||
+		fail "nc -z under strace failed"
+	assert_eq "$(grep -cF "\"$STATE\"," "$T/stirred.strace")" 1 "state file opened with a slot down"
+	[[ ! -e $STATE.quiet ]] || fail "a mark made while a slot is down"
+}
+
+@test "a process that found the quiet mark looks again: its later connect leaves its first attempt to a prober that began since" {
+	require_strace
+	local live
+	start_listener live 0 --count 10
+	live=$PORT
+	env LD_PRELOAD="$LIB" BACKOFF_SHARED="$STATE" nc -z 127.0.0.1 "$live" ||
+		fail "nc -z to a listener failed"
+	[[ -f $STATE.quiet ]] || fail "no quiet mark after a healthy first process"
+	start_listener srv 2500 --count 2
+	# Its first connect finds the mark (nothing down yet); 700 ms later, while another
+	# probes, its second connect's first attempt is left to the prober.
+	env LD_PRELOAD="$LIB" BACKOFF_SHARED="$STATE" BACKOFF_BASE=5s BACKOFF_CAP=5s \
+		BACKOFF_JITTER=none strace -f -qq -e trace=connect -e signal=none \
+		-o "$T/late.strace" "$PYTHON" -c '
+import socket, sys, time
+socket.create_connection(("127.0.0.1", int(sys.argv[2]))).close()
+time.sleep(0.7)
+socket.create_connection(("127.0.0.1", int(sys.argv[1]))).close()
+print("OK")
+' "$PORT" "$live" >"$T/late.out" 2>"$T/late.err" 3>&- &
+	PROBES+=("$!")
+	sleep 0.3
+	probes 1 "127.0.0.1:$PORT" p
+	wait_probes || fail "a client failed: $(cat "$T"/late.out "$T"/late.err)"
+	assert_eq "$(<"$T/late.out")" "OK" "outcome of the late client"
+	assert_eq "$(strace_connects "$T/late.strace" "htons($PORT)")" 1 \
+		"real attempts of the late client: $(cat "$T/late.strace")"
+}
+
 @test "a process loaded before the destination's first failure still leaves its first attempt to the prober" {
 	require_strace
 	start_listener srv 2500 --count 2

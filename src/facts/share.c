@@ -216,10 +216,14 @@ void share_gate_until(struct share_head *h, uint64_t key, uint64_t until)
 {
 	_Atomic uint64_t *u = &h->probing_until[bucket_of(key)];
 	uint64_t cur = atomic_load_explicit(u, memory_order_relaxed);
+	/* A gate opened where none ran: news for the quiet mark, once written. */
+	bool opened = cur < until && cur <= clock_now_ns();
 
 	while (cur < until && !atomic_compare_exchange_weak_explicit(
 				      u, &cur, until, memory_order_relaxed, memory_order_relaxed))
 		;
+	if (opened)
+		share_stirred();
 }
 
 bool share_probing_until(struct share_head *h, unsigned bucket, uint64_t until)
@@ -279,7 +283,8 @@ static void count_downs(const struct share_slot *s, uint32_t was, uint32_t is)
 		      1))
 			atomic_fetch_or_explicit(&h->down_buckets[b / 64], UINT64_C(1) << (b % 64),
 						 memory_order_relaxed);
-		atomic_fetch_add_explicit(&h->downs, 1, memory_order_release);
+		if (atomic_fetch_add_explicit(&h->downs, 1, memory_order_release) == 0)
+			share_stirred(); /* the first slot down: news for the quiet mark */
 		return;
 	}
 	/* Never below 0: a count another library's version left may be short. */

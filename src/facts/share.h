@@ -172,7 +172,7 @@ struct share_head {
 extern struct share_head *_Atomic share_map;
 
 /* Whether the file has been looked for: a process that never connects never opens it. */
-enum share_tried { SHARE_UNTRIED, SHARE_MAKING, SHARE_QUIET, SHARE_SETTLED };
+enum share_tried { SHARE_UNTRIED, SHARE_MAKING, SHARE_QUIET, SHARE_SETTLED, SHARE_RESTING };
 extern atomic_int share_tried;
 
 /*
@@ -188,6 +188,13 @@ struct share_head *share_first_look(const struct sockaddr *addr);
  * and said once if it cannot be used; NULL then.  For share_get.
  */
 struct share_head *share_map_made(const struct config *cfg);
+
+/*
+ * News a healthy connect must see was just written to the head (a slot
+ * down where none was, a gate or lease where none ran): the quiet mark
+ * goes, so that new processes map the file.  errno is kept.
+ */
+void share_stirred(void);
 
 /* Whether some destination of the file is down: one or two loads. */
 static inline bool share_any_down(void)
@@ -265,8 +272,10 @@ static inline bool share_probing(const struct sockaddr *addr, socklen_t len)
 	uint64_t until;
 
 	if (__builtin_expect(!h, 0)) {
-		if (atomic_load_explicit(&share_tried, memory_order_relaxed) != SHARE_UNTRIED ||
-		    len < 4 || !(h = share_first_look(addr)))
+		int tried = atomic_load_explicit(&share_tried, memory_order_relaxed);
+
+		if ((tried != SHARE_UNTRIED && tried != SHARE_RESTING) || len < 4 ||
+		    !(h = share_first_look(addr)))
 			return false;
 	}
 	if (len < 4)

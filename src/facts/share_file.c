@@ -12,6 +12,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "sys/clock.h"
 #include "sys/compat.h"
 #include "sys/log.h"
 #include "sys/startup.h"
@@ -28,6 +29,23 @@ STARTUP_DATA struct share_head *_Atomic share_map;
 STARTUP_DATA atomic_int share_tried;
 static atomic_bool share_warned;
 STARTUP_DATA static const struct config *share_cfg;
+
+/*
+ * The quiet mark: a file beside the state file (its name and ".quiet"),
+ * made by a process whose first look found nothing in the head that a
+ * healthy connect must see (no slot down, no prober's lease or new
+ * connects' gate running, no full server), and removed by every process
+ * that writes such news there, after writing it.  While it exists, a
+ * process's first connect does not map the state file (one stat instead of
+ * five calls and the first touch of two of its pages); it looks again
+ * SHARE_REST_NS later, and maps it at its first failure.  A hint as every
+ * field of the file: a mark that should not be there costs a first attempt
+ * not left to a prober, never an answer the kernel did not give.
+ */
+#define SHARE_REST_NS (250 * UINT64_C(1000000))
+static char quiet_path[PATH_MAX];      /* "": no mark (a path too long) */
+static atomic_bool quiet_here;	       /* the mapped file is the one the mark is beside */
+static _Atomic uint64_t rest_until_ns; /* a resting process looks again then */
 
 const char *share_check(const void *image, size_t len)
 {
@@ -174,6 +192,7 @@ static void attach(const struct config *cfg, bool create, bool warn)
 
 	path_of(cfg, uid, "/dev/shm", path, sizeof(path));
 	h = map_state(path, uid, create, &why, &err);
+	atomic_store_explicit(&quiet_here, h != NULL && quiet_path[0], memory_order_relaxed);
 	if (!h && !cfg->has_shared_path && err == ENOENT && create) {
 		path_of(cfg, uid, "/tmp", path, sizeof(path)); /* no /dev/shm */
 		h = map_state(path, uid, create, &why, &err);
@@ -182,6 +201,58 @@ static void attach(const struct config *cfg, bool create, bool warn)
 		atomic_store_explicit(&share_map, h, memory_order_release);
 	else if (warn)
 		warn_unusable(cfg, path, why, err);
+}
+
+/* Whether the head holds nothing a healthy connect must see at @now_ns. */
+static bool head_quiet(struct share_head *h, uint64_t now_ns)
+{
+	unsigned b;
+
+	if (atomic_load_explicit(&h->downs, memory_order_acquire) != 0 ||
+	    atomic_load_explicit(&h->full_until, memory_order_relaxed) > now_ns)
+		return false;
+	for (b = 0; b < SHARE_BUCKETS; b++)
+		if (atomic_load_explicit(&h->probing_until[b], memory_order_relaxed) > now_ns)
+			return false;
+	return true;
+}
+
+/* Whether the quiet mark is there, ours (a file another user made says nothing). */
+static bool quiet_marked(unsigned uid)
+{
+	struct stat st;
+
+	return quiet_path[0] && kcall_lstat(quiet_path, &st) == 0 && S_ISREG(st.st_mode) &&
+	       st.st_uid == uid;
+}
+
+/*
+ * The first look mapped the file and found its head quiet: the mark is made,
+ * and taken back if news came meanwhile (its writer may have looked for the
+ * mark before it was made).
+ */
+static void mark_quiet(struct share_head *h)
+{
+	int fd;
+
+	if (!atomic_load_explicit(&quiet_here, memory_order_relaxed) ||
+	    !head_quiet(h, clock_now_ns()))
+		return;
+	fd = kcall_open(quiet_path, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return;
+	syscall(SYS_close, fd);
+	if (!head_quiet(h, clock_now_ns()))
+		kcall_unlink(quiet_path);
+}
+
+void share_stirred(void)
+{
+	int saved = errno;
+
+	if (atomic_load_explicit(&quiet_here, memory_order_relaxed))
+		kcall_unlink(quiet_path);
+	errno = saved;
 }
 
 STARTUP_CODE void share_init(const struct config *cfg)
@@ -202,8 +273,24 @@ static bool make_turn(int from)
 						       memory_order_acquire, memory_order_relaxed);
 }
 
+/* The quiet mark's path, beside the state file's first choice; "" if it does not fit. */
+static unsigned quiet_path_made(const struct config *cfg)
+{
+	char path[PATH_MAX];
+	unsigned uid = (unsigned)kcall_geteuid();
+	int n;
+
+	path_of(cfg, uid, "/dev/shm", path, sizeof(path));
+	n = snprintf(quiet_path, sizeof(quiet_path), "%s.quiet", path);
+	if (n < 0 || (size_t)n >= sizeof(quiet_path))
+		quiet_path[0] = '\0';
+	return uid;
+}
+
 struct share_head *share_first_look(const struct sockaddr *addr)
 {
+	struct share_head *h;
+
 	/* Only a destination that can be retried needs the file; glibc's netlink does not. */
 	if (!share_cfg || (addr->sa_family != AF_INET && addr->sa_family != AF_INET6 &&
 			   addr->sa_family != AF_UNIX))
@@ -211,23 +298,42 @@ struct share_head *share_first_look(const struct sockaddr *addr)
 	/*
 	 * Mapped (made if need be) before the process's first attempt, so that a
 	 * process started before an outage leaves its first attempt to the
-	 * prober.  Silently: a file that cannot be used is said at the first
-	 * failure.  A thread that finds the file being made attempts at once.
+	 * prober, unless the quiet mark says there is nothing to see: then
+	 * looked at again SHARE_REST_NS later.  Silently: a file that cannot be
+	 * used is said at the first failure.  A thread that finds the file being
+	 * made attempts at once.
 	 */
-	if (!make_turn(SHARE_UNTRIED))
+	if (!make_turn(SHARE_UNTRIED) &&
+	    (atomic_load_explicit(&share_tried, memory_order_relaxed) != SHARE_RESTING ||
+	     clock_coarse_ns() < atomic_load_explicit(&rest_until_ns, memory_order_relaxed) ||
+	     !make_turn(SHARE_RESTING)))
 		return atomic_load_explicit(&share_map, memory_order_acquire);
+	if (quiet_marked(quiet_path_made(share_cfg))) {
+		atomic_store_explicit(&rest_until_ns, clock_coarse_ns() + SHARE_REST_NS,
+				      memory_order_relaxed);
+		atomic_store_explicit(&share_tried, SHARE_RESTING, memory_order_release);
+		return NULL;
+	}
 	attach(share_cfg, true, false);
-	atomic_store_explicit(&share_tried, share_map ? SHARE_SETTLED : SHARE_QUIET,
-			      memory_order_release);
-	return atomic_load_explicit(&share_map, memory_order_acquire);
+	h = atomic_load_explicit(&share_map, memory_order_acquire);
+	if (h)
+		mark_quiet(h);
+	atomic_store_explicit(&share_tried, h ? SHARE_SETTLED : SHARE_QUIET, memory_order_release);
+	return h;
 }
 
 struct share_head *share_map_made(const struct config *cfg)
 {
 	struct share_head *h = atomic_load_explicit(&share_map, memory_order_acquire);
 
-	/* Not tried yet, or tried by a connect's look that could not say why. */
-	if (!h && (make_turn(SHARE_UNTRIED) || make_turn(SHARE_QUIET))) {
+	/*
+	 * Not tried yet, tried by a connect's look that could not say why, or
+	 * left by one that found the quiet mark.
+	 */
+	if (!h &&
+	    (make_turn(SHARE_UNTRIED) || make_turn(SHARE_QUIET) || make_turn(SHARE_RESTING))) {
+		if (!quiet_path[0])
+			(void)quiet_path_made(cfg);
 		attach(cfg, true, true);
 		atomic_store_explicit(&share_tried, SHARE_SETTLED, memory_order_release);
 		h = atomic_load_explicit(&share_map, memory_order_acquire);

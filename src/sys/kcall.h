@@ -65,6 +65,16 @@ static inline int kcall_stat(const char *path, struct stat *st)
 	return stat(path, st);
 }
 
+static inline int kcall_lstat(const char *path, struct stat *st)
+{
+	return lstat(path, st);
+}
+
+static inline int kcall_unlink(const char *path)
+{
+	return unlink(path);
+}
+
 static inline int kcall_fstat(int fd, struct stat *st)
 {
 	return fstat(fd, st);
@@ -163,6 +173,16 @@ static inline int kcall_access(const char *path, int mode)
 static inline int kcall_stat(const char *path, struct stat *st)
 {
 	return (int)syscall(SYS_newfstatat, AT_FDCWD, path, st, 0);
+}
+
+static inline int kcall_lstat(const char *path, struct stat *st)
+{
+	return (int)syscall(SYS_newfstatat, AT_FDCWD, path, st, AT_SYMLINK_NOFOLLOW);
+}
+
+static inline int kcall_unlink(const char *path)
+{
+	return (int)syscall(SYS_unlinkat, AT_FDCWD, path, 0);
 }
 
 static inline int kcall_fstat(int fd, struct stat *st)
