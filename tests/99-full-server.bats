@@ -173,6 +173,12 @@ served_at_pace() {
 @test "a close frees a place at once: a client in a full server's line connects a moment after the holder closes, not at its planned delay, though their policies differ" {
 	local start elapsed
 	start_redis 1 || return
+	# A first client finds nothing down and leaves the quiet mark: the holder, after it,
+	# does not map the state file at its connect, and must look again at its close.
+	# shellcheck disable=SC2046 # one word per variable
+	env $(under_library pre) redis-cli -p "$PORT" ping >"$T/pre.out" 2>&1 ||
+		fail "redis-cli ping: $(cat "$T/pre.out")"
+	[[ -f $T/state.quiet ]] || fail "no quiet mark after a healthy client"
 	# The holder, under the library (a cap of 2 s): its close is what frees the place.
 	# shellcheck disable=SC2046 # one word per variable
 	start_bg hold env $(under_library hold) "$PYTHON" -c "$HOLDER" "$PORT"

@@ -196,6 +196,13 @@ struct share_head *share_map_made(const struct config *cfg);
  */
 void share_stirred(void);
 
+/*
+ * A process resting on the quiet mark (SHARE_RESTING) whose rest is over
+ * looks again: the mark still there, it rests on; else it maps the file.
+ * The map, or NULL.
+ */
+struct share_head *share_rested(void);
+
 /* Whether some destination of the file is down: one or two loads. */
 static inline bool share_any_down(void)
 {
@@ -419,11 +426,17 @@ void share_note_full(struct share_slot *s, uint64_t now_ns, uint64_t window_ns);
  * -1: not full. */
 int share_full_line(const struct share_slot *s, uint64_t now_ns, uint64_t window_ns);
 
-/* Whether some destination of the file may be full: one or two loads, for every close. */
+/*
+ * Whether some destination of the file may be full: one or two loads, for
+ * every close (a process resting on the quiet mark looks again once its rest
+ * is over: a connection it made then may hold a full server's place).
+ */
 static inline bool share_any_full(void)
 {
 	struct share_head *h = atomic_load_explicit(&share_map, memory_order_acquire);
 
+	if (!h && atomic_load_explicit(&share_tried, memory_order_relaxed) == SHARE_RESTING)
+		h = share_rested();
 	return h && atomic_load_explicit(&h->full_until, memory_order_relaxed) != 0;
 }
 

@@ -287,28 +287,18 @@ static unsigned quiet_path_made(const struct config *cfg)
 	return uid;
 }
 
-struct share_head *share_first_look(const struct sockaddr *addr)
+/*
+ * The look of a process that took the turn: the quiet mark, else the file
+ * mapped (made if need be).  Silently: a file that cannot be used is said at
+ * the first failure.
+ */
+static struct share_head *look(void)
 {
 	struct share_head *h;
+	int saved = errno; /* a mark not there is ENOENT: the program's errno is kept */
 
-	/* Only a destination that can be retried needs the file; glibc's netlink does not. */
-	if (!share_cfg || (addr->sa_family != AF_INET && addr->sa_family != AF_INET6 &&
-			   addr->sa_family != AF_UNIX))
-		return NULL;
-	/*
-	 * Mapped (made if need be) before the process's first attempt, so that a
-	 * process started before an outage leaves its first attempt to the
-	 * prober, unless the quiet mark says there is nothing to see: then
-	 * looked at again SHARE_REST_NS later.  Silently: a file that cannot be
-	 * used is said at the first failure.  A thread that finds the file being
-	 * made attempts at once.
-	 */
-	if (!make_turn(SHARE_UNTRIED) &&
-	    (atomic_load_explicit(&share_tried, memory_order_relaxed) != SHARE_RESTING ||
-	     clock_coarse_ns() < atomic_load_explicit(&rest_until_ns, memory_order_relaxed) ||
-	     !make_turn(SHARE_RESTING)))
-		return atomic_load_explicit(&share_map, memory_order_acquire);
 	if (quiet_marked(quiet_path_made(share_cfg))) {
+		errno = saved;
 		atomic_store_explicit(&rest_until_ns, clock_coarse_ns() + SHARE_REST_NS,
 				      memory_order_relaxed);
 		atomic_store_explicit(&share_tried, SHARE_RESTING, memory_order_release);
@@ -319,7 +309,33 @@ struct share_head *share_first_look(const struct sockaddr *addr)
 	if (h)
 		mark_quiet(h);
 	atomic_store_explicit(&share_tried, h ? SHARE_SETTLED : SHARE_QUIET, memory_order_release);
+	errno = saved;
 	return h;
+}
+
+struct share_head *share_rested(void)
+{
+	if (atomic_load_explicit(&share_tried, memory_order_relaxed) != SHARE_RESTING ||
+	    clock_coarse_ns() < atomic_load_explicit(&rest_until_ns, memory_order_relaxed) ||
+	    !make_turn(SHARE_RESTING))
+		return atomic_load_explicit(&share_map, memory_order_acquire);
+	return look();
+}
+
+struct share_head *share_first_look(const struct sockaddr *addr)
+{
+	/* Only a destination that can be retried needs the file; glibc's netlink does not. */
+	if (!share_cfg || (addr->sa_family != AF_INET && addr->sa_family != AF_INET6 &&
+			   addr->sa_family != AF_UNIX))
+		return NULL;
+	/*
+	 * Mapped (made if need be) before the process's first attempt, so that a
+	 * process started before an outage leaves its first attempt to the
+	 * prober, unless the quiet mark says there is nothing to see: then
+	 * looked at again SHARE_REST_NS later (share_rested).  A thread that
+	 * finds the file being made attempts at once.
+	 */
+	return make_turn(SHARE_UNTRIED) ? look() : share_rested();
 }
 
 struct share_head *share_map_made(const struct config *cfg)
