@@ -137,7 +137,7 @@ def serve(sock, stop, greet):
 
 
 def exchange_loop(port, n, greet):
-    said = "</dev/null" if greet else "<<EOF\nhi\nEOF\n"
+    said = "</dev/null\n" if greet else "<<EOF\nhi\nEOF\n"
     return ["sh", "-c", f'i=0; while [ $i -lt {n} ]; do nc -N 127.0.0.1 {port} >/dev/null {said}'
             f'[ $? = 0 ] || exit 1; i=$((i + 1)); done']
 
@@ -209,6 +209,7 @@ def main():
     spawns, pairs = (50, 2) if a.quick else (300, 10)
     invocations, lrounds = (20, 2) if a.quick else (200, 5)
     clients, epairs = (20, 2) if a.quick else (100, 7)
+    os.makedirs(a.out, exist_ok=True)
     lines = ["# Start-up cost", ""]
     if a.quick:
         lines += ["Quick run: reduced sizes, not for numbers.", ""]
