@@ -290,6 +290,26 @@ PY
 	assert_between "$(max_elapsed r)" 900 1300 "ms until the last probe connected"
 }
 
+# late_client CODE [ARG...]: python CODE (its arguments: PORT, then ARGs) under the
+# library and strace, and 300 ms later one probe of PORT, the prober; the client must
+# print OK with one real attempt to PORT, the one that connected: its first was left to
+# the prober (its own planned attempt comes after the listen).
+late_client() {
+	local code=$1
+	shift
+	env LD_PRELOAD="$LIB" BACKOFF_SHARED="$STATE" BACKOFF_BASE=5s BACKOFF_CAP=5s \
+		BACKOFF_JITTER=none strace -f -qq -e trace=connect -e signal=none \
+		-o "$T/late.strace" "$PYTHON" -c "$code" "$PORT" "$@" \
+		>"$T/late.out" 2>"$T/late.err" 3>&- &
+	PROBES+=("$!")
+	sleep 0.3
+	probes 1 "127.0.0.1:$PORT" p
+	wait_probes || fail "a client failed: $(cat "$T"/late.out "$T"/late.err)"
+	assert_eq "$(<"$T/late.out")" "OK" "outcome of the late client"
+	assert_eq "$(strace_connects "$T/late.strace" "htons($PORT)")" 1 \
+		"real attempts of the late client: $(cat "$T/late.strace")"
+}
+
 @test "while nothing is down or probed, a healthy nc maps no state file (the quiet mark); a give-up takes the mark away" {
 	require_strace
 	local live dead
@@ -332,22 +352,13 @@ PY
 	start_listener srv 2500 --count 2
 	# Its first connect finds the mark (nothing down yet); 700 ms later, while another
 	# probes, its second connect's first attempt is left to the prober.
-	env LD_PRELOAD="$LIB" BACKOFF_SHARED="$STATE" BACKOFF_BASE=5s BACKOFF_CAP=5s \
-		BACKOFF_JITTER=none strace -f -qq -e trace=connect -e signal=none \
-		-o "$T/late.strace" "$PYTHON" -c '
+	late_client '
 import socket, sys, time
 socket.create_connection(("127.0.0.1", int(sys.argv[2]))).close()
 time.sleep(0.7)
 socket.create_connection(("127.0.0.1", int(sys.argv[1]))).close()
 print("OK")
-' "$PORT" "$live" >"$T/late.out" 2>"$T/late.err" 3>&- &
-	PROBES+=("$!")
-	sleep 0.3
-	probes 1 "127.0.0.1:$PORT" p
-	wait_probes || fail "a client failed: $(cat "$T"/late.out "$T"/late.err)"
-	assert_eq "$(<"$T/late.out")" "OK" "outcome of the late client"
-	assert_eq "$(strace_connects "$T/late.strace" "htons($PORT)")" 1 \
-		"real attempts of the late client: $(cat "$T/late.strace")"
+' "$live"
 }
 
 @test "a process loaded before the destination's first failure still leaves its first attempt to the prober" {
@@ -355,20 +366,10 @@ print("OK")
 	start_listener srv 2500 --count 2
 	# Loaded while nothing had failed; it connects 700 ms later, while another probes.  Its
 	# own planned attempt comes after the listen: only a first attempt can be refused.
-	env LD_PRELOAD="$LIB" BACKOFF_SHARED="$STATE" BACKOFF_BASE=5s BACKOFF_CAP=5s \
-		BACKOFF_JITTER=none strace -f -qq -e trace=connect -e signal=none \
-		-o "$T/late.strace" "$PYTHON" -c '
+	late_client '
 import socket, sys, time
 time.sleep(0.7)
 socket.create_connection(("127.0.0.1", int(sys.argv[1]))).close()
 print("OK")
-' "$PORT" >"$T/late.out" 2>"$T/late.err" 3>&- &
-	PROBES+=("$!")
-	sleep 0.3
-	probes 1 "127.0.0.1:$PORT" p
-	wait_probes || fail "a client failed: $(cat "$T"/late.out "$T"/late.err)"
-	assert_eq "$(<"$T/late.out")" "OK" "outcome of the late client"
-	# Its only real attempt is the one that connected: the first was left to the prober.
-	assert_eq "$(strace_connects "$T/late.strace" "htons($PORT)")" 1 \
-		"real attempts of the late client: $(cat "$T/late.strace")"
+'
 }
