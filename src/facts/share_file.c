@@ -43,9 +43,9 @@ STARTUP_DATA static const struct config *share_cfg;
  * not left to a prober, never an answer the kernel did not give.
  */
 #define SHARE_REST_NS (250 * UINT64_C(1000000))
-static char quiet_path[PATH_MAX];      /* "": no mark (a path too long) */
-static atomic_bool quiet_here;	       /* the mapped file is the one the mark is beside */
-static _Atomic uint64_t rest_until_ns; /* a resting process looks again then */
+STARTUP_DATA static atomic_bool quiet_here; /* the mapped file is the one the mark is beside */
+STARTUP_DATA static atomic_uint quiet_uid;  /* the user whose mark it is */
+STARTUP_DATA static _Atomic uint64_t rest_until_ns; /* a resting process looks again then */
 
 const char *share_check(const void *image, size_t len)
 {
@@ -192,7 +192,8 @@ static void attach(const struct config *cfg, bool create, bool warn)
 
 	path_of(cfg, uid, "/dev/shm", path, sizeof(path));
 	h = map_state(path, uid, create, &why, &err);
-	atomic_store_explicit(&quiet_here, h != NULL && quiet_path[0], memory_order_relaxed);
+	atomic_store_explicit(&quiet_uid, uid, memory_order_relaxed);
+	atomic_store_explicit(&quiet_here, h != NULL, memory_order_relaxed);
 	if (!h && !cfg->has_shared_path && err == ENOENT && create) {
 		path_of(cfg, uid, "/tmp", path, sizeof(path)); /* no /dev/shm */
 		h = map_state(path, uid, create, &why, &err);
@@ -217,13 +218,38 @@ static bool head_quiet(struct share_head *h, uint64_t now_ns)
 	return true;
 }
 
-/* Whether the quiet mark is there, ours (a file another user made says nothing). */
+/*
+ * The quiet mark's path in @buf: beside the state file's first choice, for
+ * @uid.  False if it does not fit (then there is no mark).
+ */
+static bool quiet_path_of(const struct config *cfg, unsigned uid, char *buf, size_t size)
+{
+	static const char tail[] = ".quiet";
+	size_t n;
+
+	if (cfg->has_shared_path) {
+		n = strlen(config_shared_path(cfg));
+		if (n >= size)
+			return false;
+		memcpy(buf, config_shared_path(cfg), n + 1);
+	} else {
+		share_default_path(uid, "/dev/shm", buf, size);
+		n = strlen(buf);
+	}
+	if (n + sizeof(tail) > size)
+		return false;
+	memcpy(buf + n, tail, sizeof(tail));
+	return true;
+}
+
+/* Whether @uid's quiet mark is there, theirs (a file another user made says nothing). */
 static bool quiet_marked(unsigned uid)
 {
+	char path[PATH_MAX];
 	struct stat st;
 
-	return quiet_path[0] && kcall_lstat(quiet_path, &st) == 0 && S_ISREG(st.st_mode) &&
-	       st.st_uid == uid;
+	return quiet_path_of(share_cfg, uid, path, sizeof(path)) && kcall_lstat(path, &st) == 0 &&
+	       S_ISREG(st.st_mode) && st.st_uid == uid;
 }
 
 /*
@@ -233,25 +259,31 @@ static bool quiet_marked(unsigned uid)
  */
 static void mark_quiet(struct share_head *h)
 {
+	char path[PATH_MAX];
 	int fd;
 
 	if (!atomic_load_explicit(&quiet_here, memory_order_relaxed) ||
-	    !head_quiet(h, clock_now_ns()))
+	    !head_quiet(h, clock_now_ns()) ||
+	    !quiet_path_of(share_cfg, atomic_load_explicit(&quiet_uid, memory_order_relaxed), path,
+			   sizeof(path)))
 		return;
-	fd = kcall_open(quiet_path, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+	fd = kcall_open(path, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (fd < 0)
 		return;
 	syscall(SYS_close, fd);
 	if (!head_quiet(h, clock_now_ns()))
-		kcall_unlink(quiet_path);
+		kcall_unlink(path);
 }
 
 void share_stirred(void)
 {
+	char path[PATH_MAX];
 	int saved = errno;
 
-	if (atomic_load_explicit(&quiet_here, memory_order_relaxed))
-		kcall_unlink(quiet_path);
+	if (atomic_load_explicit(&quiet_here, memory_order_relaxed) && share_cfg &&
+	    quiet_path_of(share_cfg, atomic_load_explicit(&quiet_uid, memory_order_relaxed), path,
+			  sizeof(path)))
+		kcall_unlink(path);
 	errno = saved;
 }
 
@@ -273,20 +305,6 @@ static bool make_turn(int from)
 						       memory_order_acquire, memory_order_relaxed);
 }
 
-/* The quiet mark's path, beside the state file's first choice; "" if it does not fit. */
-static unsigned quiet_path_made(const struct config *cfg)
-{
-	char path[PATH_MAX];
-	unsigned uid = (unsigned)kcall_geteuid();
-	int n;
-
-	path_of(cfg, uid, "/dev/shm", path, sizeof(path));
-	n = snprintf(quiet_path, sizeof(quiet_path), "%s.quiet", path);
-	if (n < 0 || (size_t)n >= sizeof(quiet_path))
-		quiet_path[0] = '\0';
-	return uid;
-}
-
 /*
  * The look of a process that took the turn: the quiet mark, else the file
  * mapped (made if need be).  Silently: a file that cannot be used is said at
@@ -297,7 +315,7 @@ static struct share_head *look(void)
 	struct share_head *h;
 	int saved = errno; /* a mark not there is ENOENT: the program's errno is kept */
 
-	if (quiet_marked(quiet_path_made(share_cfg))) {
+	if (quiet_marked((unsigned)kcall_geteuid())) {
 		errno = saved;
 		atomic_store_explicit(&rest_until_ns, clock_coarse_ns() + SHARE_REST_NS,
 				      memory_order_relaxed);
@@ -348,8 +366,6 @@ struct share_head *share_map_made(const struct config *cfg)
 	 */
 	if (!h &&
 	    (make_turn(SHARE_UNTRIED) || make_turn(SHARE_QUIET) || make_turn(SHARE_RESTING))) {
-		if (!quiet_path[0])
-			(void)quiet_path_made(cfg);
 		attach(cfg, true, true);
 		atomic_store_explicit(&share_tried, SHARE_SETTLED, memory_order_release);
 		h = atomic_load_explicit(&share_map, memory_order_acquire);
