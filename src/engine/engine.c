@@ -388,12 +388,12 @@ bool engine_full_moving(const struct config *cfg, uint64_t now_ms, uint64_t free
 
 uint64_t engine_budget_left_ms(const struct config *cfg, uint64_t since_ms, uint64_t now_ms)
 {
-	uint64_t end;
+	uint64_t spent_at;
 
 	if (cfg->timeout_ms == CONFIG_INFINITE)
 		return CONFIG_INFINITE;
-	end = since_ms + cfg->timeout_ms;
-	return now_ms < end ? end - now_ms : 0;
+	spent_at = since_ms + cfg->timeout_ms;
+	return now_ms < spent_at ? spent_at - now_ms : 0;
 }
 
 uint64_t engine_run_open_ms(const struct config *cfg, uint32_t giveups, uint64_t draw)
