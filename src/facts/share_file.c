@@ -227,15 +227,9 @@ static bool quiet_path_of(const struct config *cfg, unsigned uid, char *buf, siz
 	static const char tail[] = ".quiet";
 	size_t n;
 
-	if (cfg->has_shared_path) {
-		n = strlen(config_shared_path(cfg));
-		if (n >= size)
-			return false;
-		memcpy(buf, config_shared_path(cfg), n + 1);
-	} else {
-		share_default_path(uid, "/dev/shm", buf, size);
-		n = strlen(buf);
-	}
+	path_of(cfg, uid, "/dev/shm", buf, size);
+	n = strlen(buf);
+	/* A path cut short by its buffer (size - 1 bytes) has no room left either. */
 	if (n + sizeof(tail) > size)
 		return false;
 	memcpy(buf + n, tail, sizeof(tail));
