@@ -6,6 +6,7 @@
 #include <sys/socket.h>
 #include <sys/types.h>
 
+#include "config/config.h"
 #include "config/target.h"
 #include "engine/progress.h"
 #include "facts/record.h"
@@ -15,6 +16,8 @@ struct dest;
 
 /* A managed connect: written only by the thread that holds the claim. */
 struct fdconn {
+	const struct config
+		*cfg;	   /* what serves its destination (BACKOFF_DESTINATIONS), from its begin */
 	struct dest *dest; /* its destination's shared budget, or NULL */
 	dev_t dev;	   /* the socket's identity, against fd reuse behind the hooks */
 	ino_t ino;

@@ -50,6 +50,24 @@ static bool more_addresses(const struct target_addr *t, uint64_t now_ms)
 	return addrlist_find(t, now_ms) == ADDRLIST_NOT_LAST;
 }
 
+/*
+ * A call to @t gave up at @now_ms: its record books it, with what the
+ * engine says of the destination's budget and, for the call's run, of the
+ * time its later calls get the kernel's answer at once.
+ */
+static void book_give_up(const struct config *cfg, struct fate *f, struct dest *d,
+			 const struct target_addr *t, int fd, uint64_t now_ms)
+{
+	uint64_t since = record_clock(d);
+	uint32_t giveups = record_gave_up(
+		cfg, f, d, t, fd, since != 0 && engine_budget_left_ms(cfg, since, now_ms) == 0,
+		now_ms);
+
+	if (giveups)
+		record_run_open(t, clock_now_ns() +
+					   engine_run_open_ms(cfg, giveups, rng_next()) * 1000000);
+}
+
 /* The blocking retry of @c: the destination's facts, budget and shared fate, then the loop. */
 static int retry_here(const struct config *cfg, struct decide_connect *c)
 {
@@ -73,8 +91,12 @@ static int retry_here(const struct config *cfg, struct decide_connect *c)
 	if (!call.known_down && !call.more_addresses) {
 		uint64_t budget, sndtimeo;
 
-		budget = record_join(cfg, &d, &fate, c->target, sock_type(c->fd),
-				     c->started_ms ? c->started_ms : now, now, decide_owner(c));
+		budget = engine_budget_left_ms(
+			cfg,
+			record_join(cfg, &d, &fate, c->target, sock_type(c->fd),
+				    c->started_ms ? c->started_ms : now,
+				    engine_finding_fresh_ns(cfg, false), decide_owner(c)),
+			now);
 		if (fate.slot)
 			call.fate = &fate;
 		sndtimeo = sock_sndtimeo_ms(c->fd);
@@ -92,7 +114,7 @@ static int retry_here(const struct config *cfg, struct decide_connect *c)
 	if (c->err == 0)
 		dest_succeeded(d);
 	else if (c->err != ECANCELED) /* the supervisor's program went away: no verdict */
-		record_gave_up(cfg, NULL, d, c->target, -1, clock_now_ms());
+		book_give_up(cfg, NULL, d, c->target, -1, clock_now_ms());
 	return c->err;
 }
 
@@ -172,19 +194,23 @@ static struct engine_event loop_event(const struct config *cfg, struct fdconn *c
 		.err = err,
 		.budget_left_ms = CONFIG_INFINITE,
 	};
+	bool join = false;
+	uint64_t since;
 
+	/* Only a failure asks the destination's facts: a success pays for none of them. */
+	if (kind == ENGINE_FAILED || kind == ENGINE_HELD) {
+		ev.known_down = record_known_down(cfg, c->dest, &c->target);
+		ev.more_addresses = c->progress.attempt == 1 && more_addresses(&c->target, now);
+		join = !engine_passes(&c->progress, &ev);
+	}
 	if (engine_needs_seed(cfg, &c->progress, kind))
 		ev.seed = rng_next();
-	/* Only a failure asks the destination's facts: a success pays for none of them. */
-	if (kind != ENGINE_FAILED && kind != ENGINE_HELD)
-		return ev;
-	ev.known_down = record_known_down(cfg, c->dest, &c->target);
-	ev.more_addresses = c->progress.attempt == 1 && more_addresses(&c->target, now);
-	if (engine_passes(&c->progress, &ev))
+	if (!join)
 		return ev;
 	/* A managed connect is a stream connect (it was EINPROGRESS). */
-	ev.budget_left_ms = record_join(cfg, &c->dest, &c->fate, &c->target, SOCK_STREAM,
-					c->progress.start_ms, now, 0);
+	since = record_join(cfg, &c->dest, &c->fate, &c->target, SOCK_STREAM, c->progress.start_ms,
+			    engine_finding_fresh_ns(cfg, false), 0);
+	ev.budget_left_ms = engine_budget_left_ms(cfg, since, now);
 	return ev;
 }
 
@@ -204,7 +230,8 @@ static struct engine_action loop_step(const struct config *cfg, struct fdconn *c
 void decide_loop_begin(const struct config *base, struct fdconn *c, uint64_t now_ms,
 		       uint64_t later_ms)
 {
-	const struct config *cfg = config_for(base, &c->target); /* BACKOFF_DESTINATIONS */
+	/* BACKOFF_DESTINATIONS: the entry that serves it, chosen once for all its events. */
+	const struct config *cfg = c->cfg = config_for(base, &c->target);
 
 	/* Looked up here only when some destination is down; else at a first failure. */
 	__atomic_store_n(&c->dest, dest_any_down() ? dest_of(cfg, &c->target, 0) : NULL,
@@ -215,17 +242,16 @@ void decide_loop_begin(const struct config *base, struct fdconn *c, uint64_t now
 	engine_begin(cfg, &c->progress, CONFIG_INFINITE, now_ms, later_ms);
 }
 
-void decide_loop_gave_up(const struct config *base, struct fdconn *c, int fd, uint64_t now_ms)
+void decide_loop_gave_up(struct fdconn *c, int fd, uint64_t now_ms)
 {
-	const struct config *cfg = config_for(base, &c->target); /* BACKOFF_DESTINATIONS */
+	const struct config *cfg = c->cfg;
 
-	record_gave_up(cfg, &c->fate, c->dest, &c->target, fd, now_ms);
+	book_give_up(cfg, &c->fate, c->dest, &c->target, fd, now_ms);
 }
 
-void decide_loop_closed(const struct config *base, struct fdconn *c, int fd, bool hidden,
-			uint64_t now_ms)
+void decide_loop_closed(struct fdconn *c, int fd, bool hidden, uint64_t now_ms)
 {
-	const struct config *cfg = config_for(base, &c->target); /* BACKOFF_DESTINATIONS */
+	const struct config *cfg = c->cfg;
 	struct engine_event ev = loop_event(cfg, c, ENGINE_CLOSED, 0, now_ms);
 
 	ev.waiting = hidden;
@@ -233,49 +259,48 @@ void decide_loop_closed(const struct config *base, struct fdconn *c, int fd, boo
 	(void)record_leave(&c->fate, c->dest, fd);
 }
 
-bool decide_loop_failed(const struct config *base, struct fdconn *c, int fd, int err,
-			uint64_t now_ms, uint64_t *due_ms)
+bool decide_loop_failed(struct fdconn *c, int fd, int err, uint64_t now_ms, uint64_t *due_ms)
 {
-	const struct config *cfg = config_for(base, &c->target); /* BACKOFF_DESTINATIONS */
+	const struct config *cfg = c->cfg;
 	struct engine_event ev = loop_event(cfg, c, ENGINE_FAILED, err, now_ms);
 	struct engine_action a;
 
-	if (c->fate.slot)
-		fate_attempted(&c->fate, err, clock_now_ns());
 	a = loop_step(cfg, c, &ev);
+	/* News to the others, and the wait for the retry counted: one event of the record. */
+	if (c->fate.slot)
+		fate_loop_failed(&c->fate, err, clock_now_ns(),
+				 a.what == ENGINE_WAIT ? a.until_ms * 1000000 : 0);
 	if (a.what == ENGINE_WAIT) {
 		*due_ms = a.until_ms;
-		fate_loop_waits(&c->fate, a.until_ms * 1000000);
 		return true;
 	}
-	decide_loop_gave_up(cfg, c, fd, now_ms);
+	decide_loop_gave_up(c, fd, now_ms);
 	return false;
 }
 
-bool decide_loop_final(const struct config *base, struct fdconn *c, int fd, uint64_t now_ms)
+bool decide_loop_final(struct fdconn *c, int fd, uint64_t now_ms)
 {
-	const struct config *cfg = config_for(base, &c->target); /* BACKOFF_DESTINATIONS */
+	const struct config *cfg = c->cfg;
 	struct engine_event ev = loop_event(cfg, c, ENGINE_HELD, 0, now_ms);
 	struct engine_action a = loop_step(cfg, c, &ev);
 
 	if (a.what == ENGINE_COLLECT)
 		return false;
 	if (a.final)
-		decide_loop_gave_up(cfg, c, fd, now_ms);
+		decide_loop_gave_up(c, fd, now_ms);
 	return true;
 }
 
-uint64_t decide_loop_attempt_deadline(const struct config *base, const struct fdconn *c,
-				      uint64_t now_ms)
+uint64_t decide_loop_attempt_deadline(const struct fdconn *c, uint64_t now_ms)
 {
-	const struct config *cfg = config_for(base, &c->target); /* BACKOFF_DESTINATIONS */
+	const struct config *cfg = c->cfg;
 	return engine_attempt_deadline(cfg, &c->progress, &c->target, c->fate.full,
 				       record_known_down(cfg, c->dest, &c->target), now_ms);
 }
 
-bool decide_loop_succeeded(const struct config *base, struct fdconn *c, int fd, uint64_t now_ms)
+bool decide_loop_succeeded(struct fdconn *c, int fd, uint64_t now_ms)
 {
-	const struct config *cfg = config_for(base, &c->target); /* BACKOFF_DESTINATIONS */
+	const struct config *cfg = c->cfg;
 	struct engine_event ev = loop_event(cfg, c, ENGINE_CONNECTED, 0, now_ms);
 	(void)loop_step(cfg, c, &ev);
 	return record_connected(&c->fate, cfg, &c->target, c->dest, 0, fd);
@@ -294,11 +319,11 @@ static void loop_woke(struct fdconn *c, uint64_t now_ms, bool made)
 		events_cut_short(&what, c->progress.planned_ms - now_ms, made);
 }
 
-enum decide_wake decide_loop_wake(const struct config *base, struct fdconn *c, uint64_t now_ms,
+enum decide_wake decide_loop_wake(struct fdconn *c, uint64_t now_ms,
 				  int (*attempt)(void *ctx, uint64_t deadline_ms), void *ctx,
 				  int *err, uint64_t *due_ms)
 {
-	const struct config *cfg = config_for(base, &c->target); /* BACKOFF_DESTINATIONS */
+	const struct config *cfg = c->cfg;
 	struct retry_progress *p = &c->progress;
 	struct engine_event ev = loop_event(cfg, c, ENGINE_DUE, 0, now_ms);
 	enum decide_wake wake = DECIDE_WAKE_ATTEMPT;
@@ -491,8 +516,10 @@ static uint64_t full_replan_ms(const struct config *cfg, const struct target_add
 	return share_full_scout(s, now_ms, &next) ? planned_ms : next;
 }
 
-bool decide_loop_line_turn(const struct config *cfg, struct fdconn *c, uint64_t now_ms)
+bool decide_loop_line_turn(struct fdconn *c, uint64_t now_ms)
 {
+	const struct config *cfg = c->cfg;
+
 	uint64_t planned = full_replan_ms(cfg, &c->target, now_ms, c->progress.start_ms,
 					  c->progress.planned_ms);
 

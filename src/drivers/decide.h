@@ -140,7 +140,7 @@ int decide_full_line(const struct config *cfg, const struct target_addr *t);
  * (engine_full_moving, share_full_scout); a place freed is taken now
  * (share_full_claim).
  */
-bool decide_loop_line_turn(const struct config *cfg, struct fdconn *c, uint64_t now_ms);
+bool decide_loop_line_turn(struct fdconn *c, uint64_t now_ms);
 
 /*
  * Whether nothing listens at @t any more: a local destination, looked up
@@ -169,8 +169,7 @@ void decide_loop_begin(const struct config *cfg, struct fdconn *c, uint64_t now_
  * planned (then *due_ms is when); if not, the call gave up (logged and
  * booked).
  */
-bool decide_loop_failed(const struct config *cfg, struct fdconn *c, int fd, int err,
-			uint64_t now_ms, uint64_t *due_ms);
+bool decide_loop_failed(struct fdconn *c, int fd, int err, uint64_t now_ms, uint64_t *due_ms);
 
 /*
  * The attempt of @c (@fd) that the kernel reports failed, its error still
@@ -178,21 +177,20 @@ bool decide_loop_failed(const struct config *cfg, struct fdconn *c, int fd, int 
  * outcome (another address follows, or it was the last attempt allowed at
  * @now_ms: then the give-up is booked), else it is retried.
  */
-bool decide_loop_final(const struct config *cfg, struct fdconn *c, int fd, uint64_t now_ms);
+bool decide_loop_final(struct fdconn *c, int fd, uint64_t now_ms);
 
 /*
  * When the attempt of @c, under way from @now_ms, is to be aborted if still
  * unanswered (CONFIG_INFINITE: never): BACKOFF_ATTEMPT_TIMEOUT, never past the
  * call's budget; a destination known down gets one attempt of that length.
  */
-uint64_t decide_loop_attempt_deadline(const struct config *cfg, const struct fdconn *c,
-				      uint64_t now_ms);
+uint64_t decide_loop_attempt_deadline(const struct fdconn *c, uint64_t now_ms);
 
 /* The connect of @c (@fd) succeeded at @now_ms; returns whether its fd held the look turn. */
-bool decide_loop_succeeded(const struct config *cfg, struct fdconn *c, int fd, uint64_t now_ms);
+bool decide_loop_succeeded(struct fdconn *c, int fd, uint64_t now_ms);
 
 /* The connect of @c (@fd) gave up at @now_ms, after decide_loop_failed said so or not. */
-void decide_loop_gave_up(const struct config *cfg, struct fdconn *c, int fd, uint64_t now_ms);
+void decide_loop_gave_up(struct fdconn *c, int fd, uint64_t now_ms);
 
 /*
  * The program closes @fd, whose connect @c is retried (@hidden: waiting for
@@ -200,8 +198,7 @@ void decide_loop_gave_up(const struct config *cfg, struct fdconn *c, int fd, uin
  * its own timeout.  The wait it did not make leaves the stats, the call is
  * counted as given up, and the destination's fate is left.
  */
-void decide_loop_closed(const struct config *cfg, struct fdconn *c, int fd, bool hidden,
-			uint64_t now_ms);
+void decide_loop_closed(struct fdconn *c, int fd, bool hidden, uint64_t now_ms);
 
 /* What a hidden connect of the event loop is to do at its wake. */
 enum decide_wake {
@@ -217,7 +214,7 @@ enum decide_wake {
  * ours, and the next is planned).  The last attempt allowed is always made.
  * @attempt(@ctx) makes one real attempt (the look at a stale unix socket).
  */
-enum decide_wake decide_loop_wake(const struct config *cfg, struct fdconn *c, uint64_t now_ms,
+enum decide_wake decide_loop_wake(struct fdconn *c, uint64_t now_ms,
 				  int (*attempt)(void *ctx, uint64_t deadline_ms), void *ctx,
 				  int *err, uint64_t *due_ms);
 

@@ -132,7 +132,7 @@ static unsigned succeeded(const struct config *cfg, struct fdslot *s, int fd, ui
 	int cancel = fdtable_nocancel(); /* a log line is a cancellation point */
 	uint64_t until;
 
-	if (decide_loop_succeeded(cfg, fdconn_of(s), fd, now))
+	if (decide_loop_succeeded(fdconn_of(s), fd, now))
 		release_waiters(fdconn_of(s)->dest);
 	fdtable_cancel_restore(cancel);
 	until = atomic_load_explicit(&s->again_until_ms, memory_order_relaxed);
@@ -150,7 +150,7 @@ static unsigned succeeded(const struct config *cfg, struct fdslot *s, int fd, ui
 static uint64_t attempt_until(const struct config *cfg, const struct fdslot *s, uint64_t now)
 {
 	return early_again(s) ? again_look_at(cfg, s, now)
-			      : decide_loop_attempt_deadline(cfg, fdconn_read(s), now);
+			      : decide_loop_attempt_deadline(fdconn_read(s), now);
 }
 
 /* A managed slot of @fd, its state settled (no other thread changing it), or NULL. */
@@ -208,7 +208,7 @@ static unsigned attempt_deadline(const struct config *cfg, struct fdslot *s, int
 		return FDS_CONNECTING;
 	}
 	/* A failed attempt with ETIMEDOUT. */
-	if (decide_loop_failed(cfg, fdconn_of(s), fd, ETIMEDOUT, now, &due)) {
+	if (decide_loop_failed(fdconn_of(s), fd, ETIMEDOUT, now, &due)) {
 		epollreg_hide(s, fd);
 		sock_abort_connect(fd);
 		return schedule(s, fd, due);
@@ -277,7 +277,7 @@ static bool manage(const struct config *cfg, int fd, const struct sockaddr *addr
 	if (sync_err) {
 		int cancel = fdtable_nocancel(); /* a log line is a cancellation point */
 
-		if (decide_loop_failed(cfg, fdconn_of(s), fd, sync_err, now, &due))
+		if (decide_loop_failed(fdconn_of(s), fd, sync_err, now, &due))
 			state = hide(s, fd, due);
 		else
 			state = FDS_FREE;
@@ -338,7 +338,7 @@ static unsigned attempt_failed_claimed(const struct config *cfg, struct fdslot *
 			return succeeded(cfg, s, fd, now);
 		return again_over(s, fd, err, EVENTS_END_SILENT, false);
 	}
-	if (decide_loop_final(cfg, fdconn_of(s), fd, now))
+	if (decide_loop_final(fdconn_of(s), fd, now))
 		return FDS_FINAL;
 	epollreg_hide(s, fd);
 	err = sock_connect(fd, (const struct sockaddr *)&fdconn_of(s)->addr, fdconn_of(s)->addrlen);
@@ -351,7 +351,7 @@ static unsigned attempt_failed_claimed(const struct config *cfg, struct fdslot *
 		epollreg_replay(s, fd);
 		return succeeded(cfg, s, fd, now);
 	}
-	if (!decide_loop_failed(cfg, fdconn_of(s), fd, err, now, &due)) {
+	if (!decide_loop_failed(fdconn_of(s), fd, err, now, &due)) {
 		atomic_store_explicit(&fdconn_of(s)->err, err, memory_order_relaxed);
 		epollreg_replay(s, fd);
 		return FDS_FAILED;
@@ -390,11 +390,11 @@ static unsigned attempt_again(const struct config *cfg, struct fdslot *s, int fd
 		/* Its listener gone, it served its one connection: no attempt. */
 		if (early_again(s) && decide_listener_gone(cfg, &fdconn_of(s)->target))
 			return again_over(s, fd, 0, EVENTS_END_GONE, true);
-		if (!decide_loop_line_turn(cfg, fdconn_of(s), now_ms))
+		if (!decide_loop_line_turn(fdconn_of(s), now_ms))
 			return due_set(s, again_look(cfg, s, now_ms));
 	}
 
-	switch (decide_loop_wake(cfg, fdconn_of(s), now_ms, attempt_real, &w, &err, &due)) {
+	switch (decide_loop_wake(fdconn_of(s), now_ms, attempt_real, &w, &err, &due)) {
 	case DECIDE_WAKE_SLEEP:
 		return schedule(s, fd, due);
 	case DECIDE_WAKE_MADE:
@@ -423,7 +423,7 @@ static unsigned attempt_again(const struct config *cfg, struct fdslot *s, int fd
 	/* A new connection of an early close has one attempt (refused: the listener is gone). */
 	if (early_again(s))
 		return again_over(s, fd, err, EVENTS_END_SILENT, true);
-	if (decide_loop_failed(cfg, fdconn_of(s), fd, err, now_ms, &due))
+	if (decide_loop_failed(fdconn_of(s), fd, err, now_ms, &due))
 		return hide(s, fd, due);
 	atomic_store_explicit(&fdconn_of(s)->err, err, memory_order_relaxed);
 	epollreg_replay(s, fd);
@@ -712,7 +712,7 @@ bool pending_again_shut(int fd)
 	return again;
 }
 
-void pending_closing(const struct config *cfg, int fd)
+void pending_closing(int fd)
 {
 	struct fdslot *s = managed_slot(fd);
 	unsigned state;
@@ -722,7 +722,7 @@ void pending_closing(const struct config *cfg, int fd)
 		return;
 	state = fdtable_state_of(s);
 	if ((state == FDS_HIDDEN || state == FDS_CONNECTING) && hidden_still_here(s, fd))
-		decide_loop_closed(cfg, fdconn_of(s), fd, state == FDS_HIDDEN, clock_now_ms());
+		decide_loop_closed(fdconn_of(s), fd, state == FDS_HIDDEN, clock_now_ms());
 	fdtable_release(s, fdtable_state_of(s));
 	errno = saved;
 }

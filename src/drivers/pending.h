@@ -117,7 +117,7 @@ bool pending_again_shut(int fd);
  * The program closes @fd: if its connect is being retried, the program ended
  * the call (decide_loop_closed).  Async-signal-safe; errno untouched.
  */
-void pending_closing(const struct config *cfg, int fd);
+void pending_closing(int fd);
 
 /* In a forked child: the parent's connects are not the child's to retry. */
 void pending_after_fork(void);

@@ -12,12 +12,10 @@
 #include <string.h>
 
 #include "counters/events.h"
-#include "engine/engine.h"
 #include "facts/share.h"
 #include "sys/clock.h"
 #include "sys/listen.h"
 #include "sys/log.h"
-#include "sys/rng.h"
 #include "sys/startup.h"
 
 /* Destinations one process talks to: far fewer than this; when full, one warning. */
@@ -129,25 +127,29 @@ static uint64_t dest_clock(struct dest *d, uint64_t began_ms)
 }
 
 /*
- * A call to @d gave up at @now_ms: if its budget is spent (the engine's
- * engine_budget_left_ms), @d is known down from now on (said once at info),
- * and true is returned.
+ * A call to @d gave up at @now_ms, its budget @spent (the engine's
+ * engine_budget_left_ms on record_clock): @d is known down from now on (said
+ * once at info), and true is returned.
  */
-static bool dest_gave_up(const struct config *cfg, struct dest *d, const struct target_addr *t,
-			 uint64_t now_ms)
+static bool dest_gave_up(struct dest *d, const struct target_addr *t, bool spent, uint64_t now_ms)
 {
 	uint64_t first;
 
-	if (!d)
+	if (!d || !spent)
 		return false;
 	first = atomic_load_explicit(&d->first_fail_ms, memory_order_relaxed);
-	if (first == 0 || engine_budget_left_ms(cfg, first, now_ms) != 0)
+	if (first == 0)
 		return false;
 	if (!atomic_exchange_explicit(&d->down, true, memory_order_relaxed)) {
 		atomic_fetch_add_explicit(&dest_downs, 1, memory_order_relaxed);
 		events_down("connect", t, now_ms - first);
 	}
 	return true;
+}
+
+uint64_t record_clock(const struct dest *d)
+{
+	return d ? atomic_load_explicit(&d->first_fail_ms, memory_order_relaxed) : 0;
 }
 
 void dest_succeeded(struct dest *d)
@@ -228,18 +230,20 @@ void fate_leave(struct fate *f)
 bool record_connected(struct fate *f, const struct config *cfg, const struct target_addr *t,
 		      struct dest *d, pid_t owner, int fd)
 {
-	bool turn = false;
+	struct share_slot *s = f ? f->slot : NULL;
+	bool turn = s && dest_look_done(d, fd);
 
-	/* The clock is read only when something is written: a healthy success reads none. */
-	if (f && f->slot) {
-		fate_attempted(f, 0, clock_now_ns());
-		turn = record_leave(f, d, fd);
-	} else if (cfg->shared && share_down_for(t)) {
-		share_note_up(t, clock_now_ns()); /* a first attempt: no fate joined */
-	}
 	/* A destination whose clock runs is up again (rare: one load otherwise). */
 	if (dest_any_clock())
 		dest_succeeded(d ? d : dest_of(cfg, t, owner));
+	/* The clock is read only when something is written: a healthy success reads none. */
+	if (s) {
+		/* The news and the call's leaving, one event of the slot. */
+		share_connected(s, clock_now_ns(), f->loop_waiter);
+		f->loop_waiter = false;
+	} else if (cfg->shared && share_down_for(t)) {
+		share_note_up(t, clock_now_ns()); /* a first attempt: no fate joined */
+	}
 	return turn;
 }
 
@@ -253,6 +257,13 @@ void fate_loop_waits(struct fate *f, uint64_t wake_ns)
 	/* Renewed; or counted anew if its lease lapsed meanwhile (a wait longer than any lease). */
 	if (!f->loop_waiter || !share_loop_wait(f->slot, 0, until))
 		f->loop_waiter = share_loop_wait(f->slot, 1, until);
+}
+
+void fate_loop_failed(struct fate *f, int err, uint64_t now_ns, uint64_t wake_ns)
+{
+	fate_attempted(f, err, now_ns);
+	if (wake_ns)
+		fate_loop_waits(f, wake_ns);
 }
 
 enum fate_step fate_wake(struct fate *f, const struct target_addr *t, uint64_t now_ns,
@@ -357,7 +368,7 @@ bool record_known_down(const struct config *cfg, const struct dest *d, const str
 }
 
 uint64_t record_join(const struct config *cfg, struct dest **d, struct fate *f,
-		     const struct target_addr *t, int type, uint64_t began_ms, uint64_t now_ms,
+		     const struct target_addr *t, int type, uint64_t began_ms, uint64_t stale_ns,
 		     pid_t owner)
 {
 	if (!*d)
@@ -368,9 +379,8 @@ uint64_t record_join(const struct config *cfg, struct dest **d, struct fate *f,
 	 * (decide_loop_begin); a blocking call's failed now.
 	 */
 	if (!f->slot && cfg->shared)
-		fate_join(f, cfg, t, type, f->last_ns ? f->last_ns : clock_now_ns(),
-			  engine_finding_fresh_ns(cfg, false));
-	return engine_budget_left_ms(cfg, dest_clock(*d, began_ms), now_ms);
+		fate_join(f, cfg, t, type, f->last_ns ? f->last_ns : clock_now_ns(), stale_ns);
+	return dest_clock(*d, began_ms);
 }
 
 bool record_leave(struct fate *f, struct dest *d, int fd)
@@ -381,17 +391,22 @@ bool record_leave(struct fate *f, struct dest *d, int fd)
 	return dest_look_done(d, fd);
 }
 
-void record_gave_up(const struct config *cfg, struct fate *f, struct dest *d,
-		    const struct target_addr *t, int fd, uint64_t now_ms)
+uint32_t record_gave_up(const struct config *cfg, struct fate *f, struct dest *d,
+			const struct target_addr *t, int fd, bool spent, uint64_t now_ms)
 {
 	struct share_slot *s;
 
 	(void)record_leave(f, d, fd);
-	if (!dest_gave_up(cfg, d, t, now_ms) || !cfg->run_id || !cfg->shared ||
+	if (!dest_gave_up(d, t, spent, now_ms) || !cfg->run_id || !cfg->shared ||
 	    !(s = share_find(t)))
-		return;
-	share_note_run_open(
-		s, clock_now_ns() + engine_run_open_ms(cfg, share_note_run_giveup(s, cfg->run_id),
-						       rng_next()) *
-					    1000000);
+		return 0;
+	return share_note_run_giveup(s, cfg->run_id);
+}
+
+void record_run_open(const struct target_addr *t, uint64_t until_ns)
+{
+	struct share_slot *s = share_find(t);
+
+	if (s)
+		share_note_run_open(s, until_ns);
 }

@@ -7,7 +7,9 @@
  * event: a failure joins (record_join), an attempt is noted, a success
  * (record_connected), a give-up (record_gave_up), an end (record_leave).
  * Whether a finding stands, when a budget is spent, how long a run's
- * give-up keeps it down: the engine's thresholds.  The file's layout and locking are facts/share's.
+ * give-up keeps it down: the engine's thresholds, which the drivers ask
+ * and pass in; the record calls no rule.  The file's layout and locking
+ * are facts/share's.
  */
 #ifndef BACKOFF_FACTS_RECORD_H
 #define BACKOFF_FACTS_RECORD_H
@@ -112,6 +114,13 @@ bool record_connected(struct fate *f, const struct config *cfg, const struct tar
  */
 void fate_loop_waits(struct fate *f, uint64_t wake_ns);
 
+/*
+ * A real attempt of an event loop's call failed with @err at @now_ns: news
+ * to the others (fate_attempted); with @wake_ns (0: the call gave up) it
+ * waits for its retry until then (fate_loop_waits).
+ */
+void fate_loop_failed(struct fate *f, int err, uint64_t now_ns, uint64_t wake_ns);
+
 /* What a call between attempts is to do now. */
 enum fate_step {
 	FATE_DUE,     /* the planned time came: attempt, unless another's finding stands */
@@ -163,15 +172,16 @@ int fate_prober(const struct fate *f);
  */
 bool record_known_down(const struct config *cfg, const struct dest *d, const struct target_addr *t);
 /*
- * A call to @t on a socket of @type failed at @now_ms, and is retried: its
- * process's record (*@d, looked up for @owner if NULL) and the host's slot
- * (@f, joined if it is not; f->last_ns: the call's last real attempt, 0:
- * now) are the call's from now on.  Returns what is left of the
- * destination's budget (engine_budget_left_ms), its clock started at
- * @began_ms if it had none.
+ * A call to @t on a socket of @type failed, and is retried: its process's
+ * record (*@d, looked up for @owner if NULL) and the host's slot (@f, joined
+ * if it is not, another's finding standing for @stale_ns (the engine's
+ * engine_finding_fresh_ns); f->last_ns: the call's last real attempt, 0:
+ * now) are the call's from now on.  Returns when the destination's budget
+ * clock started (its first failed attempt since its last success: @began_ms
+ * if it had none), for the engine's engine_budget_left_ms.
  */
 uint64_t record_join(const struct config *cfg, struct dest **d, struct fate *f,
-		     const struct target_addr *t, int type, uint64_t began_ms, uint64_t now_ms,
+		     const struct target_addr *t, int type, uint64_t began_ms, uint64_t stale_ns,
 		     pid_t owner);
 /*
  * A call ended (closed, handed over, connected): it leaves the slot (@f
@@ -180,10 +190,22 @@ uint64_t record_join(const struct config *cfg, struct dest **d, struct fate *f,
  */
 bool record_leave(struct fate *f, struct dest *d, int fd);
 /*
- * A call to @t gave up at @now_ms: it leaves (record_leave), and if the
- * budget of @d is spent, @t is known down in this process, and for the
- * call's run until an open time (engine_run_open_ms) is over.
+ * When @d's budget clock started: its first failed attempt since its last
+ * success (0: none since; @d NULL: none kept).
  */
-void record_gave_up(const struct config *cfg, struct fate *f, struct dest *d,
-		    const struct target_addr *t, int fd, uint64_t now_ms);
+uint64_t record_clock(const struct dest *d);
+/*
+ * A call to @t gave up at @now_ms: it leaves (record_leave), and if the
+ * budget of @d is @spent (the engine's engine_budget_left_ms on
+ * record_clock), @t is known down in this process, and the give-up is the
+ * call's run's (BACKOFF_RUN): the run's give-ups there in a row are
+ * returned (0: none counted), for its open time (record_run_open).
+ */
+uint32_t record_gave_up(const struct config *cfg, struct fate *f, struct dest *d,
+			const struct target_addr *t, int fd, bool spent, uint64_t now_ms);
+/*
+ * The run's calls to @t get the kernel's answer at once until @until_ns
+ * (the engine's engine_run_open_ms after its give-ups in a row).
+ */
+void record_run_open(const struct target_addr *t, uint64_t until_ns);
 #endif

@@ -710,6 +710,12 @@ void share_leave(struct share_slot *s, bool loop_waiter)
 						memory_order_relaxed);
 }
 
+void share_connected(struct share_slot *s, uint64_t now_ns, bool loop_waiter)
+{
+	share_note(s, 0, now_ns);
+	share_leave(s, loop_waiter);
+}
+
 int share_sleep(_Atomic uint32_t *word, uint32_t val, uint64_t until_ns, _Atomic uint32_t *sleepers)
 {
 	struct timespec ts = {

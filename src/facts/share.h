@@ -511,6 +511,12 @@ uint64_t share_lease_end(struct share_slot *s);
 void share_leave(struct share_slot *s, bool loop_waiter);
 
 /*
+ * A call's attempt succeeded at @now_ns and the call leaves the slot: the
+ * news (share_note with no error), then share_leave.
+ */
+void share_connected(struct share_slot *s, uint64_t now_ns, bool loop_waiter);
+
+/*
  * Sleep until @s's success count differs from @seq or @until_ns.  Returns 0,
  * or EINTR when a signal that may not restart the call cut it short.  errno
  * preserved.

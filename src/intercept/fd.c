@@ -25,7 +25,7 @@ EXPORT int close(int fd)
 	if (__builtin_expect(share_any_full(), 0))
 		call_closing(init_config_get(), fd);
 	if (__builtin_expect(pending_any(), 0))
-		pending_closing(init_config_get(), fd);
+		pending_closing(fd);
 	fdtable_forget(fd);
 	return real_close(fd);
 }
