@@ -194,22 +194,24 @@ static struct engine_event loop_event(const struct config *cfg, struct fdconn *c
 		.err = err,
 		.budget_left_ms = CONFIG_INFINITE,
 	};
-	bool join = false;
-	uint64_t since;
+	/* What the engine asks of this event, asked of it at once. */
+	unsigned facts = engine_facts(&c->progress, kind);
+	uint64_t stale = facts & ENGINE_FACTS_DEST ? engine_finding_fresh_ns(cfg, false) : 0, since;
 
-	/* Only a failure asks the destination's facts: a success pays for none of them. */
-	if (kind == ENGINE_FAILED || kind == ENGINE_HELD) {
-		ev.known_down = record_known_down(cfg, c->dest, &c->target);
-		ev.more_addresses = c->progress.attempt == 1 && more_addresses(&c->target, now);
-		join = !engine_passes(&c->progress, &ev);
-	}
 	if (engine_needs_seed(cfg, &c->progress, kind))
 		ev.seed = rng_next();
-	if (!join)
+	if (facts & ENGINE_FACTS_GONE)
+		ev.gone = decide_listener_gone(cfg, &c->target);
+	/* Only a failure asks the destination's record: a success pays for none of it. */
+	if (!(facts & ENGINE_FACTS_DEST))
+		return ev;
+	ev.known_down = record_known_down(cfg, c->dest, &c->target);
+	ev.more_addresses = c->progress.attempt == 1 && more_addresses(&c->target, now);
+	if (engine_passes(&c->progress, &ev))
 		return ev;
 	/* A managed connect is a stream connect (it was EINPROGRESS). */
 	since = record_join(cfg, &c->dest, &c->fate, &c->target, SOCK_STREAM, c->progress.start_ms,
-			    engine_finding_fresh_ns(cfg, false), 0);
+			    stale, 0);
 	ev.budget_left_ms = engine_budget_left_ms(cfg, since, now);
 	return ev;
 }
@@ -227,11 +229,10 @@ static struct engine_action loop_step(const struct config *cfg, struct fdconn *c
 	return a;
 }
 
-void decide_loop_begin(const struct config *base, struct fdconn *c, uint64_t now_ms,
-		       uint64_t later_ms)
+void decide_loop_begin(const struct config *cfg, struct fdconn *c, uint64_t now_ms,
+		       uint64_t later_ms, uint64_t again_until_ms)
 {
-	/* BACKOFF_DESTINATIONS: the entry that serves it, chosen once for all its events. */
-	const struct config *cfg = c->cfg = config_for(base, &c->target);
+	struct engine_again again = { .until_ms = again_until_ms };
 
 	/* Looked up here only when some destination is down; else at a first failure. */
 	__atomic_store_n(&c->dest, dest_any_down() ? dest_of(cfg, &c->target, 0) : NULL,
@@ -239,7 +240,11 @@ void decide_loop_begin(const struct config *base, struct fdconn *c, uint64_t now
 	c->fate.slot = NULL; /* joined at a first failure */
 	c->fate.looking = c->fate.seen_listener = c->fate.full = false;
 	c->fate.last_ns = clock_now_ns();
-	engine_begin(cfg, &c->progress, CONFIG_INFINITE, now_ms, later_ms);
+	c->cfg = cfg; /* kept for all its events */
+	if (again_until_ms)
+		again.local = decide_look_ms(cfg, &c->target) != 0;
+	engine_begin(cfg, &c->progress, CONFIG_INFINITE, now_ms, later_ms,
+		     again_until_ms ? &again : NULL);
 }
 
 void decide_loop_gave_up(struct fdconn *c, int fd, uint64_t now_ms)
@@ -259,23 +264,22 @@ void decide_loop_closed(struct fdconn *c, int fd, bool hidden, uint64_t now_ms)
 	(void)record_leave(&c->fate, c->dest, fd);
 }
 
-bool decide_loop_failed(struct fdconn *c, int fd, int err, uint64_t now_ms, uint64_t *due_ms)
+struct engine_action decide_loop_failed(struct fdconn *c, int fd, int err, uint64_t now_ms)
 {
 	const struct config *cfg = c->cfg;
 	struct engine_event ev = loop_event(cfg, c, ENGINE_FAILED, err, now_ms);
-	struct engine_action a;
+	struct engine_action a = loop_step(cfg, c, &ev);
 
-	a = loop_step(cfg, c, &ev);
+	/* An early close's new connection: no attempt of the destination's record. */
+	if (a.what == ENGINE_OVER)
+		return a;
 	/* News to the others, and the wait for the retry counted: one event of the record. */
 	if (c->fate.slot)
 		fate_loop_failed(&c->fate, err, clock_now_ns(),
 				 a.what == ENGINE_WAIT ? a.until_ms * 1000000 : 0);
-	if (a.what == ENGINE_WAIT) {
-		*due_ms = a.until_ms;
-		return true;
-	}
-	decide_loop_gave_up(c, fd, now_ms);
-	return false;
+	if (a.what != ENGINE_WAIT)
+		decide_loop_gave_up(c, fd, now_ms);
+	return a;
 }
 
 bool decide_loop_final(struct fdconn *c, int fd, uint64_t now_ms)
@@ -298,12 +302,26 @@ uint64_t decide_loop_attempt_deadline(const struct fdconn *c, uint64_t now_ms)
 				       record_known_down(cfg, c->dest, &c->target), now_ms);
 }
 
-bool decide_loop_succeeded(struct fdconn *c, int fd, uint64_t now_ms)
+struct engine_action decide_loop_succeeded(struct fdconn *c, int fd, uint64_t now_ms, bool *turn)
 {
 	const struct config *cfg = c->cfg;
 	struct engine_event ev = loop_event(cfg, c, ENGINE_CONNECTED, 0, now_ms);
-	(void)loop_step(cfg, c, &ev);
-	return record_connected(&c->fate, cfg, &c->target, c->dest, 0, fd);
+	struct engine_action a = loop_step(cfg, c, &ev);
+
+	*turn = record_connected(&c->fate, cfg, &c->target, c->dest, 0, fd);
+	return a;
+}
+
+struct engine_action decide_loop_look(struct fdconn *c, const struct decide_look *f,
+				      uint64_t now_ms)
+{
+	const struct config *cfg = c->cfg;
+	struct engine_event ev = loop_event(cfg, c, ENGINE_LOOK, 0, now_ms);
+
+	ev.answered = f->answered;
+	ev.unanswered = f->unanswered;
+	ev.unaccepted = f->unaccepted;
+	return loop_step(cfg, c, &ev);
 }
 
 /*
@@ -319,7 +337,7 @@ static void loop_woke(struct fdconn *c, uint64_t now_ms, bool made)
 		events_cut_short(&what, c->progress.planned_ms - now_ms, made);
 }
 
-enum decide_wake decide_loop_wake(struct fdconn *c, uint64_t now_ms,
+enum decide_wake decide_loop_wake(struct fdconn *c, uint64_t now_ms, bool lined,
 				  int (*attempt)(void *ctx, uint64_t deadline_ms), void *ctx,
 				  int *err, uint64_t *due_ms)
 {
@@ -330,6 +348,12 @@ enum decide_wake decide_loop_wake(struct fdconn *c, uint64_t now_ms,
 	uint64_t now_ns = clock_now_ns(), next;
 	struct engine_action a;
 
+	/* A fact that may end the call is told at once, before any line or look. */
+	if (ev.gone)
+		return loop_step(cfg, c, &ev).what == ENGINE_OVER ? DECIDE_WAKE_OVER
+								  : DECIDE_WAKE_ATTEMPT;
+	if (lined && !decide_loop_line_turn(c, now_ms))
+		return DECIDE_WAKE_LINE;
 	if (c->fate.slot) {
 		switch (fate_wake(&c->fate, &c->target, now_ns, p->planned_ms * 1000000, false,
 				  &next)) {

@@ -14,6 +14,7 @@
 
 #include "config/config.h"
 #include "facts/record.h"
+#include "engine/engine.h"
 #include "engine/progress.h"
 #include "facts/share.h"
 #include "config/target.h"
@@ -154,40 +155,68 @@ bool decide_listener_gone(const struct config *cfg, const struct target_addr *t)
  */
 
 /*
- * @c is managed (its attempt under way or failed at once) at @now_ms, or,
+ * @c is managed (its attempt under way or failed at once) under @cfg, the
+ * configuration that serves its destination (BACKOFF_DESTINATIONS: the
+ * connect's entry chose it, call_connect), at @now_ms, or,
  * with @later_ms (not 0), its first attempt is not made before then (its
  * destination is damped).  A destination known down gives its first failure
  * the kernel's answer (engine_passes): its attempt is only watched, so that
- * its success makes the destination up again.
+ * its success makes the destination up again.  @again_until_ms (not 0): @c
+ * is the new connection of an early close, to answer by then
+ * (CONFIG_INFINITE: no bound): one attempt, its first byte awaited.
  */
 void decide_loop_begin(const struct config *cfg, struct fdconn *c, uint64_t now_ms,
-		       uint64_t later_ms);
+		       uint64_t later_ms, uint64_t again_until_ms);
 
 /*
- * A real attempt of @c (@fd) failed with @err at @now_ms: news to the
- * others, its destination's clock charged.  Returns whether a retry is
- * planned (then *due_ms is when); if not, the call gave up (logged and
- * booked).
+ * A real attempt of @c (@fd) failed with @err at @now_ms: the engine's
+ * action.  ENGINE_WAIT: a retry is planned at ->until_ms (news to the
+ * others, its destination's clock charged); ENGINE_OVER: the new connection
+ * of an early close is over; otherwise the call gave up (logged and booked).
  */
-bool decide_loop_failed(struct fdconn *c, int fd, int err, uint64_t now_ms, uint64_t *due_ms);
+struct engine_action decide_loop_failed(struct fdconn *c, int fd, int err, uint64_t now_ms);
 
 /*
  * The attempt of @c (@fd) that the kernel reports failed, its error still
  * held for the program: whether the program is to see the kernel's own
  * outcome (another address follows, or it was the last attempt allowed at
- * @now_ms: then the give-up is booked), else it is retried.
+ * @now_ms: then the give-up is booked), else the error is collected
+ * (decide_loop_failed follows).
  */
 bool decide_loop_final(struct fdconn *c, int fd, uint64_t now_ms);
 
 /*
- * When the attempt of @c, under way from @now_ms, is to be aborted if still
- * unanswered (CONFIG_INFINITE: never): BACKOFF_ATTEMPT_TIMEOUT, never past the
- * call's budget; a destination known down gets one attempt of that length.
+ * When the attempt of @c, under way from @now_ms, is to be looked at
+ * (decide_loop_look; CONFIG_INFINITE: never): BACKOFF_ATTEMPT_TIMEOUT, never
+ * past the call's budget; a destination known down gets one attempt of that
+ * length; an early close's new connection, its look.
  */
 uint64_t decide_loop_attempt_deadline(const struct fdconn *c, uint64_t now_ms);
 
-/* The connect of @c (@fd) succeeded at @now_ms; returns whether its fd held the look turn. */
-bool decide_loop_succeeded(struct fdconn *c, int fd, uint64_t now_ms);
+/*
+ * The connect of @c (@fd) succeeded at @now_ms: the engine's action
+ * (ENGINE_END: the connection is the program's; ENGINE_AWAIT: an early
+ * close's new connection, its first byte awaited until ->until_ms).
+ * *turn: whether its fd held the look turn.
+ */
+struct engine_action decide_loop_succeeded(struct fdconn *c, int fd, uint64_t now_ms, bool *turn);
+
+/* What the driver found at a look (decide_loop_look). */
+struct decide_look {
+	bool answered;	 /* a byte came on the connection */
+	bool unanswered; /* its connect is still unanswered (SYN sent) */
+	bool unaccepted; /* asked only when engine_facts says so (ENGINE_FACTS_ACCEPT) */
+};
+
+/*
+ * The time of a look at @c came at @now_ms (decide_loop_attempt_deadline's,
+ * or ENGINE_AWAIT's), and the driver found @f: the engine's action
+ * (ENGINE_AWAIT again, ENGINE_ABORT: our deadline cuts the attempt,
+ * decide_loop_failed with ETIMEDOUT follows; ENGINE_OVER; ENGINE_END: the
+ * connection is the program's).
+ */
+struct engine_action decide_loop_look(struct fdconn *c, const struct decide_look *f,
+				      uint64_t now_ms);
 
 /* The connect of @c (@fd) gave up at @now_ms, after decide_loop_failed said so or not. */
 void decide_loop_gave_up(struct fdconn *c, int fd, uint64_t now_ms);
@@ -205,16 +234,21 @@ enum decide_wake {
 	DECIDE_WAKE_ATTEMPT, /* make the attempt now */
 	DECIDE_WAKE_MADE,    /* a look was an attempt: its result is in *err */
 	DECIDE_WAKE_SLEEP,   /* stay hidden until *due_ms */
+	DECIDE_WAKE_LINE,    /* in a full server's line, its turn not come: stay hidden */
+	DECIDE_WAKE_OVER,    /* an early close's new connection is over: its listener went away */
 };
 
 /*
- * Shared fate at a wake of @c (hidden) at @now_ms: between planned attempts
- * its prober looks for a local listener, and a planned attempt is left to
- * another that found the destination down since our last one (its result is
- * ours, and the next is planned).  The last attempt allowed is always made.
- * @attempt(@ctx) makes one real attempt (the look at a stale unix socket).
+ * The wake of @c (hidden) at @now_ms: an early close's new connection whose
+ * local listener went away is over; one @lined (waiting in a full server's
+ * line, decide_loop_line_turn) stays while its turn has not come; then
+ * shared fate: between planned attempts its prober looks for a local
+ * listener, and a planned attempt is left to another that found the
+ * destination down since our last one (its result is ours, and the next is
+ * planned).  The last attempt allowed is always made.  @attempt(@ctx)
+ * makes one real attempt (the look at a stale unix socket).
  */
-enum decide_wake decide_loop_wake(struct fdconn *c, uint64_t now_ms,
+enum decide_wake decide_loop_wake(struct fdconn *c, uint64_t now_ms, bool lined,
 				  int (*attempt)(void *ctx, uint64_t deadline_ms), void *ctx,
 				  int *err, uint64_t *due_ms);
 

@@ -146,7 +146,8 @@ static inline bool early_again(const struct fdslot *s)
  * The new connection of @fd's early close to @addr (@len bytes), made in
  * the calling thread and blocking
  * (a replay's on a non-blocking socket too: the request is the program's
- * only business on it until the answer comes): after its destination's
+ * only business on it until the answer comes), as the engine's rules of
+ * such a connection say (engine_begin's @again): after its destination's
  * delay, one attempt, @fl (if any) sent again, and its answer awaited, all
  * by the time early_seen gave it.  Whether it answered (a byte or an end:
  * the read is made again).  If not, the socket is left ended as the first

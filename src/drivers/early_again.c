@@ -6,7 +6,9 @@
 #include <poll.h>
 #include <string.h>
 
+#include "config/config_dests.h"
 #include "drivers/before.h"
+#include "drivers/decide.h"
 #include "engine/engine.h"
 #include "counters/events.h"
 #include "engine/ready.h"
@@ -79,28 +81,6 @@ static int readable_by(int fd, uint64_t until_ms)
 	}
 }
 
-/*
- * readable_by for the first byte of @fd's new connection: a local listener
- * that has not accepted it by ENGINE_ACCEPT_MS served its one connection
- * (-1, *why EVENTS_END_UNACCEPTED).
- */
-static int answered_by(const struct config *cfg, int fd, uint64_t until_ms, enum events_end *why)
-{
-	uint64_t look = clock_now_ms() + ENGINE_ACCEPT_MS;
-
-	if (look < until_ms) {
-		int err = readable_by(fd, look);
-
-		if (err != -1)
-			return err;
-		if (early_unaccepted(cfg, fd)) {
-			*why = EVENTS_END_UNACCEPTED;
-			return -1;
-		}
-	}
-	return readable_by(fd, until_ms);
-}
-
 /* The server's one-byte answer on @fd (readable) is @want: 0, else an errno. */
 static int answered(int fd, unsigned char want)
 {
@@ -137,50 +117,83 @@ static int send_flight(int fd, const struct flight *fl, uint64_t until_ms)
 	return send_all(fd, fl->data + pause, fl->len - pause);
 }
 
+/* How the log says an engine's ENGINE_OVER. */
+static enum events_end end_of(enum engine_over why)
+{
+	return why == ENGINE_OVER_GONE	       ? EVENTS_END_GONE
+	       : why == ENGINE_OVER_UNACCEPTED ? EVENTS_END_UNACCEPTED
+					       : EVENTS_END_SILENT;
+}
+
 bool early_again_blocking(const struct config *cfg, int fd, const struct sockaddr_storage *addr,
 			  socklen_t len, struct flight *fl, int *end)
 {
 	struct fdslot *s = fdtable_peek(fd);
 	uint64_t until = s ? atomic_load_explicit(&s->again_until_ms, memory_order_relaxed) : 0,
-		 later = 0;
-	int flags = real_fcntl(fd, F_GETFL), err;
-	bool nonblocking = flags >= 0 && (flags & O_NONBLOCK);
-	enum events_end why = EVENTS_END_SILENT;
+		 later = 0, now = clock_now_ms();
+	int flags = real_fcntl(fd, F_GETFL), err = 0;
+	bool nonblocking = flags >= 0 && (flags & O_NONBLOCK), known;
+	struct engine_again again = { .until_ms = until ? until : CONFIG_INFINITE };
+	struct engine_event ev = { .kind = ENGINE_DUE };
+	const struct config *c = cfg;
+	struct retry_progress p;
+	struct engine_action a;
 	struct target_addr t;
 
-	if (until == 0)
-		until = CONFIG_INFINITE;
+	known = target_from_sockaddr((const struct sockaddr *)addr, len, &t);
+	if (known) {
+		c = config_for(cfg, &t); /* BACKOFF_DESTINATIONS */
+		again.local = decide_look_ms(c, &t) != 0;
+	}
+	/* Not made yet: its one attempt is the engine's, after the destination's delay. */
+	engine_begin(c, &p, CONFIG_INFINITE, now, now + 1, &again);
 	if (nonblocking)
 		set_flags(fd, flags & ~O_NONBLOCK);
 	/*
 	 * The destination's delay, ended by a local listener that goes away (it
 	 * served its one connection), or by a signal, as the end would have been.
 	 */
-	err = target_from_sockaddr((const struct sockaddr *)addr, len, &t)
-		      ? before_damp(cfg, fd, &t, &later, true)
-		      : 0;
-	if (err == ECONNREFUSED) {
-		why = EVENTS_END_GONE;
-	} else if (err == 0) {
-		err = early_connect_once(cfg, fd, (const struct sockaddr *)addr, len, until);
-		if (err == 0 && fl)
-			err = send_flight(fd, fl, until);
-		if (err == 0)
-			err = answered_by(cfg, fd, until, &why);
+	if (known)
+		err = before_damp(cfg, fd, &t, &later, true);
+	ev.gone = err == ECONNREFUSED;
+	if (err == EINTR) {
+		ev.kind = ENGINE_SIGNAL;
+		ev.err = err;
+	}
+	for (;;) {
+		ev.now_ms = clock_now_ms();
+		a = engine_step(c, &c->errors_inet, &p, &ev);
+		memset(&ev, 0, sizeof(ev));
+		if (a.what == ENGINE_ATTEMPT) {
+			/* A blocking connect within its whole time; what was sent, sent again. */
+			err = early_connect_once(cfg, fd, (const struct sockaddr *)addr, len,
+						 p.again_until_ms);
+			if (err == 0 && fl)
+				err = send_flight(fd, fl, p.again_until_ms);
+			/* -1: no answer to its pause in time, silent. */
+			ev.kind = err ? ENGINE_FAILED : ENGINE_CONNECTED;
+			ev.err = err > 0 ? err : 0;
+		} else if (a.what == ENGINE_AWAIT) {
+			err = readable_by(fd, a.until_ms);
+			/* A signal that may not restart the call (the program's own timer). */
+			ev.kind = err > 0 ? ENGINE_SIGNAL : ENGINE_LOOK;
+			ev.err = err > 0 ? err : 0;
+			ev.answered = err == 0;
+			if (err == -1 && (engine_facts(&p, ENGINE_LOOK) & ENGINE_FACTS_ACCEPT))
+				ev.unaccepted = early_unaccepted(c, fd);
+		} else {
+			break;
+		}
 	}
 	if (nonblocking)
 		set_flags(fd, flags);
 	if (fl)
 		early_flight_done(fd, fl);
-	if (err == 0) {
+	if (a.what != ENGINE_OVER) {
 		if (s)
 			atomic_store_explicit(&s->again_until_ms, 0, memory_order_relaxed);
 		return true;
 	}
-	/*
-	 * -1: silent until its time, or left in its listener's queue;
-	 * ECONNREFUSED from the delay: its listener went away.
-	 */
-	*end = early_end(fd, err == -1 || why == EVENTS_END_GONE ? 0 : err, why);
+	*end = early_end(fd, a.err, end_of(a.over));
 	return false;
 }

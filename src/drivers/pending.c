@@ -123,34 +123,42 @@ static void release_waiters(const struct dest *d)
 }
 
 /*
+ * The connection of @s (claimed) is the program's alone: one made again
+ * after an early close is made again no more.  Its new state, free.
+ */
+static unsigned programs_own(struct fdslot *s)
+{
+	if (early_again(s))
+		atomic_store_explicit(&s->again_until_ms, 0, memory_order_relaxed);
+	return FDS_FREE;
+}
+
+/*
  * The connect of @s (@fd, claimed) succeeded at @now; its destination is
  * up.  Returns the new state: free, or, for a connection made again after
  * an early close, visible and awaited until its time (FDS_AWAIT).
  */
-static unsigned succeeded(const struct config *cfg, struct fdslot *s, int fd, uint64_t now)
+static unsigned succeeded(struct fdslot *s, int fd, uint64_t now)
 {
 	int cancel = fdtable_nocancel(); /* a log line is a cancellation point */
-	uint64_t until;
+	bool turn;
+	struct engine_action a = decide_loop_succeeded(fdconn_of(s), fd, now, &turn);
 
-	if (decide_loop_succeeded(fdconn_of(s), fd, now))
+	if (turn)
 		release_waiters(fdconn_of(s)->dest);
 	fdtable_cancel_restore(cancel);
-	until = atomic_load_explicit(&s->again_until_ms, memory_order_relaxed);
-	if (until == 0)
-		return FDS_FREE;
-	if (until == CONFIG_INFINITE) {
-		/* No attempt time and no budget: the program waits as it chose. */
-		atomic_store_explicit(&s->again_until_ms, 0, memory_order_relaxed);
-		return FDS_FREE;
+	if (a.what == ENGINE_AWAIT) {
+		/* An early close's new connection: its first byte awaited, visible. */
+		atomic_store_explicit(&fdconn_of(s)->due_ms, a.until_ms, memory_order_relaxed);
+		return due_set(s, FDS_AWAIT);
 	}
-	return due_set(s, await_first(cfg, s, now));
+	return programs_own(s);
 }
 
-/* When the attempt of @s made at @now must end: a new connection's of an early close, its time. */
-static uint64_t attempt_until(const struct config *cfg, const struct fdslot *s, uint64_t now)
+/* When the attempt of @s made at @now is next looked at (decide_loop_attempt_deadline). */
+static uint64_t attempt_until(const struct fdslot *s, uint64_t now)
 {
-	return early_again(s) ? again_look_at(cfg, s, now)
-			      : decide_loop_attempt_deadline(fdconn_read(s), now);
+	return decide_loop_attempt_deadline(fdconn_read(s), now);
 }
 
 /* A managed slot of @fd, its state settled (no other thread changing it), or NULL. */
@@ -190,38 +198,66 @@ static unsigned connecting(struct fdslot *s, uint64_t due)
 }
 
 /*
- * The attempt of @s (claimed, visible) reached its deadline: still
- * unanswered, it is aborted (never abandoned: the kernel would complete it
- * later), a failed attempt with ETIMEDOUT, then retried hidden or handed over
- * as ETIMEDOUT.  Answered meanwhile, the program's wait sees it.
+ * The attempt of @s (@fd, claimed, hidden) failed with @err at @now:
+ * the engine's action carried out.  A retry hidden until its time; an early
+ * close's new connection over; else the call's failure handed over.
  */
-static unsigned attempt_deadline(const struct config *cfg, struct fdslot *s, int fd, uint64_t now)
+static unsigned failed(struct fdslot *s, int fd, int err, uint64_t now)
 {
-	uint64_t due;
+	struct engine_action a = decide_loop_failed(fdconn_of(s), fd, err, now);
 
-	if (!still_ours(s, fd))
-		return FDS_FREE; /* replaced behind the hooks, or made blocking */
-	if (early_again(s))
-		return due_set(s, again_due(cfg, s, fd, now));
-	if (sock_tcp_state(fd) != TCP_SYN_SENT) {
-		atomic_store_explicit(&fdconn_of(s)->due_ms, CONFIG_INFINITE, memory_order_relaxed);
-		return FDS_CONNECTING;
+	switch (a.what) {
+	case ENGINE_WAIT:
+		return schedule(s, fd, a.until_ms);
+	case ENGINE_OVER:
+		return again_over(s, fd, a.err, a.over, true);
+	default:
+		atomic_store_explicit(&fdconn_of(s)->err, err, memory_order_relaxed);
+		epollreg_replay(s, fd);
+		return FDS_FAILED;
 	}
-	/* A failed attempt with ETIMEDOUT. */
-	if (decide_loop_failed(fdconn_of(s), fd, ETIMEDOUT, now, &due)) {
-		epollreg_hide(s, fd);
+}
+
+/*
+ * The time of a look at the connect of @s (@fd, claimed, still ours) came
+ * at @now: an attempt's deadline, or an early close's new connection
+ * awaiting its first byte.  What the driver finds is told to the engine,
+ * and its action carried out: awaited on, aborted (never abandoned: the
+ * kernel would complete it later, then a failed attempt with ETIMEDOUT,
+ * retried hidden or handed over: the program's wait sees the abort, its
+ * SO_ERROR the last answer the kernel gave, ETIMEDOUT when it gave none),
+ * over, or the program's.
+ */
+static unsigned looked(struct fdslot *s, int fd, uint64_t now)
+{
+	struct decide_look f = {
+		.answered = !(atomic_load_explicit(&s->word, memory_order_relaxed) & FDS_FIRST),
+		.unanswered = sock_tcp_state(fd) == TCP_SYN_SENT,
+	};
+	struct engine_action a;
+
+	if (engine_facts(&fdconn_of(s)->progress, ENGINE_LOOK) & ENGINE_FACTS_ACCEPT)
+		f.unaccepted = early_unaccepted(fdconn_of(s)->cfg, fd);
+	a = decide_loop_look(fdconn_of(s), &f, now);
+	switch (a.what) {
+	case ENGINE_AWAIT:
+		atomic_store_explicit(&fdconn_of(s)->due_ms, a.until_ms, memory_order_relaxed);
+		return due_set(s, fdtable_state_of(s));
+	case ENGINE_ABORT:
+		a = decide_loop_failed(fdconn_of(s), fd, ETIMEDOUT, now);
+		if (a.what == ENGINE_WAIT) {
+			epollreg_hide(s, fd);
+			sock_abort_connect(fd);
+			return schedule(s, fd, a.until_ms);
+		}
 		sock_abort_connect(fd);
-		return schedule(s, fd, due);
+		atomic_store_explicit(&fdconn_of(s)->err, a.err, memory_order_relaxed);
+		return FDS_FAILED;
+	case ENGINE_OVER:
+		return again_over(s, fd, a.err, a.over, false);
+	default:
+		return programs_own(s);
 	}
-	/*
-	 * The program's wait sees the abort (writable, hung up), its SO_ERROR the
-	 * last answer the kernel gave, ETIMEDOUT when it gave none.
-	 */
-	sock_abort_connect(fd);
-	atomic_store_explicit(&fdconn_of(s)->err,
-			      engine_outcome(&fdconn_of(s)->progress, ETIMEDOUT),
-			      memory_order_relaxed);
-	return FDS_FAILED;
 }
 
 /* Hide @fd (claimed) until @due: out of every epoll set, masked in poll and select. */
@@ -238,7 +274,7 @@ static bool manage(const struct config *cfg, int fd, const struct sockaddr *addr
 	struct fdslot *s = fdtable_get(fd);
 	unsigned state = FDS_FREE;
 	struct stat st = { .st_dev = 0, .st_ino = 0 };
-	uint64_t now, due;
+	uint64_t now;
 	int saved = errno;
 
 	/* Its identity now if it is hidden at once; else at its first answer (same_socket). */
@@ -254,9 +290,6 @@ static bool manage(const struct config *cfg, int fd, const struct sockaddr *addr
 		events_unmanaged();
 		goto out_release;
 	}
-	/* A new connection of an early close that failed at once: its caller gives the end. */
-	if (sync_err && early_again(s))
-		goto out_release;
 	fdconn_of(s)->dev = st.st_dev;
 	fdconn_of(s)->ino = st.st_ino;
 	memcpy(&fdconn_of(s)->addr, addr, len);
@@ -266,21 +299,21 @@ static bool manage(const struct config *cfg, int fd, const struct sockaddr *addr
 	/* With @later_ms no attempt yet: the first is made when due, as a retry is. */
 	if (later_ms && later_ms <= now)
 		later_ms = now + 1;
-	decide_loop_begin(cfg, fdconn_of(s), now, later_ms);
+	decide_loop_begin(cfg, fdconn_of(s), now, later_ms,
+			  atomic_load_explicit(&s->again_until_ms, memory_order_relaxed));
 	if (later_ms) {
 		state = hide(s, fd, later_ms);
 		if (early_again(s) || decide_full_line(cfg, t) >= 0)
 			state = due_set(s, again_look(cfg, s, now));
 		goto out_release;
 	}
-	state = connecting(s, attempt_until(cfg, s, now));
+	state = connecting(s, attempt_until(s, now));
 	if (sync_err) {
 		int cancel = fdtable_nocancel(); /* a log line is a cancellation point */
+		struct engine_action a = decide_loop_failed(fdconn_of(s), fd, sync_err, now);
 
-		if (decide_loop_failed(fdconn_of(s), fd, sync_err, now, &due))
-			state = hide(s, fd, due);
-		else
-			state = FDS_FREE;
+		/* Not retried: the caller gives the program the failure (an early close's end). */
+		state = a.what == ENGINE_WAIT ? hide(s, fd, a.until_ms) : FDS_FREE;
 		fdtable_cancel_restore(cancel);
 	}
 out_release:
@@ -308,36 +341,25 @@ bool pending_manage_later(const struct config *cfg, int fd, const struct sockadd
  * (which also resets the socket for the next attempt, measured) and
  * schedule.  Returns the new state.
  */
-static unsigned attempt_failed_claimed(const struct config *cfg, struct fdslot *s, int fd);
+static unsigned attempt_failed_claimed(struct fdslot *s, int fd);
 
 /* attempt_failed_claimed with cancellation off: it connects and logs. */
-static unsigned attempt_failed(const struct config *cfg, struct fdslot *s, int fd)
+static unsigned attempt_failed(struct fdslot *s, int fd)
 {
 	int cancel = fdtable_nocancel();
-	unsigned state = attempt_failed_claimed(cfg, s, fd);
+	unsigned state = attempt_failed_claimed(s, fd);
 
 	fdtable_cancel_restore(cancel);
 	return state;
 }
 
-static unsigned attempt_failed_claimed(const struct config *cfg, struct fdslot *s, int fd)
+static unsigned attempt_failed_claimed(struct fdslot *s, int fd)
 {
-	uint64_t now = clock_now_ms(), due;
-	int err = 0;
+	uint64_t now = clock_now_ms();
+	int err;
 
 	if (!still_ours(s, fd))
 		return FDS_FREE; /* replaced behind the hooks, or made blocking */
-	if (early_again(s)) {
-		socklen_t len = sizeof(err);
-
-		/* A new connection of an early close: one attempt; its error read, not left. */
-		if (real_getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len) != 0)
-			err = ECONNREFUSED;
-		/* Made and ended since: its end is for the program's read to meet. */
-		if (err == 0)
-			return succeeded(cfg, s, fd, now);
-		return again_over(s, fd, err, EVENTS_END_SILENT, false);
-	}
 	if (decide_loop_final(fdconn_of(s), fd, now))
 		return FDS_FINAL;
 	epollreg_hide(s, fd);
@@ -349,14 +371,9 @@ static unsigned attempt_failed_claimed(const struct config *cfg, struct fdslot *
 	 */
 	if (err == 0 || err == EISCONN) {
 		epollreg_replay(s, fd);
-		return succeeded(cfg, s, fd, now);
+		return succeeded(s, fd, now);
 	}
-	if (!decide_loop_failed(fdconn_of(s), fd, err, now, &due)) {
-		atomic_store_explicit(&fdconn_of(s)->err, err, memory_order_relaxed);
-		epollreg_replay(s, fd);
-		return FDS_FAILED;
-	}
-	return schedule(s, fd, due);
+	return failed(s, fd, err, now);
 }
 
 /* One real attempt of the hidden connect in @ctx, if its fd is still ours: 0 or its errno. */
@@ -382,21 +399,18 @@ static unsigned attempt_again(const struct config *cfg, struct fdslot *s, int fd
 	struct wake_attempt w = { s, fd };
 	uint64_t due, deadline;
 	bool made = false;
+	/* A first attempt not made yet may wait in a full server's line too. */
+	bool lined = early_again(s) || (fdconn_of(s)->progress.attempt == 0 &&
+					decide_full_line(cfg, &fdconn_of(s)->target) >= 0);
 	int err = 0;
 
-	/* A first attempt not made yet may wait in a full server's line too. */
-	if (early_again(s) || (fdconn_of(s)->progress.attempt == 0 &&
-			       decide_full_line(cfg, &fdconn_of(s)->target) >= 0)) {
-		/* Its listener gone, it served its one connection: no attempt. */
-		if (early_again(s) && decide_listener_gone(cfg, &fdconn_of(s)->target))
-			return again_over(s, fd, 0, EVENTS_END_GONE, true);
-		if (!decide_loop_line_turn(fdconn_of(s), now_ms))
-			return due_set(s, again_look(cfg, s, now_ms));
-	}
-
-	switch (decide_loop_wake(fdconn_of(s), now_ms, attempt_real, &w, &err, &due)) {
+	switch (decide_loop_wake(fdconn_of(s), now_ms, lined, attempt_real, &w, &err, &due)) {
 	case DECIDE_WAKE_SLEEP:
 		return schedule(s, fd, due);
+	case DECIDE_WAKE_LINE:
+		return due_set(s, again_look(cfg, s, now_ms));
+	case DECIDE_WAKE_OVER:
+		return again_over(s, fd, 0, ENGINE_OVER_GONE, true);
 	case DECIDE_WAKE_MADE:
 		made = true;
 		break;
@@ -408,29 +422,22 @@ static unsigned attempt_again(const struct config *cfg, struct fdslot *s, int fd
 	if (fdconn_of(s)->fate.slot)
 		events_probed();
 	/* Before the attempt: once it is made, another thread may see the fd ready. */
-	deadline = attempt_until(cfg, s, now_ms);
+	deadline = attempt_until(s, now_ms);
 	if (!made)
 		err = sock_connect(fd, (const struct sockaddr *)&fdconn_of(s)->addr,
 				   fdconn_of(s)->addrlen);
 	if (err == 0) {
 		epollreg_replay(s, fd);
-		return succeeded(cfg, s, fd, now_ms);
+		return succeeded(s, fd, now_ms);
 	}
 	if (err == EINPROGRESS) {
 		epollreg_replay(s, fd);
 		return connecting(s, deadline);
 	}
-	/* A new connection of an early close has one attempt (refused: the listener is gone). */
-	if (early_again(s))
-		return again_over(s, fd, err, EVENTS_END_SILENT, true);
-	if (decide_loop_failed(fdconn_of(s), fd, err, now_ms, &due))
-		return hide(s, fd, due);
-	atomic_store_explicit(&fdconn_of(s)->err, err, memory_order_relaxed);
-	epollreg_replay(s, fd);
-	return FDS_FAILED;
+	return failed(s, fd, err, now_ms);
 }
 
-bool pending_event(const struct config *cfg, int fd, bool maybe_failed, bool *extra_err)
+bool pending_event(int fd, bool maybe_failed, bool *extra_err)
 {
 	struct fdslot *s = managed_slot(fd);
 	unsigned state;
@@ -452,7 +459,7 @@ bool pending_event(const struct config *cfg, int fd, bool maybe_failed, bool *ex
 	state = fdtable_state_of(s);
 	tcp = state == FDS_CONNECTING && maybe_failed ? sock_tcp_state(fd) : TCP_ESTABLISHED;
 	if (state == FDS_CONNECTING && tcp == TCP_CLOSE) {
-		state = attempt_failed(cfg, s, fd);
+		state = attempt_failed(s, fd);
 		show = state != FDS_HIDDEN;
 		*extra_err = state == FDS_FAILED;
 	} else if (state == FDS_CONNECTING && tcp == TCP_SYN_SENT) {
@@ -463,7 +470,7 @@ bool pending_event(const struct config *cfg, int fd, bool maybe_failed, bool *ex
 		 */
 		show = false;
 	} else if (state == FDS_CONNECTING) {
-		state = succeeded(cfg, s, fd, clock_now_ms()); /* handed over */
+		state = succeeded(s, fd, clock_now_ms()); /* handed over */
 	}
 	fdtable_release(s, state);
 	errno = saved;
@@ -497,9 +504,9 @@ static unsigned run_one(const struct config *cfg, struct fdslot *s, int fd, uint
 	case FDS_HIDDEN:
 		return attempt_again(cfg, s, fd, now_ms);
 	case FDS_CONNECTING:
-		return attempt_deadline(cfg, s, fd, now_ms);
+		return still_ours(s, fd) ? looked(s, fd, now_ms) : FDS_FREE;
 	default:
-		return same_socket(s, fd) ? due_set(s, again_due(cfg, s, fd, now_ms)) : FDS_FREE;
+		return same_socket(s, fd) ? looked(s, fd, now_ms) : FDS_FREE;
 	}
 }
 
@@ -626,7 +633,7 @@ bool pending_managed(int fd)
 	return managed_slot(fd) != NULL;
 }
 
-enum pending_answer pending_so_error(const struct config *cfg, int fd, int *err)
+enum pending_answer pending_so_error(int fd, int *err)
 {
 	struct fdslot *s = managed_slot(fd);
 	enum pending_answer a;
@@ -641,9 +648,9 @@ enum pending_answer pending_so_error(const struct config *cfg, int fd, int *err)
 			int tcp = sock_tcp_state(fd);
 
 			if (tcp == TCP_CLOSE) {
-				state = attempt_failed(cfg, s, fd);
+				state = attempt_failed(s, fd);
 			} else if (tcp == TCP_ESTABLISHED) {
-				state = succeeded(cfg, s, fd, clock_now_ms());
+				state = succeeded(s, fd, clock_now_ms());
 			}
 		}
 		fdtable_release(s, state);

@@ -64,7 +64,7 @@ enum pending_answer pending_connect_answer(int fd, int *err);
 void pending_release(const struct config *cfg, int fd, bool connected);
 
 /* For getsockopt(SO_ERROR): hidden -> 0, failed -> the error; may detect a failure. */
-enum pending_answer pending_so_error(const struct config *cfg, int fd, int *err);
+enum pending_answer pending_so_error(int fd, int *err);
 
 /* For read/recv/write/send: hidden -> EAGAIN, failed -> the error. */
 enum pending_answer pending_io_answer(int fd, int *err);
@@ -94,7 +94,7 @@ void pending_run_due(const struct config *cfg, uint64_t now_ms);
  * and rescheduled here (returns false); success or the last failure are handed
  * over (returns true).  *extra_err is set when an emulated error must be added.
  */
-bool pending_event(const struct config *cfg, int fd, bool maybe_failed, bool *extra_err);
+bool pending_event(int fd, bool maybe_failed, bool *extra_err);
 
 /*
  * epoll_ctl() on a managed fd: returns false if @fd is not managed (the caller

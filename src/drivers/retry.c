@@ -118,7 +118,7 @@ int retry_blocking(const struct config *cfg, const struct retry_call *c, int fir
 	int err = first_err;
 
 	/* The call began with its first attempt: the log's elapsed times count from there. */
-	engine_begin(cfg, &p, c->budget_ms, now_ns / 1000000, c->started_ms);
+	engine_begin(cfg, &p, c->budget_ms, now_ns / 1000000, c->started_ms, NULL);
 	/* Our first failure is news to the others (its errno included), unless it was theirs. */
 	if (c->fate && !c->first_waited)
 		fate_attempted(c->fate, first_err, now_ns);

@@ -24,7 +24,7 @@ const char *engine_why_not(const struct config *cfg, const struct target_addr *t
 }
 
 void engine_begin(const struct config *cfg, struct retry_progress *p, uint64_t budget_ms,
-		  uint64_t now_ms, uint64_t first_ms)
+		  uint64_t now_ms, uint64_t first_ms, const struct engine_again *again)
 {
 	uint64_t budget = budget_ms < cfg->timeout_ms ? budget_ms : cfg->timeout_ms;
 	bool later = first_ms > now_ms;
@@ -44,6 +44,21 @@ void engine_begin(const struct config *cfg, struct retry_progress *p, uint64_t b
 	 * does not seed a thread's generator (a getrandom per process).
 	 */
 	p->rng = cfg->seeded ? rng_seed_state(cfg->seed, 0) : 0;
+	p->again_until_ms = again ? again->until_ms : 0;
+	p->again_local = again && again->local;
+}
+
+/*
+ * When the new connection of an early close (@p), under way or made at
+ * @now_ms, is next looked at: at its time, and after ENGINE_ACCEPT_MS first
+ * when its destination is local (a listener that keeps listening but
+ * accepts no more served its one connection).
+ */
+static uint64_t again_look_at(const struct retry_progress *p, uint64_t now_ms)
+{
+	return p->again_local && now_ms + ENGINE_ACCEPT_MS < p->again_until_ms
+		       ? now_ms + ENGINE_ACCEPT_MS
+		       : p->again_until_ms;
 }
 
 /* Why no attempt may follow attempt p->attempt at @now_ms: its retries or its budget spent. */
@@ -86,6 +101,9 @@ uint64_t engine_attempt_deadline(const struct config *cfg, const struct retry_pr
 {
 	uint64_t len = cfg->attempt_timeout_ms, until, cap = CONFIG_INFINITE;
 
+	/* A new connection of an early close: its look, whatever the policy. */
+	if (p->again_until_ms)
+		return again_look_at(p, now_ms);
 	if (queue_full)
 		cap = CONFIG_LOCAL_ATTEMPT_MS;
 	else if (first && p->attempt == 1)
@@ -336,10 +354,87 @@ static struct engine_action connected(struct retry_progress *p)
 	return end(0, p->attempt > 1 && !p->final ? ENGINE_SAY_SUCCESS : 0, NULL);
 }
 
+static struct engine_action over(enum engine_over why, int err)
+{
+	struct engine_action a = { .what = ENGINE_OVER, .err = err, .over = why };
+
+	return a;
+}
+
+static struct engine_action await_until(uint64_t until_ms)
+{
+	struct engine_action a = { .what = ENGINE_AWAIT, .until_ms = until_ms };
+
+	return a;
+}
+
+/*
+ * The time of a look at a call's attempt came: answered meanwhile, the
+ * program's wait sees it; still unanswered, our deadline cuts it.
+ */
+static struct engine_action looked(const struct engine_event *ev)
+{
+	struct engine_action a = { .what = ENGINE_ABORT };
+
+	return ev->unanswered ? a : await_until(CONFIG_INFINITE);
+}
+
+/*
+ * The new connection of an early close meets @ev: it has one attempt (its
+ * failure is the end of it), is not made once its local listener went away,
+ * and is awaited until its time, looked at first once its local listener
+ * had ENGINE_ACCEPT_MS to take it; a byte makes it the program's.
+ */
+static struct engine_action again_step(const struct config *cfg, struct retry_progress *p,
+				       const struct engine_event *ev)
+{
+	switch (ev->kind) {
+	case ENGINE_FAILED:
+		p->last_err = ev->err;
+		return over(ENGINE_OVER_SILENT, ev->err);
+	case ENGINE_HELD: {
+		struct engine_action a = { .what = ENGINE_COLLECT };
+
+		return a;
+	}
+	case ENGINE_DUE:
+		if (ev->gone)
+			return over(ENGINE_OVER_GONE, 0);
+		p->attempt++;
+		return attempt(cfg, p, ev);
+	case ENGINE_CONNECTED:
+		p->real = true;
+		/* No time to await it (no attempt time, no budget): the program waits as it chose.
+		 */
+		if (p->again_until_ms == CONFIG_INFINITE && !p->again_local)
+			return end(0, 0, NULL);
+		return await_until(again_look_at(p, ev->now_ms));
+	case ENGINE_LOOK:
+		if (ev->answered)
+			return end(0, 0, NULL);
+		if (ev->now_ms >= p->again_until_ms)
+			return over(ENGINE_OVER_SILENT, ev->unanswered ? ETIMEDOUT : 0);
+		if (ev->unaccepted)
+			return over(ENGINE_OVER_UNACCEPTED, 0);
+		return p->again_until_ms == CONFIG_INFINITE ? end(0, 0, NULL)
+							    : await_until(p->again_until_ms);
+	case ENGINE_SIGNAL:
+		/* A signal that may not restart the call cut its wait: the end, as a read's. */
+		return over(ENGINE_OVER_SILENT, ev->err);
+	case ENGINE_CLOSED:
+	default:
+		return closed(p, ev);
+	}
+}
+
 struct engine_action engine_step(const struct config *cfg, const struct config_errset *retryable,
 				 struct retry_progress *p, const struct engine_event *ev)
 {
+	if (p->again_until_ms)
+		return again_step(cfg, p, ev);
 	switch (ev->kind) {
+	case ENGINE_LOOK:
+		return looked(ev);
 	case ENGINE_FAILED:
 		return failed(cfg, retryable, p, ev);
 	case ENGINE_HELD:

@@ -25,6 +25,12 @@ enum engine_event_kind {
 	ENGINE_DUE,	  /* the planned time came, or a wait ended early (->theirs false) */
 	ENGINE_SIGNAL,	  /* a signal that may not restart the call cut the wait */
 	ENGINE_CLOSED,	  /* the program closed the socket: its own timeout ended the call */
+	/*
+	 * The time of a look came (ENGINE_ATTEMPT's or ENGINE_AWAIT's ->until_ms):
+	 * at an attempt under way, or at a new connection of an early close
+	 * awaiting its first byte (->answered, ->unanswered, ->unaccepted).
+	 */
+	ENGINE_LOOK,
 };
 
 /* What happened, and what the engine knows of the destination then. */
@@ -48,6 +54,12 @@ struct engine_event {
 	 */
 	bool queue_full;
 	uint64_t seed; /* a fresh random value, read when engine_needs_seed() */
+	/* A new connection of an early close (engine_begin's @again), at ENGINE_DUE: */
+	bool gone; /* its local listener went away (it served its one connection) */
+	/* ENGINE_LOOK: */
+	bool answered;	 /* a byte came: the connection is the program's */
+	bool unanswered; /* its connect is still unanswered (SYN sent) */
+	bool unaccepted; /* made, it waits in its local listener's accept queue */
 };
 
 enum engine_do {
@@ -56,6 +68,27 @@ enum engine_do {
 	ENGINE_WAIT,	/* wait until ->until_ms, then tell ENGINE_DUE */
 	ENGINE_COLLECT, /* consume the error the kernel holds, then tell ENGINE_FAILED */
 	ENGINE_END,	/* the call is over with ->err (0: connected) */
+	/*
+	 * The connection is made (or its attempt under way): await its answer
+	 * until ->until_ms (CONFIG_INFINITE: the program's own wait), then tell
+	 * ENGINE_LOOK.
+	 */
+	ENGINE_AWAIT,
+	/* Our deadline cut the attempt under way: abort it, then tell ENGINE_FAILED with ETIMEDOUT.
+	 */
+	ENGINE_ABORT,
+	/*
+	 * The new connection of an early close is over, as ->over says (->err:
+	 * its error, 0: none): the program gets the end the first one met.
+	 */
+	ENGINE_OVER,
+};
+
+/* Why the new connection of an early close is over (ENGINE_OVER). */
+enum engine_over {
+	ENGINE_OVER_SILENT,	/* it failed, or sent nothing within its time */
+	ENGINE_OVER_GONE,	/* nothing listens there any more */
+	ENGINE_OVER_UNACCEPTED, /* its local listener did not accept it in time */
 };
 
 /* What to say, each at most once per action, in this order. */
@@ -86,6 +119,7 @@ struct engine_action {
 	 * destination's budget books.
 	 */
 	bool final;
+	enum engine_over over; /* ENGINE_OVER */
 };
 
 /*
@@ -110,14 +144,24 @@ bool engine_takes(const struct config *cfg, const struct target_addr *t);
 const char *engine_why_not(const struct config *cfg, const struct target_addr *t, int type,
 			   bool blocking);
 
+/* A call that is the new connection of an early close: what the early close set. */
+struct engine_again {
+	uint64_t until_ms; /* by when it must have answered (engine_early_close's until_ms) */
+	bool local;	   /* its destination is local: its listener has ENGINE_ACCEPT_MS */
+};
+
 /*
  * Start a call at @now_ms; @budget_ms: its own bound from now, or
  * CONFIG_INFINITE.  Its first attempt (@first_ms) was made now (0), began
  * earlier (the log's elapsed times count from it), or is not made yet and
  * planned then (a damped connect: the first attempt is an ENGINE_DUE's).
+ * @again (NULL: a connect of the program's own): the call is the new
+ * connection of an early close, which has one attempt, is over if its local
+ * listener went away before it, and whose first byte is awaited until its
+ * time (ENGINE_AWAIT, ENGINE_LOOK, ENGINE_OVER).
  */
 void engine_begin(const struct config *cfg, struct retry_progress *p, uint64_t budget_ms,
-		  uint64_t now_ms, uint64_t first_ms);
+		  uint64_t now_ms, uint64_t first_ms, const struct engine_again *again);
 
 /*
  * The planned attempt of @p moves to @planned_ms: a connect in a full
@@ -137,6 +181,30 @@ static inline bool engine_needs_seed(const struct config *cfg, const struct retr
 				     enum engine_event_kind kind)
 {
 	return (kind == ENGINE_FAILED || kind == ENGINE_DUE) && p->rng == 0 && !cfg->seeded;
+}
+
+/* The facts of a call's destination that an event reads (engine_facts), each asked only then. */
+enum {
+	ENGINE_FACTS_DEST = 1U << 0,   /* ->known_down, ->more_addresses, ->budget_left_ms */
+	ENGINE_FACTS_GONE = 1U << 1,   /* ->gone */
+	ENGINE_FACTS_ACCEPT = 1U << 2, /* ->unaccepted */
+};
+
+/*
+ * The facts an event of @kind reads of the call @p's destination: a
+ * failure of a connect of the program's own reads its record; the new
+ * connection of an early close reads none of it (its streak was counted at
+ * the close), but, its destination local, whether its listener is gone when
+ * its attempt is due, and whether it was accepted when looked at.
+ */
+static inline unsigned engine_facts(const struct retry_progress *p, enum engine_event_kind kind)
+{
+	if (p->again_until_ms)
+		return !p->again_local	     ? 0
+		       : kind == ENGINE_DUE  ? ENGINE_FACTS_GONE
+		       : kind == ENGINE_LOOK ? ENGINE_FACTS_ACCEPT
+					     : 0;
+	return kind == ENGINE_FAILED || kind == ENGINE_HELD ? ENGINE_FACTS_DEST : 0;
 }
 
 /*

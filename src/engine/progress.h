@@ -21,6 +21,14 @@ struct retry_progress {
 	bool told;	      /* the long wait was said (CONFIG_TELL_WAIT_MS) */
 	bool real;	      /* an attempt of the call's own was made */
 	bool final; /* its next (or current) attempt is its last: its outcome is the call's */
+	/*
+	 * The new connection of an early close (engine_begin's @again): whether
+	 * its destination is local (its listener has ENGINE_ACCEPT_MS to take
+	 * it), and by when it must have answered (CONFIG_INFINITE: no bound), 0
+	 * for a connect of the program's own.
+	 */
+	bool again_local;
+	uint64_t again_until_ms;
 };
 
 #endif

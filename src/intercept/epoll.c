@@ -59,7 +59,7 @@ static int epoll_real(enum epoll_kind kind, int epfd, struct epoll_event *events
  * is the program's.  A failure shows as an error or hang-up on the fd's own
  * event.
  */
-static bool epoll_keep(const struct config *cfg, int epfd, struct epoll_event *ev)
+static bool epoll_keep(int epfd, struct epoll_event *ev)
 {
 	int fd = epollreg_lookup(epfd, ev->data.u64);
 	bool extra = false;
@@ -67,7 +67,7 @@ static bool epoll_keep(const struct config *cfg, int epfd, struct epoll_event *e
 
 	if (fd < 0 || pending_hidden(fd, &due))
 		return true;
-	if (!pending_event(cfg, fd, ev->events & (EPOLLERR | EPOLLHUP), &extra))
+	if (!pending_event(fd, ev->events & (EPOLLERR | EPOLLHUP), &extra))
 		return false;
 	if (extra)
 		ev->events |= EPOLLERR;
@@ -90,7 +90,7 @@ static int epoll_managed(enum epoll_kind kind, int epfd, struct epoll_event *eve
 		if (rc < 0)
 			return rc;
 		for (i = 0; i < rc; i++)
-			if (!pending_any() || epoll_keep(w.cfg, epfd, &events[i]))
+			if (!pending_any() || epoll_keep(epfd, &events[i]))
 				events[kept++] = events[i];
 		if (kept > 0 || waitdrv_expired(&w)) {
 			errno = saved;

@@ -25,7 +25,7 @@ EXPORT int getsockopt(int fd, int level, int name, void *value, socklen_t *len)
 		if (pending_any() && value && len && *len >= (socklen_t)sizeof(int)) {
 			int err = 0;
 
-			if (pending_so_error(init_config_get(), fd, &err) != PENDING_PASS) {
+			if (pending_so_error(fd, &err) != PENDING_PASS) {
 				*(int *)value = err;
 				*len = sizeof(int);
 				return 0;

@@ -143,7 +143,7 @@ static int poll_managed(enum poll_kind kind, struct pollfd *fds, nfds_t n, int64
 
 			if (!fds[k].revents || !pending_managed(fds[k].fd))
 				continue;
-			if (!pending_event(w.cfg, fds[k].fd, fds[k].revents & (POLLERR | POLLHUP),
+			if (!pending_event(fds[k].fd, fds[k].revents & (POLLERR | POLLHUP),
 					   &extra)) {
 				fds[k].revents = 0;
 				rc--;
@@ -282,7 +282,7 @@ static int select_managed(int nfds, fd_set *r, fd_set *w, fd_set *e, int64_t tim
 			    !pending_managed(fd))
 				continue;
 			/* select says nothing of errors: any readiness may be a failure. */
-			if (!pending_event(drv.cfg, fd, true, &extra))
+			if (!pending_event(fd, true, &extra))
 				rc -= clear_fd(r, w, e, fd);
 		}
 		if (rc > 0 || waitdrv_expired(&drv)) {

@@ -80,7 +80,7 @@ struct fdreg {
  * The bytes a slot keeps for a managed connect's record, which is the event
  * loop driver's (drivers/conn.h: struct fdconn): the table never reads them.
  */
-#define FDTABLE_CONN_BYTES 440U
+#define FDTABLE_CONN_BYTES 448U
 
 struct fdslot {
 	_Atomic uint32_t word;	/* fdtable_state | FDS_* flags */

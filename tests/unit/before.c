@@ -306,7 +306,7 @@ static void test_first_deadline_and_begin(void)
 	struct config cfg;
 
 	parse(&cfg, env);
-	engine_begin(&cfg, &p, CONFIG_INFINITE, 1000, 400);
+	engine_begin(&cfg, &p, CONFIG_INFINITE, 1000, 400, NULL);
 	CHECK_U64(p.attempt, 1);
 	CHECK_U64(p.start_ms, 400);
 	CHECK_U64(p.planned_ms, 1000);
@@ -316,7 +316,7 @@ static void test_first_deadline_and_begin(void)
 	CHECK_U64(engine_attempt_deadline(&cfg, &p, NULL, false, false, 1000), 6000);
 	p.attempt = 2; /* a retry: the attempt's own time */
 	CHECK_U64(engine_attempt_deadline(&cfg, &p, &lo, false, false, 1000), 6000);
-	engine_begin(&cfg, &p, CONFIG_INFINITE, 1000, 1500);
+	engine_begin(&cfg, &p, CONFIG_INFINITE, 1000, 1500, NULL);
 	CHECK_U64(p.attempt, 0);
 	CHECK_U64(p.start_ms, 1000);
 	CHECK_U64(p.planned_ms, 1500);

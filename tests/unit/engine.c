@@ -235,7 +235,7 @@ static void run_row(const struct row *r)
 	struct retry_progress p;
 	unsigned i;
 
-	engine_begin(&cfg, &p, INF, 0, 0);
+	engine_begin(&cfg, &p, INF, 0, 0, NULL);
 	for (i = 0; i < N(r->steps) && (r->steps[i].budget_left || r->steps[i].kind); i++) {
 		const struct step *s = &r->steps[i];
 		struct engine_event ev = {
@@ -277,7 +277,7 @@ static void test_attempt_deadline(void)
 	struct config cfg = configured(&set);
 	struct retry_progress p;
 
-	engine_begin(&cfg, &p, INF, 0, 0);
+	engine_begin(&cfg, &p, INF, 0, 0, NULL);
 	CHECK_U64(engine_attempt_deadline(&cfg, &p, NULL, false, false, 0), 5000);
 	/* A loopback listener's full queue: cut short. */
 	CHECK_U64(engine_attempt_deadline(&cfg, &p, NULL, true, false, 0), CONFIG_LOCAL_ATTEMPT_MS);
@@ -295,7 +295,7 @@ static void test_attempt_deadline(void)
 	CHECK_U64(engine_attempt_deadline(&cfg, &p, NULL, false, true, 0), 50);
 	/* A budget of 0 bounds nothing: the attempt timeout alone. */
 	cfg.timeout_ms = 0;
-	engine_begin(&cfg, &p, INF, 0, 0);
+	engine_begin(&cfg, &p, INF, 0, 0, NULL);
 	CHECK_U64(engine_attempt_deadline(&cfg, &p, NULL, false, false, 0), 100);
 	cfg.attempt_until_next = false;
 	cfg.attempt_timeout_ms = INF;
@@ -309,12 +309,12 @@ static void test_own_bound(void)
 	struct config cfg = configured(&set);
 	struct retry_progress p;
 
-	engine_begin(&cfg, &p, 300, 1000, 0);
+	engine_begin(&cfg, &p, 300, 1000, 0, NULL);
 	CHECK_U64(p.deadline_ms, 1300);
-	engine_begin(&cfg, &p, INF, 1000, 0);
+	engine_begin(&cfg, &p, INF, 1000, 0, NULL);
 	CHECK_U64(p.deadline_ms, 11000);
 	cfg.timeout_ms = INF;
-	engine_begin(&cfg, &p, INF, 1000, 0);
+	engine_begin(&cfg, &p, INF, 1000, 0, NULL);
 	CHECK_U64(p.deadline_ms, INF);
 }
 
@@ -330,19 +330,19 @@ static void test_draws(void)
 	struct engine_action a, b;
 
 	cfg.policy.jitter = POLICY_JITTER_FULL;
-	engine_begin(&cfg, &p, INF, 0, 0);
+	engine_begin(&cfg, &p, INF, 0, 0, NULL);
 	CHECK(engine_needs_seed(&cfg, &p, ENGINE_FAILED));
 	CHECK(engine_needs_seed(&cfg, &p, ENGINE_DUE));
 	CHECK(!engine_needs_seed(&cfg, &p, ENGINE_CONNECTED));
 	CHECK(!engine_needs_seed(&cfg, &p, ENGINE_HELD));
 	a = engine_step(&cfg, &cfg.errors_inet, &p, &ev);
 	CHECK(!engine_needs_seed(&cfg, &p, ENGINE_FAILED));
-	engine_begin(&cfg, &q, INF, 0, 0);
+	engine_begin(&cfg, &q, INF, 0, 0, NULL);
 	b = engine_step(&cfg, &cfg.errors_inet, &q, &ev);
 	CHECK_U64(a.delay_ms, b.delay_ms); /* the same seed, the same draw */
 	cfg.seeded = true;
 	cfg.seed = 1;
-	engine_begin(&cfg, &p, INF, 0, 0);
+	engine_begin(&cfg, &p, INF, 0, 0, NULL);
 	CHECK(!engine_needs_seed(&cfg, &p, ENGINE_FAILED));
 	CHECK(p.rng != 0);
 }
@@ -738,6 +738,153 @@ static void test_outcome(void)
 	CHECK_U64(engine_outcome(&p, ENETUNREACH), ENETUNREACH);
 }
 
+/* One event at @now for the call @p, its facts in @ev (kind, facts): the action. */
+static struct engine_action step_at(const struct config *cfg, struct retry_progress *p,
+				    struct engine_event ev, uint64_t now)
+{
+	ev.now_ms = now;
+	ev.seed = 42;
+	return engine_step(cfg, &cfg->errors_inet, p, &ev);
+}
+
+#define CHECK_ACTION(a, want_what, want_until)                        \
+	do {                                                          \
+		CHECK_U64((uint64_t)(a).what, (uint64_t)(want_what)); \
+		CHECK_U64((a).until_ms, (want_until));                \
+	} while (0)
+
+#define CHECK_OVER(a, want_over, want_err)                            \
+	do {                                                          \
+		CHECK_U64((uint64_t)(a).what, (uint64_t)ENGINE_OVER); \
+		CHECK_U64((uint64_t)(a).over, (uint64_t)(want_over)); \
+		CHECK_U64((uint64_t)(a).err, (uint64_t)(want_err));   \
+	} while (0)
+
+/*
+ * The new connection of an early close, one row per rule: to answer by 2000
+ * (a local destination's listener looked at after ENGINE_ACCEPT_MS), its
+ * attempt planned at 1200.
+ */
+static void test_again(void)
+{
+	struct setup set = PLAIN;
+	struct config cfg = configured(&set);
+	struct engine_again local = { .until_ms = 2000, .local = true },
+			    remote = { .until_ms = 2000, .local = false },
+			    unbounded = { .until_ms = INF, .local = true };
+	struct engine_event due = { .kind = ENGINE_DUE }, look = { .kind = ENGINE_LOOK },
+			    connected = { .kind = ENGINE_CONNECTED },
+			    held = { .kind = ENGINE_HELD },
+			    refused = { .kind = ENGINE_FAILED, .err = ECONNREFUSED };
+	struct retry_progress p;
+	struct engine_action a;
+
+	/* The facts it reads: the listener's at a due attempt and a look, when local; no record. */
+	engine_begin(&cfg, &p, INF, 1000, 1200, &local);
+	CHECK_U64(engine_facts(&p, ENGINE_DUE), ENGINE_FACTS_GONE);
+	CHECK_U64(engine_facts(&p, ENGINE_LOOK), ENGINE_FACTS_ACCEPT);
+	CHECK_U64(engine_facts(&p, ENGINE_FAILED), 0);
+	engine_begin(&cfg, &p, INF, 1000, 1200, &remote);
+	CHECK_U64(engine_facts(&p, ENGINE_DUE), 0);
+	CHECK_U64(engine_facts(&p, ENGINE_LOOK), 0);
+	engine_begin(&cfg, &p, INF, 1000, 1200, NULL);
+	CHECK_U64(engine_facts(&p, ENGINE_FAILED), ENGINE_FACTS_DEST);
+	CHECK_U64(engine_facts(&p, ENGINE_HELD), ENGINE_FACTS_DEST);
+	CHECK_U64(engine_facts(&p, ENGINE_DUE), 0);
+
+	/* Its local listener gone by its planned attempt: over, no attempt. */
+	engine_begin(&cfg, &p, INF, 1000, 1200, &local);
+	due.gone = true;
+	a = step_at(&cfg, &p, due, 1200);
+	CHECK_OVER(a, ENGINE_OVER_GONE, 0);
+	due.gone = false;
+
+	/* Its attempt: looked at after the listener's time to accept, or at its time. */
+	a = step_at(&cfg, &p, due, 1200);
+	CHECK_ACTION(a, ENGINE_ATTEMPT, 1200 + ENGINE_ACCEPT_MS);
+	CHECK_U64(engine_attempt_deadline(&cfg, &p, NULL, false, false, 1950), 2000);
+	engine_begin(&cfg, &p, INF, 1000, 1200, &remote);
+	a = step_at(&cfg, &p, due, 1200);
+	CHECK_ACTION(a, ENGINE_ATTEMPT, 2000);
+
+	/* One attempt: a failure is the end of it, however the policy would retry. */
+	a = step_at(&cfg, &p, refused, 1210);
+	CHECK_OVER(a, ENGINE_OVER_SILENT, ECONNREFUSED);
+	/* ... its error held collected first, whatever is left of a budget. */
+	engine_begin(&cfg, &p, INF, 1000, 1200, &remote);
+	(void)step_at(&cfg, &p, due, 1200);
+	a = step_at(&cfg, &p, held, 1210);
+	CHECK_U64((uint64_t)a.what, (uint64_t)ENGINE_COLLECT);
+
+	/* Made: its first byte awaited until its look. */
+	engine_begin(&cfg, &p, INF, 1000, 1200, &local);
+	(void)step_at(&cfg, &p, due, 1200);
+	a = step_at(&cfg, &p, connected, 1250);
+	CHECK_ACTION(a, ENGINE_AWAIT, 1250 + ENGINE_ACCEPT_MS);
+	/* ... a byte came: the program's. */
+	look.answered = true;
+	a = step_at(&cfg, &p, look, 1350);
+	CHECK_U64((uint64_t)a.what, (uint64_t)ENGINE_END);
+	CHECK_U64((uint64_t)a.err, 0);
+	look.answered = false;
+	/* ... left in its listener's queue: over. */
+	look.unaccepted = true;
+	a = step_at(&cfg, &p, look, 1350);
+	CHECK_OVER(a, ENGINE_OVER_UNACCEPTED, 0);
+	look.unaccepted = false;
+	/* ... accepted: awaited until its time. */
+	a = step_at(&cfg, &p, look, 1350);
+	CHECK_ACTION(a, ENGINE_AWAIT, 2000);
+	/* ... silent at its time: over, with no error; unanswered: ETIMEDOUT. */
+	look.unaccepted = true; /* not asked then */
+	a = step_at(&cfg, &p, look, 2000);
+	CHECK_OVER(a, ENGINE_OVER_SILENT, 0);
+	look.unaccepted = false;
+	look.unanswered = true;
+	a = step_at(&cfg, &p, look, 2001);
+	CHECK_OVER(a, ENGINE_OVER_SILENT, ETIMEDOUT);
+	look.unanswered = false;
+
+	/* No bound (no attempt time, no budget): made, it is the program's at once ... */
+	unbounded.local = false;
+	engine_begin(&cfg, &p, INF, 1000, 1200, &unbounded);
+	(void)step_at(&cfg, &p, due, 1200);
+	a = step_at(&cfg, &p, connected, 1250);
+	CHECK_U64((uint64_t)a.what, (uint64_t)ENGINE_END);
+	CHECK_U64((uint64_t)a.err, 0);
+	/* ... once its local listener took it. */
+	unbounded.local = true;
+	engine_begin(&cfg, &p, INF, 1000, 1200, &unbounded);
+	(void)step_at(&cfg, &p, due, 1200);
+	a = step_at(&cfg, &p, connected, 1250);
+	CHECK_ACTION(a, ENGINE_AWAIT, 1250 + ENGINE_ACCEPT_MS);
+	a = step_at(&cfg, &p, look, 1350);
+	CHECK_U64((uint64_t)a.what, (uint64_t)ENGINE_END);
+	look.unaccepted = true;
+	a = step_at(&cfg, &p, look, 1350);
+	CHECK_OVER(a, ENGINE_OVER_UNACCEPTED, 0);
+	look.unaccepted = false;
+
+	/* A signal cut its wait: over, with EINTR for the log. */
+	engine_begin(&cfg, &p, INF, 1000, 1200, &remote);
+	a = step_at(&cfg, &p, (struct engine_event){ .kind = ENGINE_SIGNAL, .err = EINTR }, 1100);
+	CHECK_OVER(a, ENGINE_OVER_SILENT, EINTR);
+
+	/* The program closes it meanwhile: the call ends, as any. */
+	engine_begin(&cfg, &p, INF, 1000, 1200, &remote);
+	a = step_at(&cfg, &p, (struct engine_event){ .kind = ENGINE_CLOSED }, 1100);
+	CHECK_U64((uint64_t)a.what, (uint64_t)ENGINE_END);
+
+	/* A connect of the program's own, looked at by its deadline: answered, its wait sees it. */
+	engine_begin(&cfg, &p, INF, 1000, 0, NULL);
+	a = step_at(&cfg, &p, look, 6000);
+	CHECK_ACTION(a, ENGINE_AWAIT, INF);
+	/* ... unanswered: our deadline cuts it. */
+	look.unanswered = true;
+	a = step_at(&cfg, &p, look, 6000);
+	CHECK_U64((uint64_t)a.what, (uint64_t)ENGINE_ABORT);
+}
+
 int main(void)
 {
 	unsigned i;
@@ -754,5 +901,6 @@ int main(void)
 	test_finding_fresh();
 	test_full_line();
 	test_eligible();
+	test_again();
 	return unit_report("engine");
 }
