@@ -206,7 +206,8 @@ static struct engine_event loop_event(const struct config *cfg, struct fdconn *c
 	if (!(facts & ENGINE_FACTS_DEST))
 		return ev;
 	ev.known_down = record_known_down(cfg, c->dest, &c->target);
-	ev.more_addresses = c->progress.attempt == 1 && more_addresses(&c->target, now);
+	if (facts & ENGINE_FACTS_ADDRESSES)
+		ev.more_addresses = more_addresses(&c->target, now);
 	if (engine_passes(&c->progress, &ev))
 		return ev;
 	/* A managed connect is a stream connect (it was EINPROGRESS). */

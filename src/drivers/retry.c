@@ -114,7 +114,7 @@ int retry_blocking(const struct config *cfg, const struct retry_call *c, int fir
 	};
 	struct engine_action a;
 	uint64_t now_ns = clock_now_ns();
-	bool made = false;
+	bool made = false, left = false;
 	int err = first_err;
 
 	/* The call began with its first attempt: the log's elapsed times count from there. */
@@ -136,13 +136,15 @@ int retry_blocking(const struct config *cfg, const struct retry_call *c, int fir
 			break;
 		if (a.what == ENGINE_ATTEMPT) {
 			/* The one real attempt of a call that left every other to the prober. */
-			if (p.final)
+			if (a.final && !left) {
 				fate_leave(c->fate);
+				left = true;
+			}
 			if (!made)
 				err = c->attempt(c->ctx, a.until_ms);
 			made = false;
 			if (c->fate) {
-				if (!p.final)
+				if (!a.final)
 					events_probed();
 				fate_attempted(c->fate, err, clock_now_ns());
 			}
@@ -166,7 +168,7 @@ int retry_blocking(const struct config *cfg, const struct retry_call *c, int fir
 		ev.kind = wend == WAIT_SIGNAL ? ENGINE_SIGNAL : ENGINE_DUE;
 		ev.theirs = wend == WAIT_DUE && retry_theirs(cfg, &p, c->fate, now_ns);
 	}
-	if (!p.final)
+	if (!left)
 		fate_leave(c->fate);
 	return a.err;
 }

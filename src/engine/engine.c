@@ -189,14 +189,13 @@ static struct engine_action give_up(const struct config *cfg, struct retry_progr
 	struct engine_action a = end(engine_outcome(p, err), ENGINE_SAY_GIVE_UP, reason);
 
 	a.first = first;
+	a.final = true;
 	if (!p->real) {
 		p->final = true;
 		a.what = ENGINE_ATTEMPT;
 		a.until_ms =
 			engine_attempt_deadline(cfg, p, NULL, ev->queue_full, false, ev->now_ms);
-		return a;
 	}
-	a.final = true;
 	return a;
 }
 
@@ -275,8 +274,12 @@ static struct engine_action failed(const struct config *cfg, const struct config
 	if (reason) {
 		/* Another's result is no answer to pass on: the program's own attempt, now. */
 		if (!p->real) {
+			struct engine_action a;
+
 			p->final = true;
-			return attempt(cfg, p, ev);
+			a = attempt(cfg, p, ev);
+			a.final = true;
+			return a;
 		}
 		return end(err, ENGINE_SAY_PASS, reason);
 	}

@@ -185,14 +185,16 @@ static inline bool engine_needs_seed(const struct config *cfg, const struct retr
 
 /* The facts of a call's destination that an event reads (engine_facts), each asked only then. */
 enum {
-	ENGINE_FACTS_DEST = 1U << 0,   /* ->known_down, ->more_addresses, ->budget_left_ms */
-	ENGINE_FACTS_GONE = 1U << 1,   /* ->gone */
-	ENGINE_FACTS_ACCEPT = 1U << 2, /* ->unaccepted */
+	ENGINE_FACTS_DEST = 1U << 0,	  /* ->known_down, ->budget_left_ms */
+	ENGINE_FACTS_GONE = 1U << 1,	  /* ->gone */
+	ENGINE_FACTS_ACCEPT = 1U << 2,	  /* ->unaccepted */
+	ENGINE_FACTS_ADDRESSES = 1U << 3, /* ->more_addresses */
 };
 
 /*
  * The facts an event of @kind reads of the call @p's destination: a
- * failure of a connect of the program's own reads its record; the new
+ * failure of a connect of the program's own reads its record, and at its
+ * first attempt whether the program tries another address after it; the new
  * connection of an early close reads none of it (its streak was counted at
  * the close), but, its destination local, whether its listener is gone when
  * its attempt is due, and whether it was accepted when looked at.
@@ -204,7 +206,9 @@ static inline unsigned engine_facts(const struct retry_progress *p, enum engine_
 		       : kind == ENGINE_DUE  ? ENGINE_FACTS_GONE
 		       : kind == ENGINE_LOOK ? ENGINE_FACTS_ACCEPT
 					     : 0;
-	return kind == ENGINE_FAILED || kind == ENGINE_HELD ? ENGINE_FACTS_DEST : 0;
+	if (kind != ENGINE_FAILED && kind != ENGINE_HELD)
+		return 0;
+	return p->attempt == 1 ? ENGINE_FACTS_DEST | ENGINE_FACTS_ADDRESSES : ENGINE_FACTS_DEST;
 }
 
 /*

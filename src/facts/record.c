@@ -247,23 +247,30 @@ bool record_connected(struct fate *f, const struct config *cfg, const struct tar
 	return turn;
 }
 
+/* When an event loop's connect that wakes at @wake_ns is counted no more: a wake that comes late.
+ */
+static uint64_t loop_lease_end(const struct fate *f, uint64_t wake_ns)
+{
+	/* An attempt's time and a delay after it. */
+	return f->stale_ns < UINT64_MAX - wake_ns ? wake_ns + f->stale_ns : UINT64_MAX;
+}
+
 void fate_loop_waits(struct fate *f, uint64_t wake_ns)
 {
-	/* Until a wake that comes late: an attempt's time and a delay after it. */
-	uint64_t until = f->stale_ns < UINT64_MAX - wake_ns ? wake_ns + f->stale_ns : UINT64_MAX;
-
-	if (!f->slot)
-		return;
-	/* Renewed; or counted anew if its lease lapsed meanwhile (a wait longer than any lease). */
-	if (!f->loop_waiter || !share_loop_wait(f->slot, 0, until))
-		f->loop_waiter = share_loop_wait(f->slot, 1, until);
+	if (f->slot)
+		f->loop_waiter =
+			share_loop_renew(f->slot, f->loop_waiter, loop_lease_end(f, wake_ns));
 }
 
 void fate_loop_failed(struct fate *f, int err, uint64_t now_ns, uint64_t wake_ns)
 {
-	fate_attempted(f, err, now_ns);
-	if (wake_ns)
-		fate_loop_waits(f, wake_ns);
+	uint64_t until = wake_ns ? loop_lease_end(f, wake_ns) : 0;
+
+	f->last_ns = now_ns;
+	if (!f->slot)
+		return;
+	f->loop_waiter = share_loop_failed(f->slot, err, now_ns, f->loop_waiter, until);
+	f->seq = share_seq(f->slot);
 }
 
 enum fate_step fate_wake(struct fate *f, const struct target_addr *t, uint64_t now_ns,

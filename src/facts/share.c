@@ -710,6 +710,20 @@ void share_leave(struct share_slot *s, bool loop_waiter)
 						memory_order_relaxed);
 }
 
+bool share_loop_renew(struct share_slot *s, bool counted, uint64_t until_ns)
+{
+	if (counted && share_loop_wait(s, 0, until_ns))
+		return true;
+	return share_loop_wait(s, 1, until_ns);
+}
+
+bool share_loop_failed(struct share_slot *s, int err, uint64_t now_ns, bool counted,
+		       uint64_t until_ns)
+{
+	share_note(s, err, now_ns);
+	return until_ns ? share_loop_renew(s, counted, until_ns) : counted;
+}
+
 void share_connected(struct share_slot *s, uint64_t now_ns, bool loop_waiter)
 {
 	share_note(s, 0, now_ns);

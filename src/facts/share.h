@@ -405,6 +405,23 @@ uint64_t share_damped_until(struct share_slot *s, uint64_t now_ns, uint64_t max_
 bool share_loop_wait(struct share_slot *s, int delta, uint64_t until_ns);
 
 /*
+ * An event loop's connect to @s, counted as a waiter already or not
+ * (@counted), waits until @until_ns: its lease renewed, or it is counted
+ * anew if it was not or its lease lapsed meanwhile (a wait longer than any
+ * lease).  Returns whether it is counted now.
+ */
+bool share_loop_renew(struct share_slot *s, bool counted, uint64_t until_ns);
+
+/*
+ * An event loop's attempt at @s failed with @err at @now_ns (share_note),
+ * and, with @until_ns (0: it gave up), its connect waits until then
+ * (share_loop_renew, @counted): one event of the slot.  Returns whether it
+ * is counted as a waiter.
+ */
+bool share_loop_failed(struct share_slot *s, int err, uint64_t now_ns, bool counted,
+		       uint64_t until_ns);
+
+/*
  * Run @run spent its budget for @s: its give-ups in a row there, this one
  * included (1 for a run other than the last one recorded), recorded and
  * returned; share_note_run_open then says until when its calls get the

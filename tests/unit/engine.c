@@ -129,11 +129,11 @@ static const struct row rows[] = {
 	{ "a call whose attempts were all another's makes one of its own before it gives up",
 	  { 100, 1000, 0, 10000, 5000, false },
 	  { { ENGINE_FAILED, 0, ECONNREFUSED, F_LEFT, INF, ENGINE_ATTEMPT, 5000, ECONNREFUSED,
-	      ENGINE_SAY_GIVE_UP, "retries", A_FIRST },
+	      ENGINE_SAY_GIVE_UP, "retries", A_FIRST | A_FINAL },
 	    { FAILED(3, ECONNRESET), END(ECONNRESET), 0, NULL, A_FINAL } } },
 	{ "a first attempt left to another is no answer to pass on: the program's own is made",
 	  PLAIN,
-	  { { ENGINE_FAILED, 0, ECONNREFUSED, F_LEFT | F_DOWN, INF, ATTEMPT(5000), 0 },
+	  { { ENGINE_FAILED, 0, ECONNREFUSED, F_LEFT | F_DOWN, INF, ATTEMPT(5000), A_FINAL },
 	    { ENGINE_CONNECTED, 2, 0, 0, INF, END(0), 0, NULL, 0 } } },
 	{ "an error the kernel holds is collected while a retry may follow",
 	  PLAIN,
@@ -177,7 +177,7 @@ static const struct row rows[] = {
 	  { { ENGINE_FAILED, 0, ECONNREFUSED, F_LEFT, INF, WAIT(100, ECONNREFUSED, R), A_FIRST },
 	    { ENGINE_DUE, 100, 0, F_LEFT, INF, WAIT(300, ECONNREFUSED, ENGINE_SAY_LEFT | R), 0 },
 	    { ENGINE_SIGNAL, 150, 0, 0, INF, ENGINE_ATTEMPT, 5150, ECONNREFUSED, ENGINE_SAY_GIVE_UP,
-	      "signal", 0 },
+	      "signal", A_FINAL },
 	    { ENGINE_CONNECTED, 151, 0, 0, INF, END(0), 0, NULL, 0 } } },
 	{ "a first attempt that succeeds says nothing",
 	  PLAIN,
@@ -787,10 +787,18 @@ static void test_again(void)
 	engine_begin(&cfg, &p, INF, 1000, 1200, &remote);
 	CHECK_U64(engine_facts(&p, ENGINE_DUE), 0);
 	CHECK_U64(engine_facts(&p, ENGINE_LOOK), 0);
-	engine_begin(&cfg, &p, INF, 1000, 1200, NULL);
-	CHECK_U64(engine_facts(&p, ENGINE_FAILED), ENGINE_FACTS_DEST);
-	CHECK_U64(engine_facts(&p, ENGINE_HELD), ENGINE_FACTS_DEST);
+	engine_begin(&cfg, &p, INF, 1000, 0, NULL);
+	CHECK_U64(engine_facts(&p, ENGINE_FAILED), ENGINE_FACTS_DEST | ENGINE_FACTS_ADDRESSES);
+	CHECK_U64(engine_facts(&p, ENGINE_HELD), ENGINE_FACTS_DEST | ENGINE_FACTS_ADDRESSES);
 	CHECK_U64(engine_facts(&p, ENGINE_DUE), 0);
+	CHECK_U64(engine_facts(&p, ENGINE_CONNECTED), 0);
+	/* A later attempt's failure: the program's other addresses are no longer asked. */
+	(void)step_at(&cfg, &p,
+		      (struct engine_event){
+			      .kind = ENGINE_FAILED, .err = ECONNREFUSED, .budget_left_ms = INF },
+		      1010);
+	(void)step_at(&cfg, &p, (struct engine_event){ .kind = ENGINE_DUE }, 1200);
+	CHECK_U64(engine_facts(&p, ENGINE_FAILED), ENGINE_FACTS_DEST);
 
 	/* Its local listener gone by its planned attempt: over, no attempt. */
 	engine_begin(&cfg, &p, INF, 1000, 1200, &local);
