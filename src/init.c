@@ -333,7 +333,7 @@ void init_run_once(void)
 	pthread_once(&init_once, init_run);
 }
 
-__attribute__((constructor)) static void init_constructor(void)
+STARTUP_CODE __attribute__((constructor)) static void init_constructor(void)
 {
 	init_run_once();
 }

@@ -13,6 +13,7 @@
 #include <features.h>
 
 #include "sys/kcall.h"
+#include "sys/startup.h"
 
 #if defined(__GLIBC__) && defined(__x86_64__) && !defined(KCALL_WRAPPERS)
 
@@ -29,13 +30,18 @@ extern void *compat_dlsym(void *handle, const char *name);
 extern int compat_pthread_once(pthread_once_t *once, void (*run)(void));
 extern int compat_clock_gettime(clockid_t clock, struct timespec *ts);
 
-/* The caller that RTLD_NEXT counts from is the library still: this one's caller's. */
-OWN void *dlsym(void *restrict handle, const char *restrict name)
+/*
+ * The caller that RTLD_NEXT counts from is the library still: this one's
+ * caller's.  With the start-up code: the constructor resolves the real
+ * symbols a signal handler may reach through it, and runs once through
+ * pthread_once, so each would be a page of code faulted in at every start.
+ */
+STARTUP_CODE OWN void *dlsym(void *restrict handle, const char *restrict name)
 {
 	return compat_dlsym(handle, name);
 }
 
-OWN int pthread_once(pthread_once_t *once, void (*run)(void))
+STARTUP_CODE OWN int pthread_once(pthread_once_t *once, void (*run)(void))
 {
 	return compat_pthread_once(once, run);
 }
