@@ -195,7 +195,7 @@ static struct engine_event loop_event(const struct config *cfg, struct fdconn *c
 		.budget_left_ms = CONFIG_INFINITE,
 	};
 	/* What the engine asks of this event, asked of it at once. */
-	unsigned facts = engine_facts(&c->progress, kind);
+	unsigned facts = engine_facts(cfg, &c->progress, kind);
 	uint64_t stale = facts & ENGINE_FACTS_DEST ? engine_finding_fresh_ns(cfg, false) : 0, since;
 
 	if (engine_needs_seed(cfg, &c->progress, kind))
@@ -375,11 +375,13 @@ enum decide_wake decide_loop_wake(struct fdconn *c, uint64_t now_ms, bool lined,
 			fate_loop_waits(&c->fate, p->planned_ms * 1000000);
 			return DECIDE_WAKE_SLEEP;
 		case FATE_DUE:
-			ev.theirs = retry_theirs(cfg, p, &c->fate, now_ns);
+			retry_finding(cfg, p, &c->fate, now_ns, &ev);
 			break;
 		}
 	}
 	a = loop_step(cfg, c, &ev);
+	if (a.say & ENGINE_SAY_LEFT)
+		fate_left(&c->fate); /* one attempt saved, as backoff status counts them */
 	if (a.what == ENGINE_WAIT) {
 		*due_ms = a.until_ms;
 		fate_loop_waits(&c->fate, a.until_ms * 1000000);

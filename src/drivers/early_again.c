@@ -179,7 +179,7 @@ bool early_again_blocking(const struct config *cfg, int fd, const struct sockadd
 			ev.kind = err > 0 ? ENGINE_SIGNAL : ENGINE_LOOK;
 			ev.err = err > 0 ? err : 0;
 			ev.answered = err == 0;
-			if (err == -1 && (engine_facts(&p, ENGINE_LOOK) & ENGINE_FACTS_ACCEPT))
+			if (err == -1 && (engine_facts(c, &p, ENGINE_LOOK) & ENGINE_FACTS_ACCEPT))
 				ev.unaccepted = early_unaccepted(c, fd);
 		} else {
 			break;

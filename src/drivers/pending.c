@@ -236,7 +236,8 @@ static unsigned looked(struct fdslot *s, int fd, uint64_t now)
 	};
 	struct engine_action a;
 
-	if (engine_facts(&fdconn_of(s)->progress, ENGINE_LOOK) & ENGINE_FACTS_ACCEPT)
+	if (engine_facts(fdconn_of(s)->cfg, &fdconn_of(s)->progress, ENGINE_LOOK) &
+	    ENGINE_FACTS_ACCEPT)
 		f.unaccepted = early_unaccepted(fdconn_of(s)->cfg, fd);
 	a = decide_loop_look(fdconn_of(s), &f, now);
 	switch (a.what) {

@@ -91,14 +91,17 @@ static enum wait_end wait_for(const struct retry_call *c, uint64_t until_ns, int
 	}
 }
 
-bool retry_theirs(const struct config *cfg, const struct retry_progress *p, struct fate *f,
-		  uint64_t now_ns)
+void retry_finding(const struct config *cfg, const struct retry_progress *p, const struct fate *f,
+		   uint64_t now_ns, struct engine_event *ev)
 {
-	if (!engine_ask_left(cfg, p) ||
-	    !engine_finding_stands(cfg, false, fate_finding_age(f, now_ns)))
-		return false;
-	fate_left(f);
-	return true;
+	uint64_t age;
+
+	ev->found = false;
+	if (!(engine_facts(cfg, p, ENGINE_DUE) & ENGINE_FACTS_FINDING))
+		return;
+	age = fate_finding_age(f, now_ns);
+	ev->found = age != UINT64_MAX;
+	ev->found_age_ns = age;
 }
 
 int retry_blocking(const struct config *cfg, const struct retry_call *c, int first_err)
@@ -132,6 +135,8 @@ int retry_blocking(const struct config *cfg, const struct retry_call *c, int fir
 		a = engine_step(cfg, c->retryable, &p, &ev);
 		retry_say(&c->what, &p, &a, now_ms,
 			  a.say & ENGINE_SAY_LEFT ? (uint64_t)fate_prober(c->fate) : 0);
+		if (a.say & ENGINE_SAY_LEFT)
+			fate_left(c->fate); /* one attempt saved, as backoff status counts them */
 		if (a.what == ENGINE_END)
 			break;
 		if (a.what == ENGINE_ATTEMPT) {
@@ -166,7 +171,10 @@ int retry_blocking(const struct config *cfg, const struct retry_call *c, int fir
 			events_cut_short(&c->what, (wake_ns - now_ns) / 1000000, wend == WAIT_MADE);
 		made = wend == WAIT_MADE;
 		ev.kind = wend == WAIT_SIGNAL ? ENGINE_SIGNAL : ENGINE_DUE;
-		ev.theirs = wend == WAIT_DUE && retry_theirs(cfg, &p, c->fate, now_ns);
+		ev.theirs = false;
+		ev.found = false;
+		if (wend == WAIT_DUE)
+			retry_finding(cfg, &p, c->fate, now_ns, &ev);
 	}
 	if (!left)
 		fate_leave(c->fate);

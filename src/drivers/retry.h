@@ -23,13 +23,14 @@ bool retry_look_attempt(struct fate *f, const struct config_errset *retryable,
 			int *err);
 
 /*
- * At the planned time of @p's attempt (@now_ns): whether another's finding
- * since our last real attempt stands for it (engine_ask_left: not the
- * call's last; engine_finding_stands), so that the attempt is left to it.
- * For the blocking loop and the event loop alike.
+ * At the planned time of @p's attempt (@now_ns): how long ago another found
+ * the destination down since our last real attempt (@f), into @ev, if the
+ * engine asks (engine_facts: not for the call's last attempt); whether that
+ * stands for the attempt is the engine's.  For the blocking loop and the
+ * event loop alike.
  */
-bool retry_theirs(const struct config *cfg, const struct retry_progress *p, struct fate *f,
-		  uint64_t now_ns);
+void retry_finding(const struct config *cfg, const struct retry_progress *p, const struct fate *f,
+		   uint64_t now_ns, struct engine_event *ev);
 
 /* One call being retried. */
 struct retry_call {

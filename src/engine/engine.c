@@ -78,9 +78,19 @@ static bool is_last(const struct config *cfg, const struct retry_progress *p, ui
 	return spent(cfg, &next, wake_ms) != NULL;
 }
 
-bool engine_ask_left(const struct config *cfg, const struct retry_progress *p)
+unsigned engine_facts(const struct config *cfg, const struct retry_progress *p,
+		      enum engine_event_kind kind)
 {
-	return !is_last(cfg, p, p->planned_ms);
+	if (p->again_until_ms)
+		return !p->again_local	     ? 0
+		       : kind == ENGINE_DUE  ? ENGINE_FACTS_GONE
+		       : kind == ENGINE_LOOK ? ENGINE_FACTS_ACCEPT
+					     : 0;
+	if (kind == ENGINE_DUE)
+		return is_last(cfg, p, p->planned_ms) ? 0 : ENGINE_FACTS_FINDING;
+	if (kind != ENGINE_FAILED && kind != ENGINE_HELD)
+		return 0;
+	return p->attempt == 1 ? ENGINE_FACTS_DEST | ENGINE_FACTS_ADDRESSES : ENGINE_FACTS_DEST;
 }
 
 uint64_t engine_first_bound_ms(const struct config *cfg, const struct target_addr *t)
@@ -317,7 +327,8 @@ static struct engine_action held(const struct config *cfg, struct retry_progress
 static struct engine_action due(const struct config *cfg, struct retry_progress *p,
 				const struct engine_event *ev)
 {
-	if (ev->theirs && engine_ask_left(cfg, p)) {
+	if (ev->found && engine_finding_stands(cfg, false, ev->found_age_ns) &&
+	    !is_last(cfg, p, p->planned_ms)) {
 		struct engine_action a;
 
 		/* Another found it down since our last attempt: its result is ours. */

@@ -22,7 +22,7 @@ enum engine_event_kind {
 	ENGINE_FAILED,	  /* an attempt failed with ->err (ETIMEDOUT: our deadline cut it) */
 	ENGINE_HELD,	  /* an attempt failed, its error still held by the kernel */
 	ENGINE_CONNECTED, /* an attempt succeeded */
-	ENGINE_DUE,	  /* the planned time came, or a wait ended early (->theirs false) */
+	ENGINE_DUE,	  /* the planned time came, or a wait ended early */
 	ENGINE_SIGNAL,	  /* a signal that may not restart the call cut the wait */
 	ENGINE_CLOSED,	  /* the program closed the socket: its own timeout ended the call */
 	/*
@@ -39,12 +39,17 @@ struct engine_event {
 	uint64_t now_ms; /* monotonic */
 	int err;	 /* ENGINE_FAILED: the attempt's error */
 	/*
-	 * Another's result stands for this attempt: ENGINE_FAILED, the attempt
-	 * was not made (a first attempt left to the prober); ENGINE_DUE, another
-	 * found the destination down since our last attempt (asked only when
-	 * engine_ask_left() said so).
+	 * ENGINE_FAILED: another's result stands for this attempt, which was
+	 * not made (a first attempt left to the prober).
 	 */
 	bool theirs;
+	/*
+	 * ENGINE_DUE (ENGINE_FACTS_FINDING): another found the destination down
+	 * since our last attempt, ->found_age_ns ago; whether that stands for
+	 * the attempt is the engine's (engine_finding_stands).
+	 */
+	bool found;
+	uint64_t found_age_ns;
 	bool waiting; /* ENGINE_CLOSED: the call was waiting for its planned attempt, not attempting
 		       */
 	bool known_down;	 /* its destination's budget ran out, with no success since */
@@ -189,35 +194,22 @@ enum {
 	ENGINE_FACTS_GONE = 1U << 1,	  /* ->gone */
 	ENGINE_FACTS_ACCEPT = 1U << 2,	  /* ->unaccepted */
 	ENGINE_FACTS_ADDRESSES = 1U << 3, /* ->more_addresses */
+	ENGINE_FACTS_FINDING = 1U << 4,	  /* ->found, ->found_age_ns */
 };
 
 /*
  * The facts an event of @kind reads of the call @p's destination: a
  * failure of a connect of the program's own reads its record, and at its
- * first attempt whether the program tries another address after it; the new
- * connection of an early close reads none of it (its streak was counted at
- * the close), but, its destination local, whether its listener is gone when
- * its attempt is due, and whether it was accepted when looked at.
+ * first attempt whether the program tries another address after it; its
+ * planned time come, whether another found the destination down meanwhile,
+ * unless that attempt is its last (always made, so that its error is the
+ * kernel's); the new connection of an early close reads none of it (its
+ * streak was counted at the close), but, its destination local, whether its
+ * listener is gone when its attempt is due, and whether it was accepted
+ * when looked at.
  */
-static inline unsigned engine_facts(const struct retry_progress *p, enum engine_event_kind kind)
-{
-	if (p->again_until_ms)
-		return !p->again_local	     ? 0
-		       : kind == ENGINE_DUE  ? ENGINE_FACTS_GONE
-		       : kind == ENGINE_LOOK ? ENGINE_FACTS_ACCEPT
-					     : 0;
-	if (kind != ENGINE_FAILED && kind != ENGINE_HELD)
-		return 0;
-	return p->attempt == 1 ? ENGINE_FACTS_DEST | ENGINE_FACTS_ADDRESSES : ENGINE_FACTS_DEST;
-}
-
-/*
- * Whether, at the planned time of the wait under way, the engine is to be
- * told whether another found the destination down (ENGINE_DUE's ->theirs): not
- * for the call's last attempt, which is always made, so that its error is
- * the kernel's.
- */
-bool engine_ask_left(const struct config *cfg, const struct retry_progress *p);
+unsigned engine_facts(const struct config *cfg, const struct retry_progress *p,
+		      enum engine_event_kind kind);
 
 /*
  * When attempt p->attempt, made at @now_ms, is to be aborted if still

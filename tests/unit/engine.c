@@ -242,7 +242,8 @@ static void run_row(const struct row *r)
 			.kind = s->kind,
 			.now_ms = s->now,
 			.err = s->err,
-			.theirs = (s->facts & F_LEFT) != 0 && s->kind != ENGINE_CLOSED,
+			.theirs = (s->facts & F_LEFT) != 0 && s->kind == ENGINE_FAILED,
+			.found = (s->facts & F_LEFT) != 0 && s->kind == ENGINE_DUE,
 			.waiting = (s->facts & F_LEFT) != 0 && s->kind == ENGINE_CLOSED,
 			.known_down = (s->facts & F_DOWN) != 0,
 			.more_addresses = (s->facts & F_MORE) != 0,
@@ -781,24 +782,29 @@ static void test_again(void)
 
 	/* The facts it reads: the listener's at a due attempt and a look, when local; no record. */
 	engine_begin(&cfg, &p, INF, 1000, 1200, &local);
-	CHECK_U64(engine_facts(&p, ENGINE_DUE), ENGINE_FACTS_GONE);
-	CHECK_U64(engine_facts(&p, ENGINE_LOOK), ENGINE_FACTS_ACCEPT);
-	CHECK_U64(engine_facts(&p, ENGINE_FAILED), 0);
+	CHECK_U64(engine_facts(&cfg, &p, ENGINE_DUE), ENGINE_FACTS_GONE);
+	CHECK_U64(engine_facts(&cfg, &p, ENGINE_LOOK), ENGINE_FACTS_ACCEPT);
+	CHECK_U64(engine_facts(&cfg, &p, ENGINE_FAILED), 0);
 	engine_begin(&cfg, &p, INF, 1000, 1200, &remote);
-	CHECK_U64(engine_facts(&p, ENGINE_DUE), 0);
-	CHECK_U64(engine_facts(&p, ENGINE_LOOK), 0);
+	CHECK_U64(engine_facts(&cfg, &p, ENGINE_DUE), 0);
+	CHECK_U64(engine_facts(&cfg, &p, ENGINE_LOOK), 0);
 	engine_begin(&cfg, &p, INF, 1000, 0, NULL);
-	CHECK_U64(engine_facts(&p, ENGINE_FAILED), ENGINE_FACTS_DEST | ENGINE_FACTS_ADDRESSES);
-	CHECK_U64(engine_facts(&p, ENGINE_HELD), ENGINE_FACTS_DEST | ENGINE_FACTS_ADDRESSES);
-	CHECK_U64(engine_facts(&p, ENGINE_DUE), 0);
-	CHECK_U64(engine_facts(&p, ENGINE_CONNECTED), 0);
+	CHECK_U64(engine_facts(&cfg, &p, ENGINE_FAILED),
+		  ENGINE_FACTS_DEST | ENGINE_FACTS_ADDRESSES);
+	CHECK_U64(engine_facts(&cfg, &p, ENGINE_HELD), ENGINE_FACTS_DEST | ENGINE_FACTS_ADDRESSES);
+	CHECK_U64(engine_facts(&cfg, &p, ENGINE_DUE), ENGINE_FACTS_FINDING);
+	CHECK_U64(engine_facts(&cfg, &p, ENGINE_CONNECTED), 0);
 	/* A later attempt's failure: the program's other addresses are no longer asked. */
 	(void)step_at(&cfg, &p,
 		      (struct engine_event){
 			      .kind = ENGINE_FAILED, .err = ECONNREFUSED, .budget_left_ms = INF },
 		      1010);
 	(void)step_at(&cfg, &p, (struct engine_event){ .kind = ENGINE_DUE }, 1200);
-	CHECK_U64(engine_facts(&p, ENGINE_FAILED), ENGINE_FACTS_DEST);
+	CHECK_U64(engine_facts(&cfg, &p, ENGINE_FAILED), ENGINE_FACTS_DEST);
+	/* The call's last attempt is always made: another's finding is not asked for it. */
+	cfg.retries = 1;
+	CHECK_U64(engine_facts(&cfg, &p, ENGINE_DUE), 0);
+	cfg.retries = 5;
 
 	/* Its local listener gone by its planned attempt: over, no attempt. */
 	engine_begin(&cfg, &p, INF, 1000, 1200, &local);
@@ -882,6 +888,24 @@ static void test_again(void)
 	engine_begin(&cfg, &p, INF, 1000, 1200, &remote);
 	a = step_at(&cfg, &p, (struct engine_event){ .kind = ENGINE_CLOSED }, 1100);
 	CHECK_U64((uint64_t)a.what, (uint64_t)ENGINE_END);
+
+	/* Another's finding at a planned attempt: left to it while it stands, made once stale. */
+	refused.budget_left_ms = INF;
+	engine_begin(&cfg, &p, INF, 1000, 0, NULL);
+	(void)step_at(&cfg, &p, refused, 1010);
+	a = step_at(&cfg, &p,
+		    (struct engine_event){ .kind = ENGINE_DUE,
+					   .found = true,
+					   .found_age_ns = engine_finding_fresh_ns(&cfg, false) },
+		    1110);
+	CHECK_U64((uint64_t)a.what, (uint64_t)ENGINE_ATTEMPT);
+	engine_begin(&cfg, &p, INF, 1000, 0, NULL);
+	(void)step_at(&cfg, &p, refused, 1010);
+	a = step_at(&cfg, &p,
+		    (struct engine_event){ .kind = ENGINE_DUE, .found = true, .found_age_ns = 5 },
+		    1110);
+	CHECK_U64((uint64_t)a.what, (uint64_t)ENGINE_WAIT);
+	CHECK(a.say & ENGINE_SAY_LEFT);
 
 	/* A connect of the program's own, looked at by its deadline: answered, its wait sees it. */
 	engine_begin(&cfg, &p, INF, 1000, 0, NULL);
