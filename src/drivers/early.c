@@ -480,6 +480,14 @@ int early_end(int fd, int err, enum events_end why)
 	return end;
 }
 
+int early_over(int fd, int err, enum engine_over why)
+{
+	return early_end(fd, err,
+			 why == ENGINE_OVER_GONE	 ? EVENTS_END_GONE
+			 : why == ENGINE_OVER_UNACCEPTED ? EVENTS_END_UNACCEPTED
+							 : EVENTS_END_SILENT);
+}
+
 bool early_unaccepted(const struct config *cfg, int fd)
 {
 	struct fdslot *s = fdtable_peek(fd);

@@ -9,6 +9,7 @@
 
 #include "config/config.h"
 #include "counters/events.h"
+#include "engine/engine.h"
 #include "tables/fdtable.h"
 
 /*
@@ -109,6 +110,13 @@ void early_shutdown(int fd, int how);
  * untouched.
  */
 int early_end(int fd, int err, enum events_end why);
+
+/*
+ * early_end for a new connection the engine says is over (ENGINE_OVER, @why,
+ * with its error @err), in either driver: the one place that says an
+ * engine's reason as the log's.
+ */
+int early_over(int fd, int err, enum engine_over why);
 
 /*
  * The new connection of @fd's early close, made and not answered by

@@ -117,14 +117,6 @@ static int send_flight(int fd, const struct flight *fl, uint64_t until_ms)
 	return send_all(fd, fl->data + pause, fl->len - pause);
 }
 
-/* How the log says an engine's ENGINE_OVER. */
-static enum events_end end_of(enum engine_over why)
-{
-	return why == ENGINE_OVER_GONE	       ? EVENTS_END_GONE
-	       : why == ENGINE_OVER_UNACCEPTED ? EVENTS_END_UNACCEPTED
-					       : EVENTS_END_SILENT;
-}
-
 bool early_again_blocking(const struct config *cfg, int fd, const struct sockaddr_storage *addr,
 			  socklen_t len, struct flight *fl, int *end)
 {
@@ -194,6 +186,6 @@ bool early_again_blocking(const struct config *cfg, int fd, const struct sockadd
 			atomic_store_explicit(&s->again_until_ms, 0, memory_order_relaxed);
 		return true;
 	}
-	*end = early_end(fd, a.err, end_of(a.over));
+	*end = early_over(fd, a.err, a.over);
 	return false;
 }

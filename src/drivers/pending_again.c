@@ -8,20 +8,6 @@
 #include "engine/engine.h"
 #include "tables/epollreg.h"
 
-/* How the log says an engine's ENGINE_OVER. */
-static enum events_end end_of(enum engine_over why)
-{
-	switch (why) {
-	case ENGINE_OVER_GONE:
-		return EVENTS_END_GONE;
-	case ENGINE_OVER_UNACCEPTED:
-		return EVENTS_END_UNACCEPTED;
-	case ENGINE_OVER_SILENT:
-	default:
-		return EVENTS_END_SILENT;
-	}
-}
-
 /*
  * The new connection of an early close on @s (@fd, claimed) failed with
  * @err, or (0) is over as @why says: the program gets the end the first
@@ -31,7 +17,7 @@ static enum events_end end_of(enum engine_over why)
 unsigned again_over(struct fdslot *s, int fd, int err, enum engine_over why, bool hidden)
 {
 	int cancel = fdtable_nocancel(); /* a log line is a cancellation point */
-	int end = early_end(fd, err, end_of(why));
+	int end = early_over(fd, err, why);
 
 	fdtable_cancel_restore(cancel);
 	if (hidden)
