@@ -29,8 +29,9 @@ teardown() {
 	stop_bg_all
 }
 
-# The monotonic ms at which the command after "--" runs: what the wait's end costs.
-MONO_NOW=("$PYTHON" -c 'import time; print(time.monotonic_ns() // 1000000)')
+# The monotonic ms at which the command after "--" runs: what the wait's end costs (a
+# compiled helper: an interpreter's start-up would be counted against the wait).
+MONO_NOW=("$HELPERS/mono-now")
 
 # A scripted server on 127.0.0.1 (its port in argv[3]): "not ready" until argv[2] ms
 # from its start (-1: never), then ready; it prints "ready mono_ms=N" first, then
