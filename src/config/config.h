@@ -65,7 +65,7 @@ enum config_engine {
 
 /*
  * BACKOFF_EARLY_CLOSE: what a close before the first byte is, when the
- * program has sent nothing (engine/engine.h, engine_early_answer).
+ * program has sent nothing (engine/engine.h, ENGINE_EARLY).
  */
 enum config_early {
 	CONFIG_EARLY_AUTO,    /* a refusal where the server speaks first, else its answer */

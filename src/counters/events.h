@@ -116,7 +116,7 @@ void events_early_end(const struct events_subject *s, int err, enum events_end w
 
 /*
  * A close before the first byte, the program having sent nothing, is
- * s->target's answer (engine_early_answer): said at info, as an
+ * s->target's answer (the engine's ENGINE_EARLY): said at info, as an
  * "early-end" whose reason is "answer"; no failed attempt.
  */
 void events_early_answer(const struct events_subject *s);

@@ -211,8 +211,8 @@ static struct engine_event loop_event(const struct config *cfg, struct fdconn *c
 	if (engine_passes(&c->progress, &ev))
 		return ev;
 	/* A managed connect is a stream connect (it was EINPROGRESS). */
-	since = record_join(cfg, &c->dest, &c->fate, &c->target, SOCK_STREAM, c->progress.start_ms,
-			    stale, 0);
+	since = record_join(cfg, &c->dest, &c->fate, &c->target, SOCK_STREAM,
+			    engine_started_ms(&c->progress), stale, 0);
 	ev.budget_left_ms = engine_budget_left_ms(cfg, since, now);
 	return ev;
 }
@@ -225,7 +225,7 @@ static struct engine_action loop_step(const struct config *cfg, struct fdconn *c
 	struct engine_action a =
 		engine_step(cfg, config_retryable(cfg, c->target.family), &c->progress, ev);
 
-	retry_say(&what, &c->progress, &a, ev->now_ms,
+	retry_say(&what, &a, ev->now_ms,
 		  a.say & ENGINE_SAY_LEFT ? (uint64_t)fate_prober(&c->fate) : 0);
 	return a;
 }
@@ -334,8 +334,8 @@ static void loop_woke(struct fdconn *c, uint64_t now_ms, bool made)
 {
 	struct events_subject what = loop_what(c);
 
-	if (now_ms < c->progress.planned_ms)
-		events_cut_short(&what, c->progress.planned_ms - now_ms, made);
+	if (now_ms < engine_planned_ms(&c->progress))
+		events_cut_short(&what, engine_planned_ms(&c->progress) - now_ms, made);
 }
 
 enum decide_wake decide_loop_wake(struct fdconn *c, uint64_t now_ms, bool lined,
@@ -356,8 +356,8 @@ enum decide_wake decide_loop_wake(struct fdconn *c, uint64_t now_ms, bool lined,
 	if (lined && !decide_loop_line_turn(c, now_ms))
 		return DECIDE_WAKE_LINE;
 	if (c->fate.slot) {
-		switch (fate_wake(&c->fate, &c->target, now_ns, p->planned_ms * 1000000, false,
-				  &next)) {
+		switch (fate_wake(&c->fate, &c->target, now_ns, engine_planned_ms(p) * 1000000,
+				  false, &next)) {
 		case FATE_NOW:
 			loop_woke(c, now_ms, false);
 			break;
@@ -371,8 +371,8 @@ enum decide_wake decide_loop_wake(struct fdconn *c, uint64_t now_ms, bool lined,
 			/* A retried failure, news for the others: the wait goes on. */
 			/* fall through */
 		case FATE_SLEEP:
-			*due_ms = p->planned_ms;
-			fate_loop_waits(&c->fate, p->planned_ms * 1000000);
+			*due_ms = engine_planned_ms(p);
+			fate_loop_waits(&c->fate, engine_planned_ms(p) * 1000000);
 			return DECIDE_WAKE_SLEEP;
 		case FATE_DUE:
 			retry_finding(cfg, p, &c->fate, now_ns, &ev);
@@ -397,7 +397,8 @@ bool decide_early_close(const struct config *base, const struct target_addr *t, 
 	const struct config *cfg = config_for(base, t); /* BACKOFF_DESTINATIONS */
 	struct share_slot *s = share_get(cfg, t);
 	struct events_subject what = { .call = "connect", .target = t };
-	uint64_t now = clock_now_ns(), since, prev;
+	uint64_t now = clock_now_ns(), since, prev, by;
+	struct engine_again again = { .until_ms = CONFIG_INFINITE };
 	struct engine_early e = {
 		.at_least_ms = at_least_ms,
 		.sent = sent,
@@ -408,8 +409,9 @@ bool decide_early_close(const struct config *base, const struct target_addr *t, 
 		.timed = timed,
 		.port = t->family == AF_UNIX ? 0 : t->port,
 	};
-	struct engine_early_verdict v;
-	uint64_t by;
+	struct engine_event ev = { .kind = ENGINE_EARLY, .now_ms = now / 1000000, .close = &e };
+	struct retry_progress p;
+	struct engine_action a;
 
 	if (!s)
 		return false; /* no shared state: nothing to count it in */
@@ -424,37 +426,34 @@ bool decide_early_close(const struct config *base, const struct target_addr *t, 
 		share_forget_greeted(s);
 		e.greeted = false;
 	}
-	/* A close on purpose: the server's answer, no failed attempt, nothing damped. */
-	if (engine_early_answer(cfg, &e)) {
-		events_early_answer(&what);
-		return false;
+	again.local = decide_look_ms(cfg, t) != 0;
+	engine_begin(cfg, &p, CONFIG_INFINITE, ev.now_ms, ev.now_ms, &again);
+	/* Nothing listens there any more (asked of the kernel, for a local destination). */
+	if (engine_facts(cfg, &p, ENGINE_EARLY) & ENGINE_FACTS_GONE)
+		ev.gone = decide_listener_gone(cfg, t);
+	a = engine_step(cfg, NULL, &p, &ev);
+	if (a.what == ENGINE_COUNT) {
+		e.streak = share_note_early(s, now, engine_streak_stale_ms(cfg) * 1000000, &since,
+					    &prev);
+		if (full)
+			share_note_full(s, now, engine_streak_stale_ms(cfg) * 1000000);
+		e.since_ms = since / 1000000;
+		e.prev_delay_ms = prev;
+		e.draw = rng_next();
+		ev.kind = ENGINE_COUNTED;
+		a = engine_step(cfg, NULL, &p, &ev);
 	}
-	/*
-	 * Nothing listens there any more (asked of the kernel, for a local
-	 * destination): the server closed on purpose and stopped listening
-	 * (an FTP data channel, a server that answered and exited).  No failed
-	 * attempt: the end is the program's, at once.
-	 */
-	if (decide_listener_gone(cfg, t)) {
-		events_early_end(&what, 0, EVENTS_END_GONE);
-		return false;
+	if (a.say & ENGINE_SAY_CLOSE) {
+		share_damp(s, now + a.delay_ms * 1000000, a.delay_ms);
+		events_early(&what, answer, e.streak, a.delay_ms, a.reason);
+	} else if (a.over == ENGINE_OVER_ANSWER) {
+		events_early_answer(&what); /* no failed attempt, nothing damped */
+	} else {
+		events_early_end(&what, 0, EVENTS_END_GONE); /* the end is the program's, at once */
 	}
-	e.streak = share_note_early(s, now, engine_streak_stale_ms(cfg) * 1000000, &since, &prev);
-	if (full)
-		share_note_full(s, now, engine_streak_stale_ms(cfg) * 1000000);
-	e.now_ms = now / 1000000;
-	e.since_ms = since / 1000000;
-	e.prev_delay_ms = prev;
-	e.draw = rng_next();
-	v = engine_early_close(cfg, &e);
-	share_damp(s, now + v.delay_ms * 1000000, v.delay_ms);
-	events_early(&what, answer, e.streak, v.delay_ms,
-		     v.why  ? v.why
-		     : sent ? "replay"
-			    : "reconnect");
-	if (v.why)
+	if (a.what != ENGINE_ATTEMPT)
 		return false;
-	*until_ms = v.until_ms;
+	*until_ms = a.until_ms;
 	return true;
 }
 
@@ -547,8 +546,8 @@ bool decide_loop_line_turn(struct fdconn *c, uint64_t now_ms)
 {
 	const struct config *cfg = c->cfg;
 
-	uint64_t planned = full_replan_ms(cfg, &c->target, now_ms, c->progress.start_ms,
-					  c->progress.planned_ms);
+	uint64_t planned = full_replan_ms(cfg, &c->target, now_ms, engine_started_ms(&c->progress),
+					  engine_planned_ms(&c->progress));
 
 	if (now_ms < planned && full_turn(cfg, &c->target))
 		planned = now_ms;

@@ -121,7 +121,7 @@ void decide_up(const struct config *cfg, const struct sockaddr *addr, socklen_t 
 /*
  * A connection to @t received its first byte: the streak of early closes
  * ends; @greeting: the program had sent nothing, so its server speaks first
- * (kept host-wide for engine_early_answer).
+ * (kept host-wide for the engine's early close: ENGINE_EARLY).
  */
 void decide_first_byte(const struct config *cfg, const struct target_addr *t, bool greeting);
 

@@ -401,7 +401,7 @@ static unsigned attempt_again(const struct config *cfg, struct fdslot *s, int fd
 	uint64_t due, deadline;
 	bool made = false;
 	/* A first attempt not made yet may wait in a full server's line too. */
-	bool lined = early_again(s) || (fdconn_of(s)->progress.attempt == 0 &&
+	bool lined = early_again(s) || (!engine_attempted(&fdconn_of(s)->progress) &&
 					decide_full_line(cfg, &fdconn_of(s)->target) >= 0);
 	int err = 0;
 

@@ -35,7 +35,7 @@ unsigned again_over(struct fdslot *s, int fd, int err, enum engine_over why, boo
  */
 unsigned again_look(const struct config *cfg, struct fdslot *s, uint64_t now)
 {
-	uint64_t due = fdconn_of(s)->progress.planned_ms,
+	uint64_t due = engine_planned_ms(&fdconn_of(s)->progress),
 		 look = decide_look_ms(cfg, &fdconn_of(s)->target);
 
 	if (decide_full_line(cfg, &fdconn_of(s)->target) >= 0)

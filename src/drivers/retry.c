@@ -6,29 +6,25 @@
 #include "sys/clock.h"
 #include "sys/rng.h"
 
-void retry_say(const struct events_subject *what, const struct retry_progress *p,
-	       const struct engine_action *a, uint64_t now_ms, uint64_t prober_tid)
+void retry_say(const struct events_subject *what, const struct engine_action *a, uint64_t now_ms,
+	       uint64_t prober_tid)
 {
-	uint64_t elapsed = now_ms - p->start_ms;
-
 	if (a->say & ENGINE_SAY_PASS)
 		events_pass(what->call, what->target, a->err, a->reason);
 	if (a->say & ENGINE_SAY_LEFT)
-		events_left(what, a->err, p->attempt, elapsed, prober_tid);
+		events_left(what, a->err, a->attempt, a->elapsed_ms, prober_tid);
 	if (a->say & ENGINE_SAY_RETRY)
-		events_retry(what, a->first, a->err, p->attempt, a->delay_ms, a->until_ms - now_ms);
+		events_retry(what, a->first, a->err, a->attempt, a->delay_ms, a->until_ms - now_ms);
 	if (a->say & ENGINE_SAY_WAITING)
-		events_waiting(what, a->err, p->attempt, elapsed,
-			       p->deadline_ms == CONFIG_INFINITE ? CONFIG_INFINITE
-								 : p->deadline_ms - now_ms);
+		events_waiting(what, a->err, a->attempt, a->elapsed_ms, a->left_ms);
 	if (a->say & ENGINE_SAY_GIVE_UP)
-		events_giveup(what, a->first, a->err, p->attempt, elapsed, a->reason);
+		events_giveup(what, a->first, a->err, a->attempt, a->elapsed_ms, a->reason);
 	if (a->say & ENGINE_SAY_SUCCESS)
-		events_success(what, p->attempt, elapsed);
+		events_success(what, a->attempt, a->elapsed_ms);
 	if (a->say & ENGINE_SAY_EARLY)
 		events_woke_early(a->early_ms);
 	if (a->say & ENGINE_SAY_ENDED)
-		events_ended(what, a->err, p->attempt, elapsed);
+		events_ended(what, a->err, a->attempt, a->elapsed_ms);
 }
 
 /* What a wait between attempts ended with. */
@@ -133,7 +129,7 @@ int retry_blocking(const struct config *cfg, const struct retry_call *c, int fir
 		ev.queue_full = c->fate && c->fate->full;
 		ev.seed = engine_needs_seed(cfg, &p, ev.kind) ? rng_next() : 0;
 		a = engine_step(cfg, c->retryable, &p, &ev);
-		retry_say(&c->what, &p, &a, now_ms,
+		retry_say(&c->what, &a, now_ms,
 			  a.say & ENGINE_SAY_LEFT ? (uint64_t)fate_prober(c->fate) : 0);
 		if (a.say & ENGINE_SAY_LEFT)
 			fate_left(c->fate); /* one attempt saved, as backoff status counts them */

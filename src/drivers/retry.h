@@ -68,12 +68,12 @@ struct retry_call {
 };
 
 /*
- * Say what the engine's action @a for the call @p asks to (@prober_tid: the
- * prober a planned attempt was left to, for ENGINE_SAY_LEFT), at @now_ms.
- * Thread-safe; async-signal-safe.
+ * Say what the engine's action @a asks to (@prober_tid: the prober a planned
+ * attempt was left to, for ENGINE_SAY_LEFT), at @now_ms.  Thread-safe;
+ * async-signal-safe.
  */
-void retry_say(const struct events_subject *what, const struct retry_progress *p,
-	       const struct engine_action *a, uint64_t now_ms, uint64_t prober_tid);
+void retry_say(const struct events_subject *what, const struct engine_action *a, uint64_t now_ms,
+	       uint64_t prober_tid);
 
 /*
  * Retry @c after its first attempt failed with @first_err (retryable), with

@@ -82,10 +82,10 @@ unsigned engine_facts(const struct config *cfg, const struct retry_progress *p,
 		      enum engine_event_kind kind)
 {
 	if (p->again_until_ms)
-		return !p->again_local	     ? 0
-		       : kind == ENGINE_DUE  ? ENGINE_FACTS_GONE
-		       : kind == ENGINE_LOOK ? ENGINE_FACTS_ACCEPT
-					     : 0;
+		return !p->again_local				    ? 0
+		       : kind == ENGINE_DUE || kind == ENGINE_EARLY ? ENGINE_FACTS_GONE
+		       : kind == ENGINE_LOOK			    ? ENGINE_FACTS_ACCEPT
+								    : 0;
 	if (kind == ENGINE_DUE)
 		return is_last(cfg, p, p->planned_ms) ? 0 : ENGINE_FACTS_FINDING;
 	if (kind != ENGINE_FAILED && kind != ENGINE_HELD)
@@ -394,15 +394,98 @@ static struct engine_action looked(const struct engine_event *ev)
 }
 
 /*
- * The new connection of an early close meets @ev: it has one attempt (its
- * failure is the end of it), is not made once its local listener went away,
- * and is awaited until its time, looked at first once its local listener
- * had ENGINE_ACCEPT_MS to take it; a byte makes it the program's.
+ * Whether the early close @e is the server's answer, not a failed attempt:
+ * the program sent nothing, no "try later" was said, and the close is not
+ * taken for a front's refusal (BACKOFF_EARLY_CLOSE: auto takes it so only
+ * where the server speaks first: it greeted before, or its port says so).
+ * Then the program gets its end at once and the server sees one connection.
+ */
+static bool early_answer(const struct config *cfg, const struct engine_early *e)
+{
+	if (e->sent || e->said)
+		return false; /* an end before any answer to a request is no answer */
+	/* Asked for: refusal (never an answer) or answer (always). */
+	if (cfg->early_close != CONFIG_EARLY_AUTO)
+		return cfg->early_close == CONFIG_EARLY_ANSWER;
+	return !e->greeted && !engine_port_speaks_first(e->port);
+}
+
+/*
+ * A counted early close @e at @now_ms is a failed attempt of its
+ * destination: the streak counts as the attempts, BACKOFF_RETRIES and
+ * BACKOFF_TIMEOUT bound it, and its delay is the policy's (the server's own
+ * when it asks for longer: Retry-After), which damps every new connect
+ * there.  The same connection is connected again (the action's reason
+ * NULL) only if nothing was sent on it or what was is sent again, its read
+ * is the library's to wait in, and it has no timeout of its own; it must
+ * have answered one attempt's time after its delay, within the budget
+ * counted from the streak's first close.  A full server's line holds the
+ * new connect as long as it moves (engine_full_moving): its time is the
+ * budget's.
+ */
+static struct engine_action early_verdict(const struct config *cfg, const struct engine_early *e,
+					  uint64_t now_ms)
+{
+	struct engine_action a = {
+		.what = ENGINE_OVER,
+		.over = ENGINE_OVER_CLOSED,
+		.say = ENGINE_SAY_CLOSE,
+		.delay_ms = policy_next_delay(&cfg->policy, e->streak, e->prev_delay_ms, e->draw),
+		.until_ms = CONFIG_INFINITE,
+	};
+
+	if (e->at_least_ms > a.delay_ms)
+		a.delay_ms = e->at_least_ms;
+	if (e->sent && !e->replay)
+		a.reason = "sent";
+	else if (!e->blocking && !cfg->nonblock)
+		a.reason = "nonblocking";
+	else if (e->timed)
+		a.reason = "own-timeout";
+	else if (cfg->retries != CONFIG_INFINITE && e->streak > cfg->retries)
+		a.reason = "retries";
+	else if (cfg->timeout_ms != CONFIG_INFINITE &&
+		 now_ms - e->since_ms + a.delay_ms >= cfg->timeout_ms)
+		a.reason = "budget";
+	if (a.reason)
+		return a;
+	a.what = ENGINE_ATTEMPT;
+	a.reason = e->sent ? "replay" : "reconnect";
+	if (cfg->attempt_timeout_ms != CONFIG_INFINITE && !e->full)
+		a.until_ms = now_ms + a.delay_ms + cfg->attempt_timeout_ms;
+	if (cfg->timeout_ms != CONFIG_INFINITE && e->since_ms + cfg->timeout_ms < a.until_ms)
+		a.until_ms = e->since_ms + cfg->timeout_ms;
+	return a;
+}
+
+/*
+ * The new connection of an early close meets @ev.  The close itself comes
+ * first: the server's answer ends the call at once, nothing counted; a
+ * local listener gone (it served its one connection) is no failed attempt
+ * either; else the close is counted in its destination's streak and judged
+ * (early_verdict).  The new connection has one attempt (its failure is the
+ * end of it), is not made once its local listener went away, and is awaited
+ * until its time, looked at first once its local listener had
+ * ENGINE_ACCEPT_MS to take it; a byte makes it the program's.
  */
 static struct engine_action again_step(const struct config *cfg, struct retry_progress *p,
 				       const struct engine_event *ev)
 {
 	switch (ev->kind) {
+	case ENGINE_EARLY: {
+		struct engine_action a = { .what = ENGINE_COUNT };
+
+		if (early_answer(cfg, ev->close))
+			return over(ENGINE_OVER_ANSWER, 0);
+		return ev->gone ? over(ENGINE_OVER_GONE, 0) : a;
+	}
+	case ENGINE_COUNTED: {
+		struct engine_action a = early_verdict(cfg, ev->close, ev->now_ms);
+
+		if (a.what == ENGINE_ATTEMPT)
+			p->again_until_ms = a.until_ms;
+		return a;
+	}
 	case ENGINE_FAILED:
 		p->last_err = ev->err;
 		return over(ENGINE_OVER_SILENT, ev->err);
@@ -441,7 +524,8 @@ static struct engine_action again_step(const struct config *cfg, struct retry_pr
 	}
 }
 
-struct engine_action engine_step(const struct config *cfg, const struct config_errset *retryable,
+/* The call @p meets @ev: what to do, before what to say is filled in (engine_step). */
+static struct engine_action step(const struct config *cfg, const struct config_errset *retryable,
 				 struct retry_progress *p, const struct engine_event *ev)
 {
 	if (p->again_until_ms)
@@ -463,6 +547,22 @@ struct engine_action engine_step(const struct config *cfg, const struct config_e
 	default:
 		return connected(p);
 	}
+}
+
+struct engine_action engine_step(const struct config *cfg, const struct config_errset *retryable,
+				 struct retry_progress *p, const struct engine_event *ev)
+{
+	struct engine_action a = step(cfg, retryable, p, ev);
+
+	/* What the log says of the call, when it says anything. */
+	if (a.say) {
+		a.attempt = p->attempt;
+		a.elapsed_ms = ev->now_ms - p->start_ms;
+		a.left_ms = p->deadline_ms == CONFIG_INFINITE ? CONFIG_INFINITE
+			    : p->deadline_ms > ev->now_ms     ? p->deadline_ms - ev->now_ms
+							      : 0;
+	}
+	return a;
 }
 
 uint64_t engine_finding_fresh_ns(const struct config *cfg, bool first)
@@ -532,52 +632,4 @@ bool engine_port_speaks_first(uint16_t port)
 	default:
 		return false;
 	}
-}
-
-bool engine_early_answer(const struct config *cfg, const struct engine_early *e)
-{
-	if (e->sent || e->said)
-		return false; /* an end before any answer to a request is no answer */
-	/* Asked for: refusal (never an answer) or answer (always). */
-	if (cfg->early_close != CONFIG_EARLY_AUTO)
-		return cfg->early_close == CONFIG_EARLY_ANSWER;
-	return !e->greeted && !engine_port_speaks_first(e->port);
-}
-
-struct engine_early_verdict engine_early_close(const struct config *cfg,
-					       const struct engine_early *e)
-{
-	struct engine_early_verdict v = {
-		.delay_ms = policy_next_delay(&cfg->policy, e->streak, e->prev_delay_ms, e->draw),
-		.until_ms = CONFIG_INFINITE,
-	};
-
-	if (engine_early_answer(cfg, e)) {
-		v.why = "answer";
-		v.delay_ms = 0; /* the server answered: nobody waits */
-		return v;
-	}
-
-	/* The server's own wait, when it asks for one (Retry-After), and never less than the
-	 * policy's. */
-	if (e->at_least_ms > v.delay_ms)
-		v.delay_ms = e->at_least_ms;
-	if (e->sent && !e->replay)
-		v.why = "sent";
-	else if (!e->blocking && !cfg->nonblock)
-		v.why = "nonblocking";
-	else if (e->timed)
-		v.why = "own-timeout";
-	else if (cfg->retries != CONFIG_INFINITE && e->streak > cfg->retries)
-		v.why = "retries";
-	else if (cfg->timeout_ms != CONFIG_INFINITE &&
-		 e->now_ms - e->since_ms + v.delay_ms >= cfg->timeout_ms)
-		v.why = "budget";
-	if (v.why)
-		return v;
-	if (cfg->attempt_timeout_ms != CONFIG_INFINITE && !e->full)
-		v.until_ms = e->now_ms + v.delay_ms + cfg->attempt_timeout_ms;
-	if (cfg->timeout_ms != CONFIG_INFINITE && e->since_ms + cfg->timeout_ms < v.until_ms)
-		v.until_ms = e->since_ms + cfg->timeout_ms;
-	return v;
 }

@@ -31,6 +31,14 @@ enum engine_event_kind {
 	 * awaiting its first byte (->answered, ->unanswered, ->unaccepted).
 	 */
 	ENGINE_LOOK,
+	/*
+	 * The connection before this call (engine_begin's @again) ended before
+	 * its first byte, or its server said "try later" (->close): the call
+	 * begins there.
+	 */
+	ENGINE_EARLY,
+	/* ... that close counted in its destination's streak (->close's streak, since_ms ...). */
+	ENGINE_COUNTED,
 };
 
 /* What happened, and what the engine knows of the destination then. */
@@ -62,9 +70,10 @@ struct engine_event {
 	/* A new connection of an early close (engine_begin's @again), at ENGINE_DUE: */
 	bool gone; /* its local listener went away (it served its one connection) */
 	/* ENGINE_LOOK: */
-	bool answered;	 /* a byte came: the connection is the program's */
-	bool unanswered; /* its connect is still unanswered (SYN sent) */
-	bool unaccepted; /* made, it waits in its local listener's accept queue */
+	bool answered;			  /* a byte came: the connection is the program's */
+	bool unanswered;		  /* its connect is still unanswered (SYN sent) */
+	bool unaccepted;		  /* made, it waits in its local listener's accept queue */
+	const struct engine_early *close; /* ENGINE_EARLY, ENGINE_COUNTED */
 };
 
 enum engine_do {
@@ -87,13 +96,19 @@ enum engine_do {
 	 * its error, 0: none): the program gets the end the first one met.
 	 */
 	ENGINE_OVER,
+	/* Count the early close in its destination's streak, then tell ENGINE_COUNTED. */
+	ENGINE_COUNT,
 };
 
-/* Why the new connection of an early close is over (ENGINE_OVER). */
+/* Why the new connection of an early close is over, or not made (ENGINE_OVER). */
 enum engine_over {
 	ENGINE_OVER_SILENT,	/* it failed, or sent nothing within its time */
 	ENGINE_OVER_GONE,	/* nothing listens there any more */
 	ENGINE_OVER_UNACCEPTED, /* its local listener did not accept it in time */
+	/* The close was the server's answer: no failed attempt, nothing counted or damped. */
+	ENGINE_OVER_ANSWER,
+	/* The close is a failed attempt (counted, ->delay_ms damps), not made again: ->reason. */
+	ENGINE_OVER_CLOSED,
 };
 
 /* What to say, each at most once per action, in this order. */
@@ -106,6 +121,13 @@ enum {
 	ENGINE_SAY_SUCCESS = 1U << 5, /* a retry succeeded */
 	ENGINE_SAY_ENDED = 1U << 6,   /* the program ended the call */
 	ENGINE_SAY_EARLY = 1U << 7,   /* a planned wait was not waited: ->early_ms */
+	/*
+	 * An early close counted: ->delay_ms damps new connects to its
+	 * destination; ->reason, why it is not connected again ("sent",
+	 * "nonblocking", "own-timeout", "retries", "budget"), or how it is
+	 * ("replay", "reconnect": ENGINE_ATTEMPT, answered by ->until_ms).
+	 */
+	ENGINE_SAY_CLOSE = 1U << 8,
 };
 
 struct engine_action {
@@ -114,7 +136,7 @@ struct engine_action {
 	int err;	    /* ENGINE_END: the outcome; the error said */
 	unsigned say;	    /* ENGINE_SAY_* */
 	const char *reason; /* ENGINE_SAY_PASS, ENGINE_SAY_GIVE_UP */
-	uint64_t delay_ms;  /* ENGINE_SAY_RETRY: the delay drawn */
+	uint64_t delay_ms;  /* ENGINE_SAY_RETRY: the delay drawn; ENGINE_SAY_CLOSE: the damping */
 	uint64_t early_ms;  /* ENGINE_SAY_EARLY */
 	bool first;	    /* said at the call's first failure: the call is counted */
 	/*
@@ -125,6 +147,10 @@ struct engine_action {
 	 */
 	bool final;
 	enum engine_over over; /* ENGINE_OVER */
+	/* What the log says of the call, with any ENGINE_SAY_*: */
+	uint64_t attempt;    /* the attempts made so far */
+	uint64_t elapsed_ms; /* since its first attempt */
+	uint64_t left_ms;    /* of its budget; CONFIG_INFINITE: none */
 };
 
 /*
@@ -149,9 +175,13 @@ bool engine_takes(const struct config *cfg, const struct target_addr *t);
 const char *engine_why_not(const struct config *cfg, const struct target_addr *t, int type,
 			   bool blocking);
 
-/* A call that is the new connection of an early close: what the early close set. */
+/*
+ * A call that is the new connection of an early close: what the early close
+ * set (the ENGINE_ATTEMPT its ENGINE_COUNTED gave), or CONFIG_INFINITE for a
+ * call begun at the close, whose first event is ENGINE_EARLY.
+ */
 struct engine_again {
-	uint64_t until_ms; /* by when it must have answered (engine_early_close's until_ms) */
+	uint64_t until_ms; /* by when it must have answered */
 	bool local;	   /* its destination is local: its listener has ENGINE_ACCEPT_MS */
 };
 
@@ -161,12 +191,35 @@ struct engine_again {
  * earlier (the log's elapsed times count from it), or is not made yet and
  * planned then (a damped connect: the first attempt is an ENGINE_DUE's).
  * @again (NULL: a connect of the program's own): the call is the new
- * connection of an early close, which has one attempt, is over if its local
- * listener went away before it, and whose first byte is awaited until its
- * time (ENGINE_AWAIT, ENGINE_LOOK, ENGINE_OVER).
+ * connection of an early close, begun at the close (ENGINE_EARLY,
+ * ENGINE_COUNT, ENGINE_COUNTED: whether it is made at all), which has one
+ * attempt, is over if its local listener went away before it, and whose
+ * first byte is awaited until its time (ENGINE_AWAIT, ENGINE_LOOK,
+ * ENGINE_OVER).
  */
 void engine_begin(const struct config *cfg, struct retry_progress *p, uint64_t budget_ms,
 		  uint64_t now_ms, uint64_t first_ms, const struct engine_again *again);
+
+/*
+ * What a driver reads of its call @p (struct retry_progress is the
+ * engine's to write and to read; a driver holds it and asks these): when
+ * its planned attempt is due, when its first attempt was made, and whether
+ * it made one (a damped connect's is planned, not made).
+ */
+static inline uint64_t engine_planned_ms(const struct retry_progress *p)
+{
+	return p->planned_ms;
+}
+
+static inline uint64_t engine_started_ms(const struct retry_progress *p)
+{
+	return p->start_ms;
+}
+
+static inline bool engine_attempted(const struct retry_progress *p)
+{
+	return p->attempt != 0;
+}
 
 /*
  * The planned attempt of @p moves to @planned_ms: a connect in a full
@@ -204,9 +257,9 @@ enum {
  * planned time come, whether another found the destination down meanwhile,
  * unless that attempt is its last (always made, so that its error is the
  * kernel's); the new connection of an early close reads none of it (its
- * streak was counted at the close), but, its destination local, whether its
- * listener is gone when its attempt is due, and whether it was accepted
- * when looked at.
+ * streak is counted at the close: ENGINE_COUNT), but, its destination
+ * local, whether its listener is gone at the close and when its attempt is
+ * due, and whether it was accepted when looked at.
  */
 unsigned engine_facts(const struct config *cfg, const struct retry_progress *p,
 		      enum engine_event_kind kind);
@@ -261,14 +314,16 @@ bool engine_passes(const struct retry_progress *p, const struct engine_event *ev
 
 /*
  * An early close: a connection its peer ended before its first byte (or
- * whose server answered "not ready"), the @streak-th of its destination in a
- * row, the first at @since_ms.  What the hook knows of the connection.
+ * whose server answered "not ready"), what the hook knows of it; once
+ * counted (ENGINE_COUNTED), the @streak-th of its destination in a row, the
+ * first at @since_ms.
  */
 struct engine_early {
-	uint64_t now_ms, since_ms;
-	uint64_t streak;
-	uint64_t prev_delay_ms; /* the streak's previous delay (decorrelated jitter) */
-	uint64_t draw;		/* a random draw for this delay */
+	uint64_t since_ms;	/* ENGINE_COUNTED */
+	uint64_t streak;	/* ENGINE_COUNTED */
+	uint64_t prev_delay_ms; /* ENGINE_COUNTED: the streak's previous delay (decorrelated jitter)
+				 */
+	uint64_t draw;		/* ENGINE_COUNTED: a random draw for this delay */
 	uint64_t at_least_ms;	/* the server asked for this wait at least (Retry-After) */
 	bool sent;		/* the program sent something on it (or ended its side) */
 	bool replay;		/* what it sent is recorded in full, to be sent again */
@@ -286,15 +341,6 @@ struct engine_early {
  * 4222): a close before its greeting is no answer of its own.
  */
 bool engine_port_speaks_first(uint16_t port);
-
-/*
- * Whether the early close @e is the server's answer, not a failed attempt:
- * the program sent nothing, no "try later" was said, and the close is not
- * taken for a front's refusal (BACKOFF_EARLY_CLOSE: auto takes it so only
- * where the server speaks first: it greeted before, or its port says so).
- * Then the program gets its end at once and the server sees one connection.
- */
-bool engine_early_answer(const struct config *cfg, const struct engine_early *e);
 
 /*
  * A local listener accepts a new connection within this or has served its
@@ -391,35 +437,6 @@ bool engine_full_moving(const struct config *cfg, uint64_t now_ms, uint64_t free
  */
 #define ENGINE_FULL_LOOK_MS 10ULL
 #define ENGINE_FULL_FRESH_MS 100ULL
-
-/* What an early close is to do. */
-struct engine_early_verdict {
-	/*
-	 * NULL: connect the same socket again; else why not ("answer": no
-	 * failed attempt at all, engine_early_answer; "sent", "nonblocking",
-	 * "own-timeout", "retries", "budget"): the program gets the end.
-	 */
-	const char *why;
-	uint64_t delay_ms; /* new connects to the destination wait so long (damping) */
-	/*
-	 * When the new connection must have answered: one attempt's time after
-	 * its planned start, within the budget counted from the streak's first
-	 * early close.  CONFIG_INFINITE when neither bounds it.
-	 */
-	uint64_t until_ms;
-};
-
-/*
- * An early close is a failed attempt of its destination: the streak counts
- * as the attempts, BACKOFF_RETRIES and BACKOFF_TIMEOUT bound it, and its
- * delay is the policy's.  The same connection is connected again only if
- * nothing was sent on it or what was is sent again, its read is the
- * library's to wait in, and it has no timeout of its own.  A full server's
- * line holds the new connect as long as it moves (engine_full_moving): its
- * time is the budget's.
- */
-struct engine_early_verdict engine_early_close(const struct config *cfg,
-					       const struct engine_early *e);
 
 /* The call @p, retrying the errors in @retryable, meets @ev: what to do. */
 struct engine_action engine_step(const struct config *cfg, const struct config_errset *retryable,

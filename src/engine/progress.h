@@ -1,7 +1,9 @@
 /*
- * Where one call stands between attempts: plain data, owned by the call,
- * written by engine/engine alone (engine_begin, engine_step); drivers read
- * it.
+ * Where one call stands between attempts: plain data, held by the call's
+ * driver, written and read by engine/engine alone (engine_begin,
+ * engine_step); a driver asks what it may know of it (engine_planned_ms,
+ * engine_started_ms, engine_attempted) and reads what is said from the
+ * engine's actions.
  */
 #ifndef BACKOFF_ENGINE_PROGRESS_H
 #define BACKOFF_ENGINE_PROGRESS_H

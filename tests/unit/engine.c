@@ -348,11 +348,56 @@ static void test_draws(void)
 	CHECK(p.rng != 0);
 }
 
-/* An early close: one row per rule of engine_early_close, named after it. */
+/*
+ * The verdict on an early close @e at @now: the call begun at the close
+ * (ENGINE_EARLY), its close counted (ENGINE_COUNTED) when the engine asks
+ * (ENGINE_COUNT).  *why: "answer", "gone", the reason it is not connected
+ * again, or NULL when it is, answered by *until; *delay: the damping.
+ */
+static void early_verdict(const struct config *cfg, uint64_t now, const struct engine_early *e,
+			  bool local, bool gone, const char **why, uint64_t *until, uint64_t *delay)
+{
+	struct engine_again again = { .until_ms = INF, .local = local };
+	struct engine_event ev = { .kind = ENGINE_EARLY, .now_ms = now, .close = e };
+	struct retry_progress p;
+	struct engine_action a;
+
+	engine_begin(cfg, &p, INF, now, now, &again);
+	CHECK_U64(engine_facts(cfg, &p, ENGINE_EARLY), local ? ENGINE_FACTS_GONE : 0);
+	ev.gone = gone;
+	a = engine_step(cfg, NULL, &p, &ev);
+	*until = INF;
+	*delay = 0;
+	if (a.what == ENGINE_OVER) {
+		CHECK(a.over == ENGINE_OVER_ANSWER || a.over == ENGINE_OVER_GONE);
+		*why = a.over == ENGINE_OVER_ANSWER ? "answer" : "gone";
+		return;
+	}
+	CHECK(a.what == ENGINE_COUNT);
+	ev.kind = ENGINE_COUNTED;
+	a = engine_step(cfg, NULL, &p, &ev);
+	CHECK(a.say == ENGINE_SAY_CLOSE);
+	*delay = a.delay_ms;
+	if (a.what == ENGINE_OVER) {
+		CHECK(a.over == ENGINE_OVER_CLOSED);
+		*why = a.reason;
+		return;
+	}
+	CHECK(a.what == ENGINE_ATTEMPT);
+	CHECK(strcmp(a.reason, e->sent ? "replay" : "reconnect") == 0);
+	/* The call goes on as the new connection's, answered by its time. */
+	CHECK_U64(p.again_until_ms, a.until_ms);
+	*why = NULL;
+	*until = a.until_ms;
+}
+
+/* An early close: one row per rule of the engine's ENGINE_EARLY and ENGINE_COUNTED, named after it.
+ */
 static void test_early_close(void)
 {
 	static const struct {
 		const char *rule;
+		uint64_t now;
 		struct engine_early e;
 		uint64_t retries, timeout;
 		const char *why; /* NULL: connected again */
@@ -361,11 +406,8 @@ static void test_early_close(void)
 		enum config_early mode; /* BACKOFF_EARLY_CLOSE */
 	} closes[] = {
 		{ "nothing sent: connected again, one attempt's time after its delay",
-		  { .now_ms = 1000,
-		    .since_ms = 1000,
-		    .greeted = true,
-		    .streak = 1,
-		    .blocking = true },
+		  1000,
+		  { .since_ms = 1000, .greeted = true, .streak = 1, .blocking = true },
 		  5,
 		  10000,
 		  NULL,
@@ -374,12 +416,8 @@ static void test_early_close(void)
 		  CONFIG_EARLY_AUTO },
 		{ "a full server: the new connect's time is the budget's (its line holds it while "
 		  "it moves)",
-		  { .now_ms = 1000,
-		    .since_ms = 1000,
-		    .streak = 1,
-		    .said = true,
-		    .full = true,
-		    .blocking = true },
+		  1000,
+		  { .since_ms = 1000, .streak = 1, .said = true, .full = true, .blocking = true },
 		  5,
 		  10000,
 		  NULL,
@@ -387,12 +425,8 @@ static void test_early_close(void)
 		  false,
 		  CONFIG_EARLY_AUTO },
 		{ "a full server: its line's time within the budget",
-		  { .now_ms = 1000,
-		    .since_ms = 1000,
-		    .streak = 1,
-		    .said = true,
-		    .full = true,
-		    .blocking = true },
+		  1000,
+		  { .since_ms = 1000, .streak = 1, .said = true, .full = true, .blocking = true },
 		  5,
 		  3000,
 		  NULL,
@@ -400,12 +434,8 @@ static void test_early_close(void)
 		  false,
 		  CONFIG_EARLY_AUTO },
 		{ "what was sent is recorded: connected again, and sent again",
-		  { .now_ms = 1000,
-		    .since_ms = 1000,
-		    .streak = 1,
-		    .blocking = true,
-		    .sent = true,
-		    .replay = true },
+		  1000,
+		  { .since_ms = 1000, .streak = 1, .blocking = true, .sent = true, .replay = true },
 		  5,
 		  10000,
 		  NULL,
@@ -413,8 +443,8 @@ static void test_early_close(void)
 		  false,
 		  CONFIG_EARLY_AUTO },
 		{ "the new connection's time ends with the budget",
-		  { .now_ms = 9000,
-		    .since_ms = 5000,
+		  9000,
+		  { .since_ms = 5000,
 		    .greeted = true,
 		    .streak = 2,
 		    .prev_delay_ms = 100,
@@ -426,11 +456,8 @@ static void test_early_close(void)
 		  false,
 		  CONFIG_EARLY_AUTO },
 		{ "no budget and no attempt time: the new connection waits as the program chose",
-		  { .now_ms = 1000,
-		    .since_ms = 1000,
-		    .greeted = true,
-		    .streak = 1,
-		    .blocking = true },
+		  1000,
+		  { .since_ms = 1000, .greeted = true, .streak = 1, .blocking = true },
 		  5,
 		  INF,
 		  NULL,
@@ -438,7 +465,8 @@ static void test_early_close(void)
 		  false,
 		  CONFIG_EARLY_AUTO },
 		{ "what was sent and not recorded is never sent again",
-		  { .now_ms = 1000, .since_ms = 1000, .streak = 1, .blocking = true, .sent = true },
+		  1000,
+		  { .since_ms = 1000, .streak = 1, .blocking = true, .sent = true },
 		  5,
 		  10000,
 		  "sent",
@@ -446,7 +474,8 @@ static void test_early_close(void)
 		  false,
 		  CONFIG_EARLY_AUTO },
 		{ "an event loop's connection only under BACKOFF_NONBLOCK",
-		  { .now_ms = 1000, .since_ms = 1000, .greeted = true, .streak = 1 },
+		  1000,
+		  { .since_ms = 1000, .greeted = true, .streak = 1 },
 		  5,
 		  10000,
 		  "nonblocking",
@@ -454,7 +483,8 @@ static void test_early_close(void)
 		  false,
 		  CONFIG_EARLY_AUTO },
 		{ "an event loop's connection under BACKOFF_NONBLOCK is connected again",
-		  { .now_ms = 1000, .since_ms = 1000, .greeted = true, .streak = 1 },
+		  1000,
+		  { .since_ms = 1000, .greeted = true, .streak = 1 },
 		  5,
 		  10000,
 		  NULL,
@@ -462,8 +492,8 @@ static void test_early_close(void)
 		  true,
 		  CONFIG_EARLY_AUTO },
 		{ "a read with a timeout of its own is the program's",
-		  { .now_ms = 1000,
-		    .since_ms = 1000,
+		  1000,
+		  { .since_ms = 1000,
 		    .greeted = true,
 		    .streak = 1,
 		    .blocking = true,
@@ -475,11 +505,8 @@ static void test_early_close(void)
 		  false,
 		  CONFIG_EARLY_AUTO },
 		{ "the streak counts as the attempts: BACKOFF_RETRIES bounds it",
-		  { .now_ms = 1000,
-		    .since_ms = 1000,
-		    .greeted = true,
-		    .streak = 6,
-		    .blocking = true },
+		  1000,
+		  { .since_ms = 1000, .greeted = true, .streak = 6, .blocking = true },
 		  5,
 		  10000,
 		  "retries",
@@ -487,11 +514,8 @@ static void test_early_close(void)
 		  false,
 		  CONFIG_EARLY_AUTO },
 		{ "no limit on retries: the streak goes on",
-		  { .now_ms = 1000,
-		    .since_ms = 1000,
-		    .greeted = true,
-		    .streak = 60,
-		    .blocking = true },
+		  1000,
+		  { .since_ms = 1000, .greeted = true, .streak = 60, .blocking = true },
 		  INF,
 		  INF,
 		  NULL,
@@ -500,8 +524,8 @@ static void test_early_close(void)
 		  CONFIG_EARLY_AUTO },
 		{ "the server's own wait (Retry-After), when longer than the policy's, is the "
 		  "delay",
-		  { .now_ms = 1000,
-		    .since_ms = 1000,
+		  1000,
+		  { .since_ms = 1000,
 		    .greeted = true,
 		    .streak = 1,
 		    .blocking = true,
@@ -513,8 +537,8 @@ static void test_early_close(void)
 		  false,
 		  CONFIG_EARLY_AUTO },
 		{ "the budget counts from the streak's first early close",
-		  { .now_ms = 10950,
-		    .since_ms = 1000,
+		  10950,
+		  { .since_ms = 1000,
 		    .greeted = true,
 		    .streak = 2,
 		    .prev_delay_ms = 100,
@@ -526,7 +550,8 @@ static void test_early_close(void)
 		  false,
 		  CONFIG_EARLY_AUTO },
 		{ "nothing sent to a server never heard first, on an ordinary port: its answer",
-		  { .now_ms = 1000, .since_ms = 1000, .streak = 1, .blocking = true, .port = 8080 },
+		  1000,
+		  { .since_ms = 1000, .streak = 1, .blocking = true, .port = 8080 },
 		  5,
 		  10000,
 		  "answer",
@@ -534,7 +559,8 @@ static void test_early_close(void)
 		  false,
 		  CONFIG_EARLY_AUTO },
 		{ "nothing sent to a well-known port whose server speaks first: a refusal",
-		  { .now_ms = 1000, .since_ms = 1000, .streak = 1, .blocking = true, .port = 3306 },
+		  1000,
+		  { .since_ms = 1000, .streak = 1, .blocking = true, .port = 3306 },
 		  5,
 		  10000,
 		  NULL,
@@ -542,7 +568,8 @@ static void test_early_close(void)
 		  false,
 		  CONFIG_EARLY_AUTO },
 		{ "nothing sent, but the server said \"try later\": a refusal",
-		  { .now_ms = 1000, .since_ms = 1000, .streak = 1, .blocking = true, .said = true },
+		  1000,
+		  { .since_ms = 1000, .streak = 1, .blocking = true, .said = true },
 		  5,
 		  10000,
 		  NULL,
@@ -550,7 +577,8 @@ static void test_early_close(void)
 		  false,
 		  CONFIG_EARLY_AUTO },
 		{ "BACKOFF_EARLY_CLOSE=refusal: any close before a byte is a refusal",
-		  { .now_ms = 1000, .since_ms = 1000, .streak = 1, .blocking = true, .port = 8080 },
+		  1000,
+		  { .since_ms = 1000, .streak = 1, .blocking = true, .port = 8080 },
 		  5,
 		  10000,
 		  NULL,
@@ -558,8 +586,8 @@ static void test_early_close(void)
 		  false,
 		  CONFIG_EARLY_REFUSAL },
 		{ "BACKOFF_EARLY_CLOSE=answer: even a greeting server's close is its answer",
-		  { .now_ms = 1000,
-		    .since_ms = 1000,
+		  1000,
+		  { .since_ms = 1000,
 		    .streak = 1,
 		    .blocking = true,
 		    .greeted = true,
@@ -571,12 +599,8 @@ static void test_early_close(void)
 		  false,
 		  CONFIG_EARLY_ANSWER },
 		{ "BACKOFF_EARLY_CLOSE=answer: a recorded start-up is still sent again",
-		  { .now_ms = 1000,
-		    .since_ms = 1000,
-		    .streak = 1,
-		    .blocking = true,
-		    .sent = true,
-		    .replay = true },
+		  1000,
+		  { .since_ms = 1000, .streak = 1, .blocking = true, .sent = true, .replay = true },
 		  5,
 		  10000,
 		  NULL,
@@ -589,7 +613,8 @@ static void test_early_close(void)
 
 	for (i = 0; i < N(closes); i++) {
 		struct config cfg = configured(&set);
-		struct engine_early_verdict v;
+		const char *why;
+		uint64_t until, delay;
 		bool ok;
 
 		cfg.retries = closes[i].retries;
@@ -598,15 +623,40 @@ static void test_early_close(void)
 			cfg.attempt_timeout_ms = INF; /* nothing bounds the new connection */
 		cfg.nonblock = closes[i].nonblock;
 		cfg.early_close = closes[i].mode;
-		v = engine_early_close(&cfg, &closes[i].e);
-		ok = (closes[i].why ? v.why && strcmp(v.why, closes[i].why) == 0 : !v.why) &&
-		     v.until_ms == closes[i].until &&
-		     (v.delay_ms >= 100) == !(v.why && strcmp(v.why, "answer") == 0);
+		early_verdict(&cfg, closes[i].now, &closes[i].e, false, false, &why, &until,
+			      &delay);
+		ok = (closes[i].why ? why && strcmp(why, closes[i].why) == 0 : !why) &&
+		     until == closes[i].until &&
+		     (delay >= 100) == !(why && strcmp(why, "answer") == 0);
 		CHECK(ok);
 		if (!ok)
 			fprintf(stderr, "  rule \"%s\": got why %s until %" PRIu64 "\n",
-				closes[i].rule, v.why ? v.why : "-", v.until_ms);
+				closes[i].rule, why ? why : "-", until);
 	}
+}
+
+/*
+ * An early close to a local destination whose listener is gone (it served
+ * its one connection): no failed attempt, nothing counted; the server's
+ * answer is judged first, and a remote destination's listener is never asked.
+ */
+static void test_early_close_gone(void)
+{
+	struct setup set = PLAIN;
+	struct config cfg = configured(&set);
+	struct engine_early sent = { .sent = true, .blocking = true };
+	struct engine_early quiet = { .blocking = true, .port = 8080 };
+	const char *why;
+	uint64_t until, delay;
+
+	early_verdict(&cfg, 1000, &sent, true, true, &why, &until, &delay);
+	CHECK(strcmp(why, "gone") == 0 && delay == 0);
+	early_verdict(&cfg, 1000, &quiet, true, true, &why, &until, &delay);
+	CHECK(strcmp(why, "answer") == 0);
+	sent.streak = sent.since_ms = 1;
+	sent.replay = true;
+	early_verdict(&cfg, 1000, &sent, true, false, &why, &until, &delay);
+	CHECK(why == NULL && until == 1000 + delay + cfg.attempt_timeout_ms);
 }
 
 /* A destination's budget: BACKOFF_TIMEOUT from its clock's start, spent at its end, or none. */
@@ -928,6 +978,7 @@ int main(void)
 	test_draws();
 	test_outcome();
 	test_early_close();
+	test_early_close_gone();
 	test_budget_left();
 	test_run_open();
 	test_finding_fresh();
