@@ -198,7 +198,7 @@ static struct engine_event loop_event(const struct config *cfg, struct fdconn *c
 	unsigned facts = engine_facts(cfg, &c->progress, kind);
 	uint64_t stale = facts & ENGINE_FACTS_DEST ? engine_finding_fresh_ns(cfg, false) : 0, since;
 
-	if (engine_needs_seed(cfg, &c->progress, kind))
+	if (facts & ENGINE_FACTS_SEED)
 		ev.seed = rng_next();
 	if (facts & ENGINE_FACTS_GONE)
 		ev.gone = decide_listener_gone(cfg, &c->target);

@@ -127,7 +127,7 @@ int retry_blocking(const struct config *cfg, const struct retry_call *c, int fir
 
 		ev.now_ms = now_ms;
 		ev.queue_full = c->fate && c->fate->full;
-		ev.seed = engine_needs_seed(cfg, &p, ev.kind) ? rng_next() : 0;
+		ev.seed = engine_facts(cfg, &p, ev.kind) & ENGINE_FACTS_SEED ? rng_next() : 0;
 		a = engine_step(cfg, c->retryable, &p, &ev);
 		retry_say(&c->what, &a, now_ms,
 			  a.say & ENGINE_SAY_LEFT ? (uint64_t)fate_prober(c->fate) : 0);

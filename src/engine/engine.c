@@ -40,7 +40,7 @@ void engine_begin(const struct config *cfg, struct retry_progress *p, uint64_t b
 	 * Each call draws from a sequence of its own: with BACKOFF_SEED the same
 	 * for every call, whichever thread makes it (the one --schedule prints),
 	 * else one seeded from the generator of the thread that plans its first
-	 * retry (engine_needs_seed): a call that never retries, the common case,
+	 * retry (ENGINE_FACTS_SEED): a call that never retries, the common case,
 	 * does not seed a thread's generator (a getrandom per process).
 	 */
 	p->rng = cfg->seeded ? rng_seed_state(cfg->seed, 0) : 0;
@@ -78,6 +78,17 @@ static bool is_last(const struct config *cfg, const struct retry_progress *p, ui
 	return spent(cfg, &next, wake_ms) != NULL;
 }
 
+/* The facts of its destination an event of @kind of a connect of the program's own (@p) reads. */
+static unsigned facts_of(const struct config *cfg, const struct retry_progress *p,
+			 enum engine_event_kind kind)
+{
+	if (kind == ENGINE_DUE)
+		return is_last(cfg, p, p->planned_ms) ? 0 : ENGINE_FACTS_FINDING;
+	if (kind != ENGINE_FAILED && kind != ENGINE_HELD)
+		return 0;
+	return p->attempt == 1 ? ENGINE_FACTS_DEST | ENGINE_FACTS_ADDRESSES : ENGINE_FACTS_DEST;
+}
+
 unsigned engine_facts(const struct config *cfg, const struct retry_progress *p,
 		      enum engine_event_kind kind)
 {
@@ -86,11 +97,10 @@ unsigned engine_facts(const struct config *cfg, const struct retry_progress *p,
 		       : kind == ENGINE_DUE || kind == ENGINE_EARLY ? ENGINE_FACTS_GONE
 		       : kind == ENGINE_LOOK			    ? ENGINE_FACTS_ACCEPT
 								    : 0;
-	if (kind == ENGINE_DUE)
-		return is_last(cfg, p, p->planned_ms) ? 0 : ENGINE_FACTS_FINDING;
-	if (kind != ENGINE_FAILED && kind != ENGINE_HELD)
-		return 0;
-	return p->attempt == 1 ? ENGINE_FACTS_DEST | ENGINE_FACTS_ADDRESSES : ENGINE_FACTS_DEST;
+	return facts_of(cfg, p, kind) |
+	       ((kind == ENGINE_FAILED || kind == ENGINE_DUE) && p->rng == 0 && !cfg->seeded
+			? ENGINE_FACTS_SEED
+			: 0);
 }
 
 uint64_t engine_first_bound_ms(const struct config *cfg, const struct target_addr *t)
@@ -162,7 +172,12 @@ STARTUP_CODE void engine_derive(struct config *cfg)
 		cfg->dests[i].cfg.first_attempt_ms = first_attempt_ms(&cfg->dests[i].cfg);
 }
 
-int engine_outcome(const struct retry_progress *p, int err)
+/*
+ * The call's outcome for an attempt that ended with @err: an attempt our
+ * deadline cut (ETIMEDOUT) is no answer of the kernel's, so the last one the
+ * kernel gave stands, ETIMEDOUT only when it gave none.
+ */
+static int outcome(const struct retry_progress *p, int err)
 {
 	return err == ETIMEDOUT && p->answer_err ? p->answer_err : err;
 }
@@ -196,7 +211,7 @@ static struct engine_action give_up(const struct config *cfg, struct retry_progr
 				    const struct engine_event *ev, int err, const char *reason,
 				    bool first)
 {
-	struct engine_action a = end(engine_outcome(p, err), ENGINE_SAY_GIVE_UP, reason);
+	struct engine_action a = end(outcome(p, err), ENGINE_SAY_GIVE_UP, reason);
 
 	a.first = first;
 	a.final = true;
@@ -276,7 +291,7 @@ static struct engine_action failed(const struct config *cfg, const struct config
 	if (!ev->theirs)
 		p->real = true;
 	if (p->final) {
-		struct engine_action a = end(engine_outcome(p, err), 0, NULL);
+		struct engine_action a = end(outcome(p, err), 0, NULL);
 
 		a.final = true;
 		return a;
@@ -295,7 +310,7 @@ static struct engine_action failed(const struct config *cfg, const struct config
 	}
 	charge(p, ev);
 	if (!engine_retries(retryable, err)) {
-		struct engine_action a = end(engine_outcome(p, err), 0, NULL);
+		struct engine_action a = end(outcome(p, err), 0, NULL);
 
 		a.final = true;
 		return a;

@@ -66,7 +66,7 @@ struct engine_event {
 	/* The look before the next attempt found its accept queue full: the attempt is cut short.
 	 */
 	bool queue_full;
-	uint64_t seed; /* a fresh random value, read when engine_needs_seed() */
+	uint64_t seed; /* a fresh random value (ENGINE_FACTS_SEED) */
 	/* A new connection of an early close (engine_begin's @again), at ENGINE_DUE: */
 	bool gone; /* its local listener went away (it served its one connection) */
 	/* ENGINE_LOOK: */
@@ -230,17 +230,6 @@ static inline void engine_replan(struct retry_progress *p, uint64_t planned_ms)
 	p->planned_ms = planned_ms;
 }
 
-/*
- * Whether an event of @kind must carry a fresh ->seed: one that may plan a
- * retry (a failure, a planned time come) of a call whose sequence is not
- * drawn yet.  A call that never retries draws none (a getrandom per thread).
- */
-static inline bool engine_needs_seed(const struct config *cfg, const struct retry_progress *p,
-				     enum engine_event_kind kind)
-{
-	return (kind == ENGINE_FAILED || kind == ENGINE_DUE) && p->rng == 0 && !cfg->seeded;
-}
-
 /* The facts of a call's destination that an event reads (engine_facts), each asked only then. */
 enum {
 	ENGINE_FACTS_DEST = 1U << 0,	  /* ->known_down, ->budget_left_ms */
@@ -248,6 +237,12 @@ enum {
 	ENGINE_FACTS_ACCEPT = 1U << 2,	  /* ->unaccepted */
 	ENGINE_FACTS_ADDRESSES = 1U << 3, /* ->more_addresses */
 	ENGINE_FACTS_FINDING = 1U << 4,	  /* ->found, ->found_age_ns */
+	/*
+	 * ->seed, a fresh random value: an event that may plan a retry (a
+	 * failure, a planned time come) of a call whose sequence is not drawn
+	 * yet.  A call that never retries draws none (a getrandom per thread).
+	 */
+	ENGINE_FACTS_SEED = 1U << 5,
 };
 
 /*
@@ -296,13 +291,6 @@ void engine_derive(struct config *cfg);
  * the queue full (a shaped loopback is answered late, not never).
  */
 uint64_t engine_first_bound_ms(const struct config *cfg, const struct target_addr *t);
-
-/*
- * The call's outcome for an attempt that ended with @err: an attempt our
- * deadline cut (ETIMEDOUT) is no answer of the kernel's, so the last one the
- * kernel gave stands, ETIMEDOUT only when it gave none.
- */
-int engine_outcome(const struct retry_progress *p, int err);
 
 /*
  * Whether @ev, at the call's first failure, ends the call at once, as

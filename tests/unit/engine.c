@@ -332,19 +332,19 @@ static void test_draws(void)
 
 	cfg.policy.jitter = POLICY_JITTER_FULL;
 	engine_begin(&cfg, &p, INF, 0, 0, NULL);
-	CHECK(engine_needs_seed(&cfg, &p, ENGINE_FAILED));
-	CHECK(engine_needs_seed(&cfg, &p, ENGINE_DUE));
-	CHECK(!engine_needs_seed(&cfg, &p, ENGINE_CONNECTED));
-	CHECK(!engine_needs_seed(&cfg, &p, ENGINE_HELD));
+	CHECK(engine_facts(&cfg, &p, ENGINE_FAILED) & ENGINE_FACTS_SEED);
+	CHECK(engine_facts(&cfg, &p, ENGINE_DUE) & ENGINE_FACTS_SEED);
+	CHECK(!(engine_facts(&cfg, &p, ENGINE_CONNECTED) & ENGINE_FACTS_SEED));
+	CHECK(!(engine_facts(&cfg, &p, ENGINE_HELD) & ENGINE_FACTS_SEED));
 	a = engine_step(&cfg, &cfg.errors_inet, &p, &ev);
-	CHECK(!engine_needs_seed(&cfg, &p, ENGINE_FAILED));
+	CHECK(!(engine_facts(&cfg, &p, ENGINE_FAILED) & ENGINE_FACTS_SEED));
 	engine_begin(&cfg, &q, INF, 0, 0, NULL);
 	b = engine_step(&cfg, &cfg.errors_inet, &q, &ev);
 	CHECK_U64(a.delay_ms, b.delay_ms); /* the same seed, the same draw */
 	cfg.seeded = true;
 	cfg.seed = 1;
 	engine_begin(&cfg, &p, INF, 0, 0, NULL);
-	CHECK(!engine_needs_seed(&cfg, &p, ENGINE_FAILED));
+	CHECK(!(engine_facts(&cfg, &p, ENGINE_FAILED) & ENGINE_FACTS_SEED));
 	CHECK(p.rng != 0);
 }
 
@@ -779,14 +779,43 @@ static void test_eligible(void)
 	CHECK(!engine_takes(&cfg, &inet));
 }
 
+/*
+ * A call's outcome: an attempt our deadline cut (ETIMEDOUT) is no answer of
+ * the kernel's, so the last one the kernel gave stands at a give-up,
+ * ETIMEDOUT only when it gave none; any other error is the kernel's own.
+ */
 static void test_outcome(void)
 {
-	struct retry_progress p = { .answer_err = 0 };
+	struct setup set = PLAIN;
+	struct config cfg = configured(&set);
+	struct engine_event refused = { .kind = ENGINE_FAILED,
+					.err = ECONNREFUSED,
+					.budget_left_ms = INF,
+					.seed = 7 },
+			    cut = { .kind = ENGINE_FAILED,
+				    .err = ETIMEDOUT,
+				    .budget_left_ms = INF,
+				    .seed = 7 },
+			    due = { .kind = ENGINE_DUE, .seed = 7 };
+	struct retry_progress p;
+	struct engine_action a;
 
-	CHECK_U64(engine_outcome(&p, ETIMEDOUT), ETIMEDOUT);
-	p.answer_err = ECONNREFUSED;
-	CHECK_U64(engine_outcome(&p, ETIMEDOUT), ECONNREFUSED);
-	CHECK_U64(engine_outcome(&p, ENETUNREACH), ENETUNREACH);
+	cfg.retries = 1;
+	engine_begin(&cfg, &p, INF, 0, 0, NULL);
+	a = engine_step(&cfg, &cfg.errors_inet, &p, &refused);
+	CHECK_U64((uint64_t)a.what, (uint64_t)ENGINE_WAIT);
+	due.now_ms = cut.now_ms = a.until_ms;
+	a = engine_step(&cfg, &cfg.errors_inet, &p, &due);
+	CHECK_U64((uint64_t)a.what, (uint64_t)ENGINE_ATTEMPT);
+	a = engine_step(&cfg, &cfg.errors_inet, &p, &cut);
+	CHECK_U64((uint64_t)a.what, (uint64_t)ENGINE_END);
+	CHECK_U64((uint64_t)a.err, ECONNREFUSED);
+	/* No answer of the kernel's before: our ETIMEDOUT. */
+	cfg.retries = 0;
+	engine_begin(&cfg, &p, INF, 0, 0, NULL);
+	a = engine_step(&cfg, &cfg.errors_inet, &p, &cut);
+	CHECK_U64((uint64_t)a.what, (uint64_t)ENGINE_END);
+	CHECK_U64((uint64_t)a.err, ETIMEDOUT);
 }
 
 /* One event at @now for the call @p, its facts in @ev (kind, facts): the action. */
@@ -839,10 +868,11 @@ static void test_again(void)
 	CHECK_U64(engine_facts(&cfg, &p, ENGINE_DUE), 0);
 	CHECK_U64(engine_facts(&cfg, &p, ENGINE_LOOK), 0);
 	engine_begin(&cfg, &p, INF, 1000, 0, NULL);
+	/* Its sequence not drawn yet: a failure and a planned time come ask for a seed. */
 	CHECK_U64(engine_facts(&cfg, &p, ENGINE_FAILED),
-		  ENGINE_FACTS_DEST | ENGINE_FACTS_ADDRESSES);
+		  ENGINE_FACTS_DEST | ENGINE_FACTS_ADDRESSES | ENGINE_FACTS_SEED);
 	CHECK_U64(engine_facts(&cfg, &p, ENGINE_HELD), ENGINE_FACTS_DEST | ENGINE_FACTS_ADDRESSES);
-	CHECK_U64(engine_facts(&cfg, &p, ENGINE_DUE), ENGINE_FACTS_FINDING);
+	CHECK_U64(engine_facts(&cfg, &p, ENGINE_DUE), ENGINE_FACTS_FINDING | ENGINE_FACTS_SEED);
 	CHECK_U64(engine_facts(&cfg, &p, ENGINE_CONNECTED), 0);
 	/* A later attempt's failure: the program's other addresses are no longer asked. */
 	(void)step_at(&cfg, &p,
