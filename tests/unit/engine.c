@@ -346,6 +346,11 @@ static void test_draws(void)
 	engine_begin(&cfg, &p, INF, 0, 0, NULL);
 	CHECK(!(engine_facts(&cfg, &p, ENGINE_FAILED) & ENGINE_FACTS_SEED));
 	CHECK(p.rng != 0);
+	/* BACKOFF_SEED=0: the sequence of state 0, the one --schedule prints, never a drawn seed.
+	 */
+	cfg.seed = 0;
+	engine_begin(&cfg, &p, INF, 0, 0, NULL);
+	CHECK(!(engine_facts(&cfg, &p, ENGINE_FAILED) & ENGINE_FACTS_SEED));
 }
 
 /*
