@@ -448,7 +448,7 @@ bool decide_early_close(const struct config *base, const struct target_addr *t, 
 		events_early(&what, answer, e.streak, a.delay_ms, a.reason);
 	} else if (a.over == ENGINE_OVER_ANSWER) {
 		events_early_answer(&what); /* no failed attempt, nothing damped */
-	} else {
+	} else if (a.over == ENGINE_OVER_GONE) {
 		events_early_end(&what, 0, EVENTS_END_GONE); /* the end is the program's, at once */
 	}
 	if (a.what != ENGINE_ATTEMPT)

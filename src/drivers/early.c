@@ -482,6 +482,7 @@ int early_end(int fd, int err, enum events_end why)
 
 int early_over(int fd, int err, enum engine_over why)
 {
+	/* Silent: failed or no byte in time (ANSWER and CLOSED are the close's, early.h). */
 	return early_end(fd, err,
 			 why == ENGINE_OVER_GONE	 ? EVENTS_END_GONE
 			 : why == ENGINE_OVER_UNACCEPTED ? EVENTS_END_UNACCEPTED

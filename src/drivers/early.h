@@ -114,7 +114,9 @@ int early_end(int fd, int err, enum events_end why);
 /*
  * early_end for a new connection the engine says is over (ENGINE_OVER, @why,
  * with its error @err), in either driver: the one place that says an
- * engine's reason as the log's.
+ * engine's reason as the log's.  A connection made again ends silent,
+ * gone or unaccepted; ENGINE_OVER_ANSWER and ENGINE_OVER_CLOSED come at the
+ * close itself (decide_early_close), before any is made, and never here.
  */
 int early_over(int fd, int err, enum engine_over why);
 

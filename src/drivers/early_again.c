@@ -159,9 +159,9 @@ bool early_again_blocking(const struct config *cfg, int fd, const struct sockadd
 		if (a.what == ENGINE_ATTEMPT) {
 			/* A blocking connect within its whole time; what was sent, sent again. */
 			err = early_connect_once(cfg, fd, (const struct sockaddr *)addr, len,
-						 p.again_until_ms);
+						 again.until_ms);
 			if (err == 0 && fl)
-				err = send_flight(fd, fl, p.again_until_ms);
+				err = send_flight(fd, fl, again.until_ms);
 			/* -1: no answer to its pause in time, silent. */
 			ev.kind = err ? ENGINE_FAILED : ENGINE_CONNECTED;
 			ev.err = err > 0 ? err : 0;

@@ -430,8 +430,9 @@ static bool early_answer(const struct config *cfg, const struct engine_early *e)
  * destination: the streak counts as the attempts, BACKOFF_RETRIES and
  * BACKOFF_TIMEOUT bound it, and its delay is the policy's (the server's own
  * when it asks for longer: Retry-After), which damps every new connect
- * there.  The same connection is connected again (the action's reason
- * NULL) only if nothing was sent on it or what was is sent again, its read
+ * there.  The same connection is connected again (ENGINE_ATTEMPT, with the
+ * reason "replay" or "reconnect"; else ENGINE_OVER with the reason it is
+ * not) only if nothing was sent on it or what was is sent again, its read
  * is the library's to wait in, and it has no timeout of its own; it must
  * have answered one attempt's time after its delay, within the budget
  * counted from the streak's first close.  A full server's line holds the
@@ -497,6 +498,11 @@ static struct engine_action again_step(const struct config *cfg, struct retry_pr
 	case ENGINE_COUNTED: {
 		struct engine_action a = early_verdict(cfg, ev->close, ev->now_ms);
 
+		/*
+		 * The call goes on as the new connection, by its time.  The drivers
+		 * make that attempt later (at the program's next read or wait) and
+		 * begin a call of its own then, with this time as its @again.
+		 */
 		if (a.what == ENGINE_ATTEMPT)
 			p->again_until_ms = a.until_ms;
 		return a;
@@ -558,6 +564,8 @@ static struct engine_action step(const struct config *cfg, const struct config_e
 		return give_up(cfg, p, ev, p->last_err, "signal", false);
 	case ENGINE_CLOSED:
 		return closed(p, ev);
+	case ENGINE_EARLY:   /* only a new connection of an early close meets these two */
+	case ENGINE_COUNTED: /* (engine_begin's @again), which again_step serves */
 	case ENGINE_CONNECTED:
 	default:
 		return connected(p);

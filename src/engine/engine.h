@@ -1,12 +1,14 @@
 /*
  * The rules of one call's attempts: a pure state machine.  Events in (an
  * attempt failed, succeeded, its error is held; the planned time came; a
- * signal; the program closed the socket), with the time, the facts of the
- * destination and a random seed passed in; actions out (attempt now, bounded
- * by a deadline; wait until a time; collect the error held; the call is
- * over), with what to say.  No system call, no clock read, no log write: each
- * engine (the blocking retry, the event loop) translates its world into
- * events and carries the actions out.
+ * look came; a signal; the program closed the socket; an early close or a
+ * "try later" answer, and that close counted), with the time, the facts the
+ * engine asks for (engine_facts) and a random seed passed in; actions out
+ * (attempt now, bounded by a deadline; wait until a time; collect the error
+ * held; await an answer; abort an attempt; count a close; a new connection
+ * over; the call is over), with what to say.  No system call, no clock
+ * read, no log write: each engine (the blocking retry, the event loop)
+ * translates its world into events and carries the actions out.
  */
 #ifndef BACKOFF_ENGINE_ENGINE_H
 #define BACKOFF_ENGINE_ENGINE_H
@@ -67,7 +69,7 @@ struct engine_event {
 	 */
 	bool queue_full;
 	uint64_t seed; /* a fresh random value (ENGINE_FACTS_SEED) */
-	/* A new connection of an early close (engine_begin's @again), at ENGINE_DUE: */
+	/* A new connection of an early close, at ENGINE_EARLY and ENGINE_DUE: */
 	bool gone; /* its local listener went away (it served its one connection) */
 	/* ENGINE_LOOK: */
 	bool answered;			  /* a byte came: the connection is the program's */
@@ -77,8 +79,12 @@ struct engine_event {
 };
 
 enum engine_do {
-	ENGINE_ATTEMPT, /* attempt now, aborted at ->until_ms if unanswered (CONFIG_INFINITE: never)
-			 */
+	/*
+	 * Attempt now, aborted at ->until_ms if unanswered (CONFIG_INFINITE:
+	 * never).  From ENGINE_COUNTED: after ->delay_ms (the close's damping),
+	 * and answered by ->until_ms.
+	 */
+	ENGINE_ATTEMPT,
 	ENGINE_WAIT,	/* wait until ->until_ms, then tell ENGINE_DUE */
 	ENGINE_COLLECT, /* consume the error the kernel holds, then tell ENGINE_FAILED */
 	ENGINE_END,	/* the call is over with ->err (0: connected) */
@@ -135,7 +141,7 @@ struct engine_action {
 	uint64_t until_ms;
 	int err;	    /* ENGINE_END: the outcome; the error said */
 	unsigned say;	    /* ENGINE_SAY_* */
-	const char *reason; /* ENGINE_SAY_PASS, ENGINE_SAY_GIVE_UP */
+	const char *reason; /* ENGINE_SAY_PASS, ENGINE_SAY_GIVE_UP, ENGINE_SAY_CLOSE */
 	uint64_t delay_ms;  /* ENGINE_SAY_RETRY: the delay drawn; ENGINE_SAY_CLOSE: the damping */
 	uint64_t early_ms;  /* ENGINE_SAY_EARLY */
 	bool first;	    /* said at the call's first failure: the call is counted */
