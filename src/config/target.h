@@ -62,6 +62,15 @@ static inline bool target_is_loopback(const struct target_addr *t)
 	return t->family == AF_INET6 && memcmp(t->ip, loop6, 16) == 0;
 }
 
+/*
+ * Whether @t is on this host (loopback, or a unix path): an attempt that
+ * fails costs no server anything, and a listener can be looked for.  Pure.
+ */
+static inline bool target_is_local(const struct target_addr *t)
+{
+	return t->family == AF_UNIX || target_is_loopback(t);
+}
+
 /* Whether two destinations are the same address (and port, unless either is 0). */
 bool target_same_address(const struct target_addr *a, const struct target_addr *b);
 

@@ -21,7 +21,7 @@ static bool damps(const struct config *cfg, const struct target_addr *t)
 /* Whether a first attempt to @t may be left to its prober: a local destination, looked at. */
 static bool leaves(const struct config *cfg, const struct target_addr *t)
 {
-	return cfg->enabled && cfg->shared && cfg->local_probe_ms && share_is_local(t);
+	return cfg->enabled && cfg->shared && cfg->local_probe_ms && target_is_local(t);
 }
 
 /*

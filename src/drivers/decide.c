@@ -422,7 +422,7 @@ bool decide_early_close(const struct config *base, const struct target_addr *t, 
 	 * says nothing of this one, which may close on purpose; nor does a local
 	 * one noted without its listener (an older build of the same file).
 	 */
-	if (e.greeted && share_is_local(t) && (by == 0 || by != listen_inode(t))) {
+	if (e.greeted && target_is_local(t) && (by == 0 || by != listen_inode(t))) {
 		share_forget_greeted(s);
 		e.greeted = false;
 	}
@@ -477,8 +477,8 @@ void decide_first_byte(const struct config *cfg, const struct target_addr *t, bo
 		 * of the next server on the port.
 		 */
 		if (s && !share_greeted(s, &by)) {
-			by = share_is_local(t) ? listen_inode(t) : 0;
-			if (by || !share_is_local(t))
+			by = target_is_local(t) ? listen_inode(t) : 0;
+			if (by || !target_is_local(t))
 				share_note_greeted(s, by);
 		}
 	} else {
@@ -490,7 +490,7 @@ void decide_first_byte(const struct config *cfg, const struct target_addr *t, bo
 
 uint64_t decide_look_ms(const struct config *cfg, const struct target_addr *t)
 {
-	return cfg->local_probe_ms && share_is_local(t) ? cfg->local_probe_ms : 0;
+	return cfg->local_probe_ms && target_is_local(t) ? cfg->local_probe_ms : 0;
 }
 
 int decide_full_line(const struct config *cfg, const struct target_addr *t)

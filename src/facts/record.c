@@ -202,7 +202,7 @@ void fate_join(struct fate *f, const struct config *cfg, const struct target_add
 	f->slot = share_get(cfg, t);
 	if (!f->slot)
 		return;
-	if (cfg->local_probe_ms && share_is_local(t))
+	if (cfg->local_probe_ms && target_is_local(t))
 		f->look_ns = cfg->local_probe_ms * 1000000;
 	f->looking = f->look_ns != 0;
 	f->seq = share_seq(f->slot);

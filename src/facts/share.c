@@ -367,11 +367,6 @@ struct share_slot *share_get(const struct config *cfg, const struct target_addr 
 	return h ? lookup(h, hash_of(t), t) : NULL;
 }
 
-bool share_is_local(const struct target_addr *t)
-{
-	return t->family == AF_UNIX || target_is_loopback(t);
-}
-
 int share_prober_finding(struct share_slot *s, uint64_t now_ns, uint64_t *age_ns)
 {
 	uint64_t probed = atomic_load_explicit(&s->probed_ns, memory_order_relaxed),

@@ -317,12 +317,6 @@ struct share_slot *share_find(const struct target_addr *t);
 uint64_t share_ns_inode(const char *link, size_t n);
 
 /*
- * Whether @t is on this host (loopback, or a unix path): an attempt that
- * fails costs no server anything, and a listener can be looked for.
- */
-bool share_is_local(const struct target_addr *t);
-
-/*
  * Another thread probes @s, holds its lease at @now_ns and found it down: the
  * errno of its last attempt (0: none, or out of any errset's range), and in
  * *age_ns how long ago it found so (an attempt or a look; never a time to

@@ -593,7 +593,7 @@ static int wait_one(const struct config *cfg, struct wait_target *w)
 		return err;
 	retryable = *config_retryable(cfg, w->target.family);
 	retryable.bits[WAIT_NOT_READY / 64] |= 1ULL << (WAIT_NOT_READY % 64);
-	if (asks(w) && cfg->local_probe_ms && share_is_local(&w->target)) {
+	if (asks(w) && cfg->local_probe_ms && target_is_local(&w->target)) {
 		c.look = look;
 		c.look_ms = WAIT_LOOK_MS;
 	}
