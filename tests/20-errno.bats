@@ -81,3 +81,30 @@ check_errno_kept() {
 @test "a non-blocking connect that succeeds after retries leaves errno as it was through poll and SO_ERROR" {
 	check_errno_kept poll
 }
+
+# A connect on a socket that is connected already: the same address, another one, and an
+# accepted socket, each a blocking TCP socket (on loopback, whose first attempt the library
+# bounds with a send timeout of its own).
+PY_ISCONN='
+import errno, socket
+def name(s, addr):
+    try:
+        s.connect(addr)
+        return "connected"
+    except OSError as e:
+        return errno.errorcode.get(e.errno, str(e.errno))
+a = socket.socket(); a.bind(("127.0.0.1", 0)); a.listen()
+b = socket.socket(); b.bind(("127.0.0.1", 0)); b.listen()
+c = socket.socket(); c.connect(a.getsockname())
+d, _ = a.accept()
+print(name(c, a.getsockname()), name(c, b.getsockname()), name(d, b.getsockname()))
+'
+
+@test "a connect on a blocking socket connected already gets EISCONN, as without the library, preloaded and under the launcher" {
+	run timeout 20 "$PYTHON" -c "$PY_ISCONN"
+	assert_eq "$output" "EISCONN EISCONN EISCONN" "without the library"
+	run timeout 20 env LD_PRELOAD="$LIB" "$PYTHON" -c "$PY_ISCONN"
+	assert_eq "$output" "EISCONN EISCONN EISCONN" "preloaded"
+	run timeout 20 "$LAUNCHER" -- "$PYTHON" -c "$PY_ISCONN"
+	assert_eq "$output" "EISCONN EISCONN EISCONN" "under the launcher"
+}

@@ -159,6 +159,7 @@ int sock_connect_from(int fd, const struct sockaddr *addr, socklen_t len, uint64
 {
 	uint64_t left = deadline_ms > now ? deadline_ms - now : 0;
 	struct own_timeo own = { fd, { 0, 0 }, sizeof(struct timeval), bound };
+	bool restarted = false;
 	int err;
 
 	if (deadline_ms == UINT64_MAX || known == SOCK_TIMEO_OWN ||
@@ -195,6 +196,7 @@ int sock_connect_from(int fd, const struct sockaddr *addr, socklen_t len, uint64
 			err = EALREADY;
 			break;
 		}
+		restarted = true;
 	}
 	/* The program's own value, exactly as it was. */
 	restore_own(&own);
@@ -209,7 +211,11 @@ int sock_connect_from(int fd, const struct sockaddr *addr, socklen_t len, uint64
 		sock_abort_connect(fd);
 		return ETIMEDOUT;
 	}
-	return err == EISCONN ? 0 : err;
+	/*
+	 * A restarted wait whose attempt was made meanwhile: connected.  A
+	 * socket connected before the call keeps the kernel's EISCONN.
+	 */
+	return err == EISCONN && restarted ? 0 : err;
 }
 
 /*
