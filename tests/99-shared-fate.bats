@@ -291,24 +291,51 @@ PY
 }
 
 # late_client CODE [ARG...]: python CODE (its arguments: PORT, then ARGs) under the
-# library and strace, and 300 ms later one probe of PORT, the prober; the client must
-# print OK with one real attempt to PORT, the one that connected: its first was left to
-# the prober (its own planned attempt comes after the listen).
+# library and strace; CODE calls ready() where the prober is to begin, and go() before
+# its connect to PORT, which returns once the prober probes (`backoff status` says so,
+# the quiet mark gone) and at least 300 ms after ready(), past a resting process's look.  The
+# client must print OK with one real attempt to PORT, the one that connected: its first
+# was left to the prober (its own planned attempt comes after the listen).
 late_client() {
 	local code=$1
 	shift
 	env LD_PRELOAD="$LIB" BACKOFF_SHARED="$STATE" BACKOFF_BASE=5s BACKOFF_CAP=5s \
-		BACKOFF_JITTER=none strace -f -qq -e trace=connect -e signal=none \
-		-o "$T/late.strace" "$PYTHON" -c "$code" "$PORT" "$@" \
+		BACKOFF_JITTER=none LATE_DIR="$T" strace -f -qq -e trace=connect -e signal=none \
+		-o "$T/late.strace" "$PYTHON" -c "$LATE_SYNC$code" "$PORT" "$@" \
 		>"$T/late.out" 2>"$T/late.err" 3>&- &
 	PROBES+=("$!")
-	sleep 0.3
+	wait_for_file "$T/late.ready" 20 || return
 	probes 1 "127.0.0.1:$PORT" p
+	# The prober has failed once and probes (its slot says so), and took the mark away.
+	local deadline=$(($(now_ms) + 10000))
+	until [[ ! -e $STATE.quiet ]] &&
+		"$LAUNCHER" status --file "$STATE" "127.0.0.1:$PORT" 2>/dev/null | grep -q ' waiting '; do
+		(($(now_ms) < deadline)) || fail "the prober was not seen probing" || return
+		sleep 0.01
+	done
+	echo go >"$T/late.go"
 	wait_probes || fail "a client failed: $(cat "$T"/late.out "$T"/late.err)"
 	assert_eq "$(<"$T/late.out")" "OK" "outcome of the late client"
 	assert_eq "$(strace_connects "$T/late.strace" "htons($PORT)")" 1 \
 		"real attempts of the late client: $(cat "$T/late.strace")"
 }
+
+LATE_SYNC='
+import os, time
+_ready_at = None
+def ready():
+    global _ready_at
+    _ready_at = time.monotonic()
+    with open(os.environ["LATE_DIR"] + "/late.ready", "w") as f:
+        f.write("ready\n")
+def go():
+    deadline = time.monotonic() + 20
+    while not os.path.exists(os.environ["LATE_DIR"] + "/late.go"):
+        if time.monotonic() > deadline:
+            raise SystemExit("no go within 20 s")
+        time.sleep(0.01)
+    time.sleep(max(0.0, _ready_at + 0.3 - time.monotonic()))
+'
 
 @test "while nothing is down or probed, a healthy nc maps no state file (the quiet mark); a give-up takes the mark away" {
 	require_strace
@@ -350,12 +377,13 @@ late_client() {
 		fail "nc -z to a listener failed"
 	[[ -f $STATE.quiet ]] || fail "no quiet mark after a healthy first process"
 	start_listener srv 2500 --count 2
-	# Its first connect finds the mark (nothing down yet); 700 ms later, while another
-	# probes, its second connect's first attempt is left to the prober.
+	# Its first connect finds the mark (nothing down yet); once another probes, and past
+	# its rest, its second connect's first attempt is left to the prober.
 	late_client '
-import socket, sys, time
+import socket, sys
 socket.create_connection(("127.0.0.1", int(sys.argv[2]))).close()
-time.sleep(0.7)
+ready()
+go()
 socket.create_connection(("127.0.0.1", int(sys.argv[1]))).close()
 print("OK")
 ' "$live"
@@ -364,11 +392,12 @@ print("OK")
 @test "a process loaded before the destination's first failure still leaves its first attempt to the prober" {
 	require_strace
 	start_listener srv 2500 --count 2
-	# Loaded while nothing had failed; it connects 700 ms later, while another probes.  Its
-	# own planned attempt comes after the listen: only a first attempt can be refused.
+	# Loaded while nothing had failed; it connects once another probes.  Its own planned
+	# attempt comes after the listen: only a first attempt can be refused.
 	late_client '
-import socket, sys, time
-time.sleep(0.7)
+import socket, sys
+ready()
+go()
 socket.create_connection(("127.0.0.1", int(sys.argv[1]))).close()
 print("OK")
 '
