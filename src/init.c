@@ -281,9 +281,17 @@ STARTUP_CODE static void register_fork_handlers(void)
 #endif
 }
 
+/*
+ * The room for the problems of the configuration read at load: in the
+ * zero-filled pages no healthy process touches, where on the stack it made
+ * the constructor's frame 10 kB deep, two pages below those the loader had
+ * touched (a fault each at every start).
+ */
+static struct config_problem init_problem_room[CONFIG_PROBLEMS_MAX] PAGE_BSS;
+
 STARTUP_CODE static void init_run(void)
 {
-	struct config_problems problems;
+	struct config_problems problems = { .count = 0, .item = init_problem_room };
 	struct config_file *file;
 	const char *cookie;
 	unsigned i, unknown = 0, file_bad = 0;

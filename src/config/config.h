@@ -170,10 +170,20 @@ struct config_problem {
 	char message[200];
 };
 
+/*
+ * The problems of one reading: a count, and room for CONFIG_PROBLEMS_MAX
+ * items kept apart from it (10 kB, written only when a value is wrong), so
+ * that the reading at load touches no page for them (CONFIG_PROBLEMS_ROOM).
+ */
 struct config_problems {
 	unsigned count;
-	struct config_problem item[CONFIG_PROBLEMS_MAX];
+	struct config_problem *item;
 };
+
+/* Declares @name, a struct config_problems, with its room beside it (on the stack). */
+#define CONFIG_PROBLEMS_ROOM(name)                              \
+	struct config_problem name##_room[CONFIG_PROBLEMS_MAX]; \
+	struct config_problems name = { .count = 0, .item = name##_room }
 
 /* Looks a variable up; returns NULL when it is unset. */
 typedef const char *config_lookup_fn(const char *name, void *ctx);

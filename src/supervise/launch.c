@@ -242,7 +242,7 @@ void launch_validate(struct config *cfg)
 {
 	static struct config_dest dests[CONFIG_DESTS_MAX]; /* served by *cfg */
 	const char *options = getenv(OPTION_VARS_ENV);
-	struct config_problems problems;
+	CONFIG_PROBLEMS_ROOM(problems);
 	bool usage = false;
 	unsigned p;
 

@@ -294,7 +294,7 @@ static void preload_other_build(void)
 int supervise_run(const char *preload, const char *path, char **command)
 {
 	static struct config_dest dests[CONFIG_DESTS_MAX]; /* served by cfg */
-	struct config_problems problems;
+	CONFIG_PROBLEMS_ROOM(problems);
 	struct config cfg;
 	const char *why = NULL;
 	char pid_text[16];

@@ -142,7 +142,7 @@ int main(int argc, char **argv)
 	static struct config_dest dests[CONFIG_DESTS_MAX]; /* served by cfg */
 	struct config cfg;
 	const struct config *use = &cfg;
-	struct config_problems problems;
+	CONFIG_PROBLEMS_ROOM(problems);
 	const char *dest_for = NULL;
 	struct target_addr target;
 	uint64_t rows = DEFAULT_ROWS;

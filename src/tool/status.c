@@ -530,7 +530,7 @@ int main(int argc, char **argv)
 		return fflush(stdout) == 0 ? 0 : EXIT_UNUSABLE;
 	}
 	{
-		struct config_problems problems;
+		CONFIG_PROBLEMS_ROOM(problems);
 
 		/* BACKOFF_SHARED=/path, as the library reads it; other values mean the default. */
 		config_parse(config_getenv, NULL, &env_cfg, &problems);

@@ -29,7 +29,7 @@ static const char *lookup(const char *name, void *ctx)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static struct config cfg;
-	struct config_problems problems;
+	CONFIG_PROBLEMS_ROOM(problems);
 	unsigned char addr[NOTIFY_ADDRESS_MAX];
 	struct target_addr t;
 	const uint8_t *nul;

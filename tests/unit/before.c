@@ -14,7 +14,7 @@
 
 static void parse(struct config *cfg, const char *const *env)
 {
-	struct config_problems problems;
+	CONFIG_PROBLEMS_ROOM(problems);
 
 	config_parse(unit_env, (void *)env, cfg, &problems);
 	engine_derive(cfg);

@@ -17,7 +17,7 @@ static struct config_dest dests[CONFIG_DESTS_MAX];
 
 static unsigned parse(struct config *cfg, const char *const *env)
 {
-	struct config_problems problems;
+	CONFIG_PROBLEMS_ROOM(problems);
 
 	config_parse(unit_env, (void *)env, cfg, &problems);
 	config_dests_build(cfg, dests, CONFIG_DESTS_MAX, &problems);
@@ -30,7 +30,7 @@ static void test_no_lookup(void)
 {
 	static struct config with, without;
 	const char *env[] = { NULL };
-	struct config_problems problems;
+	CONFIG_PROBLEMS_ROOM(problems);
 
 	memset(&with, 0xa5, sizeof(with));
 	memset(&without, 0xa5, sizeof(without));
@@ -264,7 +264,7 @@ static void test_cap_below_base(void)
 {
 	const char *cap[] = { "BACKOFF_BASE=2s", "BACKOFF_CAP=1s", NULL };
 	const char *base[] = { "BACKOFF_BASE=20s", NULL };
-	struct config_problems problems;
+	CONFIG_PROBLEMS_ROOM(problems);
 	struct config cfg;
 
 	config_parse(unit_env, (void *)cap, &cfg, &problems);
@@ -287,7 +287,7 @@ static void test_cap_rejected_with_base_above_default_cap(void)
 	const char *both_taken[] = { "BACKOFF_BASE=20s", "BACKOFF_CAP=15s", NULL };
 	const char *google_low_cap[] = { "BACKOFF_POLICY=google", "BACKOFF_BASE=x",
 					 "BACKOFF_CAP=500ms", NULL };
-	struct config_problems problems;
+	CONFIG_PROBLEMS_ROOM(problems);
 	struct config cfg;
 
 	config_parse(unit_env, (void *)empty_cap, &cfg, &problems);
@@ -467,7 +467,7 @@ static void test_bare_durations(void)
 	const char *thirty[] = { "BACKOFF_TIMEOUT=30", NULL },
 		   *zero[] = { "BACKOFF_TIMEOUT=0", NULL }, *base[] = { "BACKOFF_BASE=250", NULL },
 		   *word[] = { "BACKOFF_CAP=ten", NULL };
-	struct config_problems problems;
+	CONFIG_PROBLEMS_ROOM(problems);
 	struct config cfg;
 
 	config_parse(unit_env, (void *)thirty, &cfg, &problems);
@@ -511,7 +511,7 @@ static void test_problem_messages(void)
 {
 	char huge[10240 + 32], line[512];
 	const char *env[] = { "BACKOFF_CAP=10x", huge, "BACKOFF_TARGETS=localhost:*", NULL };
-	struct config_problems problems;
+	CONFIG_PROBLEMS_ROOM(problems);
 	struct config cfg;
 
 	memcpy(huge, "BACKOFF_SEED=", 13);
@@ -531,7 +531,7 @@ static void test_problem_messages(void)
 static void test_binary_bytes_are_escaped(void)
 {
 	const char *env[] = { "BACKOFF_LOG=\x01\x1b[31m\"\xff", NULL };
-	struct config_problems problems;
+	CONFIG_PROBLEMS_ROOM(problems);
 	struct config cfg;
 
 	config_parse(unit_env, (void *)env, &cfg, &problems);
@@ -673,7 +673,7 @@ static void test_each_variable_says_what_it_takes(void)
 		{ "BACKOFF_PROGRAMS", "bin/curl",
 		  "expected program names such as python3,curl, ! excluding one: !pip" },
 	};
-	struct config_problems problems;
+	CONFIG_PROBLEMS_ROOM(problems);
 	struct config cfg;
 	size_t i, j;
 
@@ -723,7 +723,7 @@ static void test_spellings_accepted(void)
 static void test_excerpt_escapes_quotes_and_backslashes(void)
 {
 	const char *env[] = { "BACKOFF_LOG=a\\b\"c", NULL };
-	struct config_problems problems;
+	CONFIG_PROBLEMS_ROOM(problems);
 	struct config cfg;
 
 	config_parse(unit_env, (void *)env, &cfg, &problems);
@@ -735,7 +735,7 @@ static void test_excerpt_escapes_quotes_and_backslashes(void)
 static void test_problem_format_truncates(void)
 {
 	const char *env[] = { "BACKOFF_CAP=10x", NULL };
-	struct config_problems problems;
+	CONFIG_PROBLEMS_ROOM(problems);
 	struct config cfg;
 	char small[16];
 
@@ -762,7 +762,7 @@ static const char *secure_lookup(const char *name, void *ctx)
 static void test_secure_execution_honours_no_variable(void)
 {
 	const char *empty[] = { NULL };
-	struct config_problems problems;
+	CONFIG_PROBLEMS_ROOM(problems);
 	struct config cfg, defaults;
 	size_t i;
 
@@ -925,7 +925,7 @@ static void test_file(void)
 	char text[sizeof(good) + sizeof(bad)];
 	struct config_file file;
 	struct config cfg;
-	struct config_problems problems;
+	CONFIG_PROBLEMS_ROOM(problems);
 
 	memcpy(text, good, sizeof(good));
 	config_file_parse(text, sizeof(good) - 1, &file);
@@ -983,7 +983,8 @@ static struct target_addr inet4(const char *ip, unsigned port)
 /* The one problem of BACKOFF_DESTINATIONS=@value, or "" if it is taken. */
 static const char *dests_problem(const char *value, struct config *cfg)
 {
-	static struct config_problems problems;
+	static struct config_problem room[CONFIG_PROBLEMS_MAX];
+	static struct config_problems problems = { .item = room };
 	static char entry[2048];
 	const char *env[] = { entry, "BACKOFF_TIMEOUT=30s", NULL };
 

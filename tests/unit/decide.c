@@ -42,7 +42,7 @@ static int run(struct driver *d, int err, bool waited, int *out)
 	static const char *const env[] = { "BACKOFF_SHARED=off", NULL };
 	struct sockaddr_in sin = { .sin_family = AF_INET, .sin_port = htons(1) };
 	struct config cfg;
-	struct config_problems problems;
+	CONFIG_PROBLEMS_ROOM(problems);
 	struct target_addr t;
 	struct decide_connect c = {
 		.fd = -1,
