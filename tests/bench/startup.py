@@ -34,6 +34,7 @@ import socket
 import statistics
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 
@@ -286,13 +287,8 @@ def main():
     else:
         # A state file of the run's own, in which nothing is down: the host of a healthy
         # process (its first client maps it and leaves the quiet mark beside it).
-        state = os.path.join(os.path.abspath(a.out), "startup-state")
-        for f in (state, state + ".quiet"):
-            try:
-                os.unlink(f)
-            except OSError:
-                pass
-        env = {"BACKOFF_SHARED": state}
+        state_dir = tempfile.mkdtemp(prefix="backoff-startup-")
+        env = {"BACKOFF_SHARED": os.path.join(state_dir, "state")}
         results = {}
         for greet in (False, True):
             srv = socket.socket()
@@ -315,6 +311,7 @@ def main():
                 stop.set()
                 th.join()
                 srv.close()
+        shutil.rmtree(state_dir, ignore_errors=True)
         lines += [f"A shell running {clients} `nc -N` clients one after another, each "
                   "sending a line (a here-document) and answered with one line, then the "
                   "close; the rate (clients per second) with "
