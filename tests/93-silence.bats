@@ -156,14 +156,19 @@ for mode in blocking poll epoll-et; do
 	printf '%s ' "$mode"
 	env LD_PRELOAD="$LIB" BACKOFF_TIMEOUT=1s BACKOFF_SHARED=off "$HELPERS/probe" --mode "$mode" 127.0.0.1:81
 done
-"$HELPERS/late-listener" --tcp 127.0.0.1:82 --after 0 --count 1 >/dev/null 2>&1 &
-sleep 0.2
+"$HELPERS/late-listener" --tcp 127.0.0.1:82 --after 0 --count 1 >"$T/zero.out" 2>&1 &
+i=0
+until grep -q '^listening' "$T/zero.out"; do
+	i=$((i + 1))
+	[ "$i" -lt 1000 ] || exit 8
+	sleep 0.01
+done
 printf 'zero '
 env LD_PRELOAD="$LIB" BACKOFF_TIMEOUT=0 BACKOFF_SHARED=off "$HELPERS/probe" --mode poll 127.0.0.1:82
 wait
 EOF2
 	)
-	run --separate-stderr timeout 60 env HELPERS="$HELPERS" LIB="$LIB" "${UNSHARE[@]}" sh -c "$run"
+	run --separate-stderr timeout 60 env HELPERS="$HELPERS" LIB="$LIB" T="$T" "${UNSHARE[@]}" sh -c "$run"
 	# An event loop's last refusal that comes after the budget's end is left in the
 	# socket for the program, unread: its line cannot name it.
 	assert_eq "$(grep -cE 'giving up after .*: (ECONNREFUSED|connection failed) \(time budget spent\)' <<<"$stderr")" 3 \
