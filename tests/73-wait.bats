@@ -295,10 +295,9 @@ usage: backoff [options] wait TARGET... [-- command [args...]] (backoff wait --h
 	closed_port never
 	export BACKOFF_SHARED=$T/state
 	start_bg wait "$LAUNCHER" wait --timeout 10s "tcp://127.0.0.1:$PORT"
-	local deadline=$(($(now_ms) + 5000)) line=
-	until [[ $line == *waiting* ]] || (($(now_ms) > deadline)); do
-		line=$("$LAUNCHER" status | grep "^127\.0\.0\.1:$PORT " || true)
-	done
+	local line
+	status_until "^127\.0\.0\.1:$PORT +waiting" 5 || return
+	line=$(grep "^127\.0\.0\.1:$PORT " <<<"$STATUS_OUT")
 	assert_match "$line" "^127\.0\.0\.1:$PORT +waiting +[^ ]+ +ECONNREFUSED +$(<"$T/wait.pid")/backoff +1 " \
 		"backoff status while the wait waits"
 }

@@ -307,12 +307,8 @@ late_client() {
 	wait_for_file "$T/late.ready" 20 || return
 	probes 1 "127.0.0.1:$PORT" p
 	# The prober has failed once and probes (its slot says so), and took the mark away.
-	local deadline=$(($(now_ms) + 10000))
-	until [[ ! -e $STATE.quiet ]] &&
-		"$LAUNCHER" status --file "$STATE" "127.0.0.1:$PORT" 2>/dev/null | grep -q ' waiting '; do
-		(($(now_ms) < deadline)) || fail "the prober was not seen probing" || return
-		sleep 0.01
-	done
+	status_until ' waiting ' 10 --file "$STATE" "127.0.0.1:$PORT" || return
+	wait_for_gone "$STATE.quiet" 10 || return
 	echo go >"$T/late.go"
 	wait_probes || fail "a client failed: $(cat "$T"/late.out "$T"/late.err)"
 	assert_eq "$(<"$T/late.out")" "OK" "outcome of the late client"

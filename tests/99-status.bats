@@ -45,18 +45,6 @@ teardown() {
 	return 0
 }
 
-# status_until REGEX TIMEOUT_S ARGS...: `backoff status ARGS` until its output
-# matches REGEX (grep -E); the last output in STATUS_OUT.
-status_until() {
-	local regex=$1 deadline=$(($(now_ms) + $2 * 1000))
-	shift 2
-	until STATUS_OUT=$("$LAUNCHER" status "$@") && grep -Eq -- "$regex" <<<"$STATUS_OUT"; do
-		(($(now_ms) < deadline)) ||
-			fail "timed out after $deadline ms waiting for /$regex/ in:" "$STATUS_OUT" || return
-		sleep 0.05
-	done
-}
-
 # make_state PATH [KEY=VALUE...]: a state file of the current layout with every
 # slot empty but slot 0, whose fields are set by KEY=VALUE (names as in
 # struct share_slot; dest_* for the destination; mono_ago_ms=N: since_ns,

@@ -182,12 +182,33 @@ wait_for_file() {
 	done
 }
 
+# wait_for_gone FILE TIMEOUT_S: until FILE no longer exists.
+wait_for_gone() {
+	local deadline=$(($(now_ms) + $2 * 1000))
+	while [[ -e $1 ]]; do
+		(($(now_ms) < deadline)) || fail "timed out after $2 s waiting for $1 to go" || return
+		sleep 0.01
+	done
+}
+
 # wait_for_line FILE REGEX TIMEOUT_S: until a line of FILE matches REGEX (grep -E).
 wait_for_line() {
 	local deadline=$(($(now_ms) + $3 * 1000))
 	until grep -Eq -- "$2" "$1" 2>/dev/null; do
 		(($(now_ms) < deadline)) || fail "timed out after $3 s waiting for /$2/ in $1" || return
 		sleep 0.01
+	done
+}
+
+# status_until REGEX TIMEOUT_S ARGS...: `backoff status ARGS` until its output
+# matches REGEX (grep -E); the last output in STATUS_OUT.
+status_until() {
+	local regex=$1 deadline=$(($(now_ms) + $2 * 1000))
+	shift 2
+	until STATUS_OUT=$("$LAUNCHER" status "$@") && grep -Eq -- "$regex" <<<"$STATUS_OUT"; do
+		(($(now_ms) < deadline)) ||
+			fail "timed out after $deadline ms waiting for /$regex/ in:" "$STATUS_OUT" || return
+		sleep 0.05
 	done
 }
 
