@@ -292,16 +292,16 @@ late_psql() {
 		"each start-up made again"
 }
 
-@test "9 psql clients at once against max_connections=3 (each session 1 s): all 9 answer as sessions end, at most 18 connections tried (30 on the delays alone); without the library 3 or so" {
-	local i start elapsed tried
-	PG_EXTRA="-c max_connections=3 -c superuser_reserved_connections=0 -c max_wal_senders=0 -c log_connections=on" \
+@test "9 psql clients at once against max_connections=3 (each session 1 s): all 9 answer as sessions end; once one has ended, each start-up is tried about once; without the library 3 or so" {
+	local i start elapsed tried base late
+	PG_EXTRA="-c max_connections=3 -c superuser_reserved_connections=0 -c max_wal_senders=0 -c log_connections=on -c log_disconnections=on" \
 		pg_start
 	for i in 1 2 3 4 5 6 7 8 9; do
 		start_bg "plain$i" psql -X -h 127.0.0.1 -p "$PG_PORT" -U postgres -At -c 'select pg_sleep(1), 42'
 	done
 	wait "${BG_PIDS[@]}" || true
 	assert_between "$(cat "$T"/plain*.out | grep -c '|42$')" 1 6 "answers without the library"
-	tried=$(grep -c 'connection received' "$PG_DIR/server.log")
+	base=$(wc -l <"$PG_DIR/server.log")
 	BG_PIDS=()
 	start=$(now_ms)
 	for i in 1 2 3 4 5 6 7 8 9; do
@@ -312,9 +312,18 @@ late_psql() {
 	wait "${BG_PIDS[@]}" || true
 	elapsed=$(($(now_ms) - start))
 	assert_eq "$(cat "$T"/c*.out | grep -c '|42$')" 9 "answers under the library: $(cat "$T"/c*.err)"
-	tried=$(($(grep -c 'connection received' "$PG_DIR/server.log") - tried))
-	# Before the first session ends the line has not moved: one start-up per delay is tried.
-	assert_between "$tried" 9 18 "connections tried: $(cat "$T/crowd.log")"
+	tail -n "+$((base + 1))" "$PG_DIR/server.log" >"$T/crowd-server.log"
+	tried=$(grep -c 'connection received' "$T/crowd-server.log")
+	# Start-ups met by "too many clients" once the first session had ended: the line moves as
+	# sessions end, each close admitting one (a start-up may still meet the backend of the
+	# session that just ended, not yet gone). None measured; on the delays alone, 6 to 8.
+	late=$(awk '/disconnection:/ { ended = 1 } ended && /too many clients/ { n++ } END { print n + 0 }' \
+		"$T/crowd-server.log")
+	assert_between "$late" 0 4 "start-ups refused after the first session ended: $(cat "$T/crowd.log")"
+	# Before it ended: the nine's first tries, then one scout per delay, more of them the
+	# longer the first sessions take on a loaded machine (15 measured; 25 to 28 on the delays
+	# alone, which the count above tells apart).
+	assert_between "$tried" 9 30 "connections tried: $(cat "$T/crowd.log")"
 	# The pace: 9 / 3 x 1 s, and psql's start-ups.
 	assert_between "$elapsed" 2900 7000 "ms for the nine"
 	grep -q 'waiting in its line' "$T/crowd.log" || fail "no wait in line: $(cat "$T/crowd.log")"
