@@ -321,3 +321,55 @@ print(s.recv(100)[:3])
 	assert_between "$elapsed" 0 2000 "ms"
 	assert_eq "$(json_events "$T/log.json" not-ready)" "" "no refusal retried"
 }
+
+# A program with its own HTTP server in the thread that makes a GET to it (as a
+# test suite's in-process server): the server answers 503 to the first
+# connection, then takes no connection while the client reads.  Prints what the
+# client read, then what each connection left queued at the listener carried.
+INPROCESS='
+import socket
+srv = socket.socket()
+srv.bind(("127.0.0.1", 0))
+srv.listen(8)
+cli = socket.create_connection(srv.getsockname())
+cli.sendall(b"GET / HTTP/1.0\r\nHost: x\r\n\r\n")
+conn, _ = srv.accept()
+conn.recv(4096)
+conn.sendall(b"HTTP/1.0 503 Service Unavailable\r\nContent-Length: 4\r\n\r\nbusy")
+conn.close()
+got = b""
+while True:
+    b = cli.recv(4096)
+    if not b:
+        break
+    got += b
+print("client", got.split(b"\r\n")[0].decode())
+srv.setblocking(False)
+while True:
+    try:
+        c, _ = srv.accept()
+    except BlockingIOError:
+        break
+    c.settimeout(1)
+    try:
+        data = c.recv(4096)
+    except OSError as e:
+        data = type(e).__name__.encode()
+    print("queued", repr(data[:16]))
+'
+
+@test "a GET answered 503 by the program's own server, in its own thread: the 503, and no request sent again that the server would serve to nobody" {
+	run --separate-stderr timeout 20 "$PYTHON" -c "$INPROCESS"
+	assert_eq "$output" "client HTTP/1.0 503 Service Unavailable" "without the library: $stderr"
+	run --separate-stderr timeout 20 env LD_PRELOAD="$LIB" BACKOFF_PROTOCOLS=+http "${LOGGED[@]}" \
+		"$PYTHON" -c "$INPROCESS"
+	assert_match "$output" "^client HTTP/1.0 503 Service Unavailable" "the program's answer: $stderr"
+	# A connection made again may wait at the listener, but with nothing sent on it.
+	if grep -q "GET" <<<"$output"; then
+		fail "a request was sent again to a server that could not take it: $output"
+	fi
+	assert_eq "$(json_events "$T/log.json" not-ready reason)" "replay" \
+		"the new connection was made to send the request again"
+	assert_eq "$(json_events "$T/log.json" early-end reason)" "unaccepted" \
+		"its end: the listener did not take it"
+}

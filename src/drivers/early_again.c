@@ -14,6 +14,7 @@
 #include "engine/ready.h"
 #include "config/target.h"
 #include "sys/clock.h"
+#include "sys/listen.h"
 #include "sys/real.h"
 #include "sys/sock.h"
 
@@ -81,6 +82,28 @@ static int readable_by(int fd, uint64_t until_ms)
 	}
 }
 
+/* How often a new connection's local listener is asked whether it took it, in ms. */
+#define ACCEPT_LOOK_MS 1
+
+/*
+ * Wait until @until_ms for the local listener at the other end of @fd to
+ * accept its connection: 0 once it did (or when that cannot be told), -1 if
+ * it has not by then, else an errno (EINTR, as readable_by).
+ */
+static int accepted_by(int fd, uint64_t until_ms)
+{
+	for (;;) {
+		if (listen_accepted(fd) != 0)
+			return 0;
+		if (clock_now_ms() >= until_ms)
+			return -1;
+		/* Its time overshot by a look at most. */
+		if (real_poll(NULL, 0, ACCEPT_LOOK_MS) < 0 &&
+		    (errno != EINTR || !clock_every_handler_restarts()))
+			return errno;
+	}
+}
+
 /* The server's one-byte answer on @fd (readable) is @want: 0, else an errno. */
 static int answered(int fd, unsigned char want)
 {
@@ -117,6 +140,23 @@ static int send_flight(int fd, const struct flight *fl, uint64_t until_ms)
 	return send_all(fd, fl->data + pause, fl->len - pause);
 }
 
+/*
+ * Await the first byte of @fd's new connection until @until_ms: the event it
+ * met into *ev, and whether its local listener took it when the engine asks.
+ */
+static void awaited(const struct config *c, const struct retry_progress *p, int fd,
+		    uint64_t until_ms, struct engine_event *ev)
+{
+	int err = readable_by(fd, until_ms);
+
+	/* A signal that may not restart the call (the program's own timer). */
+	ev->kind = err > 0 ? ENGINE_SIGNAL : ENGINE_LOOK;
+	ev->err = err > 0 ? err : 0;
+	ev->answered = err == 0;
+	if (err == -1 && (engine_facts(c, p, ENGINE_LOOK) & ENGINE_FACTS_ACCEPT))
+		ev->unaccepted = early_unaccepted(c, fd);
+}
+
 bool early_again_blocking(const struct config *cfg, int fd, const struct sockaddr_storage *addr,
 			  socklen_t len, struct flight *fl, int *end)
 {
@@ -124,7 +164,7 @@ bool early_again_blocking(const struct config *cfg, int fd, const struct sockadd
 	uint64_t until = s ? atomic_load_explicit(&s->again_until_ms, memory_order_relaxed) : 0,
 		 later = 0, now = clock_now_ms();
 	int flags = real_fcntl(fd, F_GETFL), err = 0;
-	bool nonblocking = flags >= 0 && (flags & O_NONBLOCK), known;
+	bool nonblocking = flags >= 0 && (flags & O_NONBLOCK), known, unsent = false;
 	struct engine_again again = { .until_ms = until ? until : CONFIG_INFINITE };
 	struct engine_event ev = { .kind = ENGINE_DUE };
 	const struct config *c = cfg;
@@ -160,23 +200,44 @@ bool early_again_blocking(const struct config *cfg, int fd, const struct sockadd
 			/* A blocking connect within its whole time; what was sent, sent again. */
 			err = early_connect_once(cfg, fd, (const struct sockaddr *)addr, len,
 						 again.until_ms);
-			if (err == 0 && fl)
+			/*
+			 * To a local listener, what was sent goes again once it took the
+			 * connection: one that never does (the program's own server, in
+			 * the thread this read holds) would serve it later, to nobody.
+			 */
+			unsent = err == 0 && fl && again.local;
+			if (err == 0 && fl && !unsent)
 				err = send_flight(fd, fl, again.until_ms);
 			/* -1: no answer to its pause in time, silent. */
 			ev.kind = err ? ENGINE_FAILED : ENGINE_CONNECTED;
 			ev.err = err > 0 ? err : 0;
+		} else if (a.what == ENGINE_AWAIT && unsent) {
+			err = accepted_by(fd, a.until_ms);
+			if (err == 0) {
+				unsent = false;
+				err = send_flight(fd, fl, again.until_ms);
+			}
+			if (err == 0) {
+				awaited(c, &p, fd, a.until_ms, &ev);
+			} else if (!unsent) {
+				ev.kind = ENGINE_FAILED;
+				ev.err = err > 0 ? err : 0;
+			} else {
+				/* Not taken by the look's time (-1): nothing was sent again. */
+				ev.kind = err > 0 ? ENGINE_SIGNAL : ENGINE_LOOK;
+				ev.err = err > 0 ? err : 0;
+				ev.unaccepted = err == -1 && (engine_facts(c, &p, ENGINE_LOOK) &
+							      ENGINE_FACTS_ACCEPT);
+			}
 		} else if (a.what == ENGINE_AWAIT) {
-			err = readable_by(fd, a.until_ms);
-			/* A signal that may not restart the call (the program's own timer). */
-			ev.kind = err > 0 ? ENGINE_SIGNAL : ENGINE_LOOK;
-			ev.err = err > 0 ? err : 0;
-			ev.answered = err == 0;
-			if (err == -1 && (engine_facts(c, &p, ENGINE_LOOK) & ENGINE_FACTS_ACCEPT))
-				ev.unaccepted = early_unaccepted(c, fd);
+			awaited(c, &p, fd, a.until_ms, &ev);
 		} else {
 			break;
 		}
 	}
+	/* The program's now, no look asked first: sent as ever (an end shows in its read). */
+	if (unsent && a.what != ENGINE_OVER)
+		(void)send_flight(fd, fl, again.until_ms);
 	if (nonblocking)
 		set_flags(fd, flags);
 	if (fl)
