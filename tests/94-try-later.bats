@@ -186,10 +186,12 @@ mqtt_pub() {
 
 # A scripted HTTP server (no packaged one answers 503 with a Retry-After on
 # demand): 503 to the first N requests, with a Retry-After of its third
-# argument ("-": none), then 200 "ok"; it prints each request's method.
+# argument ("-": none), then 200 "ok" (or, with a fourth argument "silent",
+# nothing: it holds the connection); it prints each request's method.
 H503='
 import socket, sys
 port, n, after = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
+silent, held = sys.argv[4:] == ["silent"], []
 ls = socket.socket(); ls.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
 ls.bind(("127.0.0.1", port)); ls.listen(16); print("listening", flush=True)
 seen = 0
@@ -206,15 +208,18 @@ while True:
     if seen <= n:
         ra = "" if after == "-" else "Retry-After: %s\r\n" % after
         c.sendall(("HTTP/1.1 503 Service Unavailable\r\n%sContent-Length: 4\r\nConnection: close\r\n\r\nbusy" % ra).encode())
+    elif silent:
+        held.append(c)
+        continue
     else:
         c.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 3\r\nConnection: close\r\n\r\nok\n")
     c.close()
 '
 
-# start_h503 N RETRY_AFTER: the scripted server on HTTP_PORT.
+# start_h503 N RETRY_AFTER [silent]: the scripted server on HTTP_PORT.
 start_h503() {
 	HTTP_PORT=$(free_port)
-	start_bg h503 "$PYTHON" -c "$H503" "$HTTP_PORT" "$1" "$2"
+	start_bg h503 "$PYTHON" -c "$H503" "$HTTP_PORT" "$@"
 	wait_for_line "$T/h503.out" listening 10
 }
 
@@ -261,6 +266,21 @@ start_h503() {
 	elapsed=$(($(now_ms) - start))
 	assert_eq "$output" "busy 503" "the answer past the budget, byte for byte"
 	assert_between "$elapsed" 0 1000 "ms"
+}
+
+@test "a 503 without Retry-After, then the new connection held in silence: the program gets its 503 after one attempt's time, not the budget, with +http" {
+	require_command curl
+	local start elapsed
+	start_h503 1 - silent
+	start=$(now_ms)
+	run --separate-stderr timeout 30 env LD_PRELOAD="$LIB" "${LOGGED[@]}" BACKOFF_PROTOCOLS=+http \
+		BACKOFF_TIMEOUT=20s BACKOFF_ATTEMPT_TIMEOUT=1s curl -s -w ' %{http_code}' \
+		"http://127.0.0.1:$HTTP_PORT/"
+	elapsed=$(($(now_ms) - start))
+	assert_eq "$output" "busy 503" "the program's answer: $stderr"
+	# The server's line (it said it is full) waited first, then one attempt of 1 s.
+	assert_between "$elapsed" 900 6000 "ms, where the budget is 20 s"
+	assert_eq "$(grep -c '^request' "$T/h503.out")" 2 "requests the server received"
 }
 
 @test "a POST answered 503 reaches the server once and the program gets the 503, with +http" {

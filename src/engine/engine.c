@@ -436,8 +436,9 @@ static bool early_answer(const struct config *cfg, const struct engine_early *e)
  * is the library's to wait in, and it has no timeout of its own; it must
  * have answered one attempt's time after its delay, within the budget
  * counted from the streak's first close.  A full server's line holds the
- * new connect as long as it moves (engine_full_moving): its time is the
- * budget's.
+ * new connect as long as it moves (engine_full_moving): its time in line
+ * is the budget's, and its attempt has one attempt's time from when it is
+ * made (again_step).
  */
 static struct engine_action early_verdict(const struct config *cfg, const struct engine_early *e,
 					  uint64_t now_ms)
@@ -519,6 +520,10 @@ static struct engine_action again_step(const struct config *cfg, struct retry_pr
 		if (ev->gone)
 			return over(ENGINE_OVER_GONE, 0);
 		p->attempt++;
+		/* One attempt's time from now at most: after a full server's line it had none. */
+		if (cfg->attempt_timeout_ms != CONFIG_INFINITE &&
+		    ev->now_ms + cfg->attempt_timeout_ms < p->again_until_ms)
+			p->again_until_ms = ev->now_ms + cfg->attempt_timeout_ms;
 		return attempt(cfg, p, ev);
 	case ENGINE_CONNECTED:
 		p->real = true;

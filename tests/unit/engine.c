@@ -944,8 +944,20 @@ static void test_again(void)
 	CHECK_OVER(a, ENGINE_OVER_SILENT, ETIMEDOUT);
 	look.unanswered = false;
 
-	/* No bound (no attempt time, no budget): made, it is the program's at once ... */
+	/* No time from its verdict (a full server's line): one attempt's time from its attempt. */
 	unbounded.local = false;
+	engine_begin(&cfg, &p, INF, 1000, 1200, &unbounded);
+	a = step_at(&cfg, &p, due, 1200);
+	CHECK_ACTION(a, ENGINE_ATTEMPT, 1200 + 5000);
+	a = step_at(&cfg, &p, connected, 1250);
+	CHECK_ACTION(a, ENGINE_AWAIT, 1200 + 5000);
+	look.unanswered = true;
+	a = step_at(&cfg, &p, look, 6200);
+	CHECK_OVER(a, ENGINE_OVER_SILENT, ETIMEDOUT);
+	look.unanswered = false;
+
+	/* No bound (no attempt time, no budget): made, it is the program's at once ... */
+	cfg.attempt_timeout_ms = INF;
 	engine_begin(&cfg, &p, INF, 1000, 1200, &unbounded);
 	(void)step_at(&cfg, &p, due, 1200);
 	a = step_at(&cfg, &p, connected, 1250);
@@ -963,6 +975,7 @@ static void test_again(void)
 	a = step_at(&cfg, &p, look, 1350);
 	CHECK_OVER(a, ENGINE_OVER_UNACCEPTED, 0);
 	look.unaccepted = false;
+	cfg.attempt_timeout_ms = 5000;
 
 	/* A signal cut its wait: over, with EINTR for the log. */
 	engine_begin(&cfg, &p, INF, 1000, 1200, &remote);
