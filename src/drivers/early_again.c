@@ -87,19 +87,27 @@ static int readable_by(int fd, uint64_t until_ms)
 
 /*
  * Wait until @until_ms for the local listener at the other end of @fd to
- * accept its connection: 0 once it did (or when that cannot be told), -1 if
- * it has not by then, else an errno (EINTR, as readable_by).
+ * accept its connection: 0 once it did (or when that cannot be told, or
+ * once the connection is readable: only a server that took it can answer or
+ * end it, after which its side may be gone from the table), -1 if it has
+ * not by then, else an errno (EINTR, as readable_by).
  */
 static int accepted_by(int fd, uint64_t until_ms)
 {
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+
 	for (;;) {
+		int rc;
+
 		if (listen_accepted(fd) != 0)
 			return 0;
 		if (clock_now_ms() >= until_ms)
 			return -1;
 		/* Its time overshot by a look at most. */
-		if (real_poll(NULL, 0, ACCEPT_LOOK_MS) < 0 &&
-		    (errno != EINTR || !clock_every_handler_restarts()))
+		rc = real_poll(&p, 1, ACCEPT_LOOK_MS);
+		if (rc > 0)
+			return 0;
+		if (rc < 0 && (errno != EINTR || !clock_every_handler_restarts()))
 			return errno;
 	}
 }
