@@ -103,23 +103,23 @@ probe_closed_port() {
 
 @test "a socket absent on purpose waits the budget too: gdbus without a system bus (a container's) gets its error after it, at once once excluded as README's pitfall says" {
 	require_program gdbus libglib2.0-bin
-	local bus="unix:path=$T/dbus/system_bus_socket" start elapsed plain
+	local start elapsed plain
+	local introspect=(gdbus introspect --system --dest org.freedesktop.DBus --object-path /)
+	local lib=(env LD_PRELOAD="$LIB" BACKOFF_TIMEOUT=2s BACKOFF_LOG=error BACKOFF_SHARED=off)
 	mkdir "$T/dbus"
-	export DBUS_SYSTEM_BUS_ADDRESS=$bus
-	run --separate-stderr timeout 20 gdbus introspect --system --dest org.freedesktop.DBus --object-path /
+	export DBUS_SYSTEM_BUS_ADDRESS="unix:path=$T/dbus/system_bus_socket"
+	run --separate-stderr timeout 20 "${introspect[@]}"
 	assert_eq "$status" 1 "gdbus without the library: $stderr"
 	assert_match "$stderr" "No such file or directory" "its error"
 	plain=$stderr
 	start=$(now_ms)
-	run --separate-stderr timeout 20 env LD_PRELOAD="$LIB" BACKOFF_TIMEOUT=2s BACKOFF_LOG=error \
-		BACKOFF_SHARED=off gdbus introspect --system --dest org.freedesktop.DBus --object-path /
+	run --separate-stderr timeout 20 "${lib[@]}" "${introspect[@]}"
 	elapsed=$(($(now_ms) - start))
 	assert_eq "$status $stderr" "1 $plain" "gdbus under the library"
 	assert_between "$elapsed" 1900 10000 "ms, the budget waited"
 	start=$(now_ms)
-	run --separate-stderr timeout 20 env LD_PRELOAD="$LIB" BACKOFF_TIMEOUT=2s BACKOFF_LOG=error \
-		BACKOFF_SHARED=off BACKOFF_TARGETS='!unix:*/dbus/system_bus_socket' \
-		gdbus introspect --system --dest org.freedesktop.DBus --object-path /
+	run --separate-stderr timeout 20 "${lib[@]}" BACKOFF_TARGETS='!unix:*/dbus/system_bus_socket' \
+		"${introspect[@]}"
 	elapsed=$(($(now_ms) - start))
 	assert_eq "$status $stderr" "1 $plain" "gdbus with the bus excluded"
 	assert_between "$elapsed" 0 1500 "ms with the bus excluded"

@@ -94,21 +94,18 @@ static int readable_by(int fd, uint64_t until_ms)
  */
 static int accepted_by(int fd, uint64_t until_ms)
 {
-	struct pollfd p = { .fd = fd, .events = POLLIN };
-
 	for (;;) {
-		int rc;
+		uint64_t now;
+		int err;
 
 		if (listen_accepted(fd) != 0)
 			return 0;
-		if (clock_now_ms() >= until_ms)
+		now = clock_now_ms();
+		if (now >= until_ms)
 			return -1;
-		/* Its time overshot by a look at most. */
-		rc = real_poll(&p, 1, ACCEPT_LOOK_MS);
-		if (rc > 0)
-			return 0;
-		if (rc < 0 && (errno != EINTR || !clock_every_handler_restarts()))
-			return errno;
+		/* Readable by the next look (its time overshot by one at most): taken. */
+		if ((err = readable_by(fd, now + ACCEPT_LOOK_MS)) != -1)
+			return err;
 	}
 }
 
@@ -149,14 +146,13 @@ static int send_flight(int fd, const struct flight *fl, uint64_t until_ms)
 }
 
 /*
- * Await the first byte of @fd's new connection until @until_ms: the event it
- * met into *ev, and whether its local listener took it when the engine asks.
+ * The event that a wait on @fd's new connection met, as readable_by's @err
+ * (readable, -1 not by its time, or an errno), into *ev: and whether its
+ * local listener took it when the engine asks.
  */
-static void awaited(const struct config *c, const struct retry_progress *p, int fd,
-		    uint64_t until_ms, struct engine_event *ev)
+static void looked(const struct config *c, const struct retry_progress *p, int fd, int err,
+		   struct engine_event *ev)
 {
-	int err = readable_by(fd, until_ms);
-
 	/* A signal that may not restart the call (the program's own timer). */
 	ev->kind = err > 0 ? ENGINE_SIGNAL : ENGINE_LOOK;
 	ev->err = err > 0 ? err : 0;
@@ -219,31 +215,24 @@ bool early_again_blocking(const struct config *cfg, int fd, const struct sockadd
 			/* -1: no answer to its pause in time, silent. */
 			ev.kind = err ? ENGINE_FAILED : ENGINE_CONNECTED;
 			ev.err = err > 0 ? err : 0;
-		} else if (a.what == ENGINE_AWAIT && unsent) {
-			err = accepted_by(fd, a.until_ms);
-			if (err == 0) {
+		} else if (a.what == ENGINE_AWAIT) {
+			/* Unsent: what was sent goes again once its listener took it. */
+			err = unsent ? accepted_by(fd, a.until_ms) : 0;
+			if (unsent && err == 0) {
 				unsent = false;
 				err = send_flight(fd, fl, again.until_ms);
+				if (err != 0) {
+					ev.kind = ENGINE_FAILED;
+					ev.err = err > 0 ? err : 0;
+					continue;
+				}
 			}
-			if (err == 0) {
-				awaited(c, &p, fd, a.until_ms, &ev);
-			} else if (!unsent) {
-				ev.kind = ENGINE_FAILED;
-				ev.err = err > 0 ? err : 0;
-			} else {
-				/* Not taken by the look's time (-1): nothing was sent again. */
-				ev.kind = err > 0 ? ENGINE_SIGNAL : ENGINE_LOOK;
-				ev.err = err > 0 ? err : 0;
-				ev.unaccepted = err == -1 && (engine_facts(c, &p, ENGINE_LOOK) &
-							      ENGINE_FACTS_ACCEPT);
-			}
-		} else if (a.what == ENGINE_AWAIT) {
-			awaited(c, &p, fd, a.until_ms, &ev);
+			looked(c, &p, fd, unsent ? err : readable_by(fd, a.until_ms), &ev);
 		} else {
 			break;
 		}
 	}
-	/* The program's now, no look asked first: sent as ever (an end shows in its read). */
+	/* Taken as the call ended (no look said so): sent as ever (an end shows in its read). */
 	if (unsent && a.what != ENGINE_OVER)
 		(void)send_flight(fd, fl, again.until_ms);
 	if (nonblocking)
